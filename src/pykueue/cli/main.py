@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
+from pykueue.cli.up import up
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Kueue-compatible job queueing, with an embedded Kubernetes-compatible API server.")
+app.command()(up)
 
 
 @app.command()
@@ -14,6 +17,19 @@ def version() -> None:
     from pykueue import __version__
 
     typer.echo(__version__)
+
+
+def _register_optional() -> None:
+    """Sub-apps whose modules are optional while the project grows (bench, demo, install)."""
+    try:
+        from pykueue.cli.bench import bench_app
+    except ImportError:
+        pass
+    else:
+        app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
+
+
+_register_optional()
 
 
 def main() -> None:

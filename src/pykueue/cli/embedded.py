@@ -1,0 +1,147 @@
+"""Assembles the embedded cluster that ``pykueue up`` and ``pykueue demo`` run in one process.
+
+Owns start-up order and shutdown: store -> registry -> API server -> controllers -> cluster parts,
+and the reverse on stop, so no component ever sees a half-built neighbour. It is the only place
+that knows every layer; each layer below knows only the ones beneath it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pykueue.api.clock import SystemClock
+from pykueue.cli.certs import ensure_certificates
+from pykueue.cli.kubeconfig import write_kubeconfig
+
+__all__ = ["Embedded", "EmbeddedOptions", "is_loopback"]
+
+
+def is_loopback(address: str) -> bool:
+    if address in ("localhost", "127.0.0.1", "::1"):
+        return True
+    return address.startswith("127.")
+
+
+@dataclass(slots=True)
+class EmbeddedOptions:
+    data_dir: Path | None = None
+    """None keeps everything in memory (the demo); a folder makes state survive restarts."""
+    address: str = "127.0.0.1"
+    """Loopback by default: a non-loopback address is served over TLS only."""
+    port: int = 6443
+    kubeconfig: Path = field(default_factory=lambda: Path("pykueue.kubeconfig"))
+    config_file: Path | None = None
+    nodes_file: Path | None = None
+    kueue: bool = True
+    """False serves the API only (``--no-kueue``): no pykueue controllers, like a bare cluster."""
+    cluster: bool = True
+    """False skips the embedded Job controller, binder and node agents."""
+
+
+def _free_port(address: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((address if address != "localhost" else "127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _load_token(data_dir: Path | None) -> str:
+    """The bearer token survives restarts with the data dir, so old kubeconfigs keep working."""
+    if data_dir is None:
+        return secrets.token_urlsafe(32)
+    path = data_dir / "token"
+    if path.exists():
+        return path.read_text().strip()
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token)
+    return token
+
+
+class Embedded:
+    """One embedded cluster. ``await start()``, then use :attr:`url` / :attr:`token`; ``await stop()``."""
+
+    def __init__(self, options: EmbeddedOptions) -> None:
+        self.options = options
+        self.clock = SystemClock()
+        self.token = ""
+        self.url = ""
+        self._parts: list[Any] = []
+        self._store: Any = None
+        self._server: Any = None
+
+    async def start(self) -> None:
+        from pykueue.apiserver import serve
+        from pykueue.registry import Registry
+        from pykueue.store import Store
+
+        opts = self.options
+        db_path: str | None = None
+        if opts.data_dir is not None:
+            opts.data_dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(opts.data_dir, 0o700)
+            db_path = str(opts.data_dir / "state.db")
+        self.token = _load_token(opts.data_dir)
+        self._store = Store(db_path, auto_flush=False)
+        registry = Registry(self._store, clock=self.clock)
+        tls = None
+        if not is_loopback(opts.address):
+            cert_dir = opts.data_dir if opts.data_dir is not None else Path(
+                os.environ.get("TMPDIR", "/tmp")) / f"pykueue-certs-{os.getpid()}"
+            cert_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tls = ensure_certificates(cert_dir, opts.address)
+        port = opts.port if opts.port else _free_port(opts.address)
+        manager = None
+        if opts.kueue:
+            from pykueue.controllers.config import load_config
+            from pykueue.controllers.manager import ControllerManager
+
+            config = load_config(opts.config_file)
+            manager_client = self._local_client(registry)
+            manager = ControllerManager(manager_client, config, self.clock)
+            for hook in manager.admission_hooks():
+                registry.add_admission_hook(hook)
+        self._server = await serve(
+            registry, opts.address, port, token=self.token,
+            tls_cert=str(tls.cert) if tls else None, tls_key=str(tls.key) if tls else None,
+        )
+        scheme = "https" if tls else "http"
+        host = opts.address if ":" not in opts.address else f"[{opts.address}]"
+        self.url = f"{scheme}://{host}:{self._server.port}"
+        write_kubeconfig(opts.kubeconfig, server=self.url, token=self.token,
+                         ca_cert=tls.ca_cert if tls else None)
+        if opts.cluster:
+            from pykueue.cluster import EmbeddedCluster, load_nodes
+
+            nodes = load_nodes(opts.nodes_file)
+            cluster = EmbeddedCluster(self._local_client(registry), nodes, self.clock)
+            await cluster.start()
+            self._parts.append(cluster)
+            self._server.set_pod_log_handler(cluster.pod_log)
+        if manager is not None:
+            await manager.start()
+            self._parts.append(manager)
+
+    def _local_client(self, registry: Any) -> Any:
+        from pykueue.client import LocalClient
+
+        return LocalClient(registry)
+
+    async def stop(self) -> None:
+        for part in reversed(self._parts):
+            with contextlib.suppress(Exception):
+                await part.stop()
+        self._parts.clear()
+        if self._server is not None:
+            await self._server.close()
+            self._server = None
+        if self._store is not None:
+            self._store.flush()
+            self._store.close()
+            self._store = None

@@ -1,0 +1,59 @@
+"""``pykueue up``: run the embedded cluster in the foreground until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
+
+__all__ = ["up"]
+
+
+async def _run(options: EmbeddedOptions) -> None:
+    embedded = Embedded(options)
+    await embedded.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    kubeconfig = options.kubeconfig.resolve()
+    print(f"pykueue is up at {embedded.url}", flush=True)
+    print(f"  kubeconfig: {kubeconfig} (context 'pykueue')", flush=True)
+    print(f"  try: KUBECONFIG={kubeconfig} kubectl get clusterqueues", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        print("pykueue is stopping", flush=True)
+        await embedded.stop()
+
+
+def up(
+    data_dir: Annotated[Path | None, typer.Option(help="Keep state here (SQLite); default: in memory.")] = None,
+    port: Annotated[int, typer.Option(help="Port to listen on (0 = any free port).")] = 6443,
+    address: Annotated[str, typer.Option(help="Address to listen on; non-loopback requires TLS.")] = "127.0.0.1",
+    kubeconfig: Annotated[Path, typer.Option(help="Where to write the kubeconfig.")] = Path("pykueue.kubeconfig"),
+    config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.")] = None,
+    nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).")] = None,
+    no_kueue: Annotated[bool, typer.Option("--no-kueue", help="Serve the API only, no pykueue controllers.")] = False,
+) -> None:
+    """Run a local, Kubernetes-compatible control plane with pykueue inside; kubectl works against it."""
+    for path, what in ((config, "--config"), (nodes, "--nodes")):
+        if path is not None and not path.is_file():
+            typer.echo(f"error: {what} {path}: no such file", err=True)
+            raise typer.Exit(2)
+    options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
+                              config_file=config, nodes_file=nodes, kueue=not no_kueue)
+    if not is_loopback(address):
+        typer.echo(f"serving on non-loopback address {address} with TLS (self-signed CA in the kubeconfig)",
+                   err=True)
+    try:
+        asyncio.run(_run(options))
+    except OSError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(1)

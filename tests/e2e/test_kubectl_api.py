@@ -1,0 +1,234 @@
+"""The real kubectl against ``pykueue up --no-kueue``: the API server as a user sees it (issue [1])."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from tests.e2e.harness import QUICKSTART, Pykueue, kubectl_binary
+
+CQ_FILE = str(QUICKSTART / "cluster-queue.yaml")
+
+
+def _header(output: str) -> list[str]:
+    """Column titles of kubectl's table output (titles may contain single spaces)."""
+    return [title.strip() for title in output.splitlines()[0].split("  ") if title.strip()]
+
+
+def test_apply_quickstart_and_get_columns(api_only: Pykueue) -> None:
+    out = api_only.kubectl("apply", "-f", CQ_FILE).stdout
+    assert "resourceflavor.kueue.x-k8s.io/default-flavor created" in out
+    assert "clusterqueue.kueue.x-k8s.io/cluster-queue created" in out
+    assert "localqueue.kueue.x-k8s.io/user-queue created" in out
+
+    wide = api_only.kubectl("get", "cq", "-o", "wide").stdout
+    assert _header(wide)[:5] == ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"]
+    row = wide.splitlines()[1].split()
+    assert row[0] == "cluster-queue"
+    assert "BestEffortFIFO" in row
+
+    narrow = api_only.kubectl("get", "clusterqueues").stdout
+    assert "STRATEGY" not in _header(narrow)
+
+    lqs = api_only.kubectl("get", "lq", "-A").stdout
+    assert _header(lqs)[:5] == ["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"]
+    assert lqs.splitlines()[1].split()[:3] == ["default", "user-queue", "cluster-queue"]
+
+    rfs = api_only.kubectl("get", "rf").stdout
+    assert _header(rfs) == ["NAME", "AGE"]
+    assert rfs.splitlines()[1].split()[0] == "default-flavor"
+
+    # Applying the same file again changes nothing.
+    again = api_only.kubectl("apply", "-f", CQ_FILE).stdout
+    assert "clusterqueue.kueue.x-k8s.io/cluster-queue unchanged" in again
+    assert "localqueue.kueue.x-k8s.io/user-queue unchanged" in again
+
+
+def test_get_yaml_shows_defaults_and_metadata(api_only: Pykueue) -> None:
+    api_only.kubectl("apply", "-f", CQ_FILE)
+    obj = yaml.safe_load(api_only.kubectl("get", "cq", "cluster-queue", "-o", "yaml").stdout)
+    assert obj["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    assert obj["spec"]["flavorFungibility"] == {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+    assert obj["spec"]["preemption"]["withinClusterQueue"] == "Never"
+    assert obj["spec"]["stopPolicy"] == "None"
+    meta = obj["metadata"]
+    assert meta["uid"]
+    assert int(meta["resourceVersion"]) > 0
+    assert meta["generation"] == 1
+    assert meta["creationTimestamp"].endswith("Z")
+
+
+def test_patch_label_and_generation(api_only: Pykueue) -> None:
+    api_only.kubectl("apply", "-f", CQ_FILE)
+    api_only.kubectl("patch", "cq", "cluster-queue", "--type", "merge", "-p", '{"spec":{"cohortName":"team-a"}}')
+    api_only.kubectl("label", "cq", "cluster-queue", "team=a")
+    obj = json.loads(api_only.kubectl("get", "cq", "cluster-queue", "-o", "json").stdout)
+    assert obj["spec"]["cohortName"] == "team-a"
+    assert obj["metadata"]["labels"]["team"] == "a"
+    assert obj["metadata"]["generation"] == 2  # the label did not bump it, the spec change did
+    assert api_only.kubectl("get", "cq", "-l", "team=a", "-o", "name").stdout.strip() == \
+        "clusterqueue.kueue.x-k8s.io/cluster-queue"
+    assert api_only.kubectl("get", "cq", "-l", "team=b", "-o", "name").stdout.strip() == ""
+
+
+def test_server_side_apply(api_only: Pykueue) -> None:
+    out = api_only.kubectl("apply", "--server-side", "-f", CQ_FILE).stdout
+    assert "clusterqueue.kueue.x-k8s.io/cluster-queue serverside-applied" in out
+    obj = json.loads(api_only.kubectl("get", "cq", "cluster-queue", "-o", "json",
+                                      "--show-managed-fields").stdout)
+    managers = {entry["manager"] for entry in obj["metadata"]["managedFields"]}
+    assert "kubectl" in managers
+
+
+def test_watch_receives_live_event(api_only: Pykueue) -> None:
+    api_only.kubectl("apply", "-f", CQ_FILE)
+    env = {**os.environ, "KUBECONFIG": str(api_only.kubeconfig)}
+    watcher = subprocess.Popen([kubectl_binary(), "get", "cq", "-w", "--output-watch-events", "-o", "name"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(1.0)  # let the watch establish; the assertion below waits on data, not on time
+        api_only.kubectl("label", "cq", "cluster-queue", "watched=yes")
+        lines: list[str] = []
+        assert watcher.stdout is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(line.startswith("MODIFIED") for line in lines):
+            lines.append(watcher.stdout.readline())
+        assert any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines), lines
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
+def test_delete(api_only: Pykueue) -> None:
+    api_only.kubectl("apply", "-f", CQ_FILE)
+    out = api_only.kubectl("delete", "-f", CQ_FILE).stdout
+    assert "localqueue.kueue.x-k8s.io \"user-queue\" deleted" in out
+    res = api_only.kubectl("get", "cq", "cluster-queue", check=False)
+    assert res.returncode != 0
+    assert 'clusterqueues.kueue.x-k8s.io "cluster-queue" not found' in res.stderr
+
+
+def test_explain_prints_field_docs(api_only: Pykueue) -> None:
+    out = api_only.kubectl("explain", "clusterqueue.spec").stdout
+    assert "resourceGroups" in out
+    assert "queueingStrategy" in out
+    assert "DESCRIPTION" in out or "FIELDS" in out
+
+
+def test_v1beta1_objects_are_converted(api_only: Pykueue, tmp_path: Path) -> None:
+    v1beta1 = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: old-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: old-cq}
+spec:
+  cohort: legacy
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: old-flavor
+      resources:
+      - {name: cpu, nominalQuota: 2}
+"""
+    res = api_only.kubectl("apply", "-f", "-", input=v1beta1)
+    assert "clusterqueue.kueue.x-k8s.io/old-cq created" in res.stdout
+    assert "deprecated" in res.stderr.lower()
+    obj = json.loads(api_only.kubectl("get", "clusterqueues.v1beta2.kueue.x-k8s.io", "old-cq", "-o", "json").stdout)
+    assert obj["spec"]["cohortName"] == "legacy"
+    assert "cohort" not in obj["spec"]
+    old = json.loads(api_only.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "old-cq", "-o", "json").stdout)
+    assert old["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert old["spec"]["cohort"] == "legacy"
+
+
+INVALID_CASES = {
+    "borrowing-without-cohort": ("""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: bad}
+spec:
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: f
+      resources:
+      - {name: cpu, nominalQuota: 2, borrowingLimit: 1}
+""", "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit"),
+    "lending-above-nominal": ("""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: bad}
+spec:
+  cohortName: c
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: f
+      resources:
+      - {name: cpu, nominalQuota: 2, lendingLimit: 3}
+""", "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit"),
+    "resources-out-of-order": ("""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: bad}
+spec:
+  resourceGroups:
+  - coveredResources: ["cpu", "memory"]
+    flavors:
+    - name: f
+      resources:
+      - {name: memory, nominalQuota: 2Gi}
+      - {name: cpu, nominalQuota: 2}
+""", "spec.resourceGroups[0].flavors[0].resources[0].name"),
+    "bad-quantity": ("""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: bad}
+spec:
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: f
+      resources:
+      - {name: cpu, nominalQuota: 2xyz}
+""", "nominalQuota"),
+}
+
+
+def test_invalid_objects_get_422_with_field_paths(api_only: Pykueue) -> None:
+    for name, (manifest, field_path) in INVALID_CASES.items():
+        res = api_only.kubectl("apply", "-f", "-", input=manifest, check=False)
+        assert res.returncode != 0, name
+        assert field_path in res.stderr, (name, res.stderr)
+        assert "Traceback" not in res.stderr
+        # nothing was written
+        assert api_only.kubectl("get", "cq", "bad", check=False).returncode != 0, name
+
+
+def test_unknown_field_rejected_under_strict_validation(api_only: Pykueue) -> None:
+    manifest = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: typo}
+spec:
+  nodeLabelz: {a: b}
+"""
+    res = api_only.kubectl("apply", "-f", "-", input=manifest, check=False)
+    assert res.returncode != 0
+    assert 'unknown field "spec.nodeLabelz"' in res.stderr
+    assert api_only.kubectl("get", "rf", "typo", check=False).returncode != 0
+
+
+def test_malformed_yaml_is_a_clear_error(api_only: Pykueue) -> None:
+    res = api_only.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: [unclosed\n", check=False)
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr

@@ -1,0 +1,158 @@
+"""The official ``kubernetes`` Python client (sync and asyncio) against ``pykueue up`` (issue [1])."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+
+from tests.e2e.harness import Pykueue
+
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+
+
+def _flavor(name: str) -> dict[str, Any]:
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": {}}
+
+
+def _api(server: Pykueue) -> client.CustomObjectsApi:
+    api_client = config.new_client_from_config(config_file=str(server.kubeconfig))
+    return client.CustomObjectsApi(api_client)
+
+
+def test_create_list_and_conflict(api_only: Pykueue) -> None:
+    api = _api(api_only)
+    created = api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("a"))
+    api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("b"))
+    names = [item["metadata"]["name"] for item in
+             api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")["items"]]
+    assert names == ["a", "b"]
+
+    fresh = api.get_cluster_custom_object(GROUP, VERSION, "resourceflavors", "a")
+    fresh["metadata"]["labels"] = {"x": "1"}
+    api.replace_cluster_custom_object(GROUP, VERSION, "resourceflavors", "a", fresh)
+
+    stale = copy.deepcopy(created)  # carries the old resourceVersion
+    stale["metadata"]["labels"] = {"x": "2"}
+    with pytest.raises(ApiException) as info:
+        api.replace_cluster_custom_object(GROUP, VERSION, "resourceflavors", "a", stale)
+    assert info.value.status == 409
+
+    with pytest.raises(ApiException) as dup:
+        api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("a"))
+    assert dup.value.status == 409
+
+
+def test_core_api_namespaces(api_only: Pykueue) -> None:
+    core = client.CoreV1Api(config.new_client_from_config(config_file=str(api_only.kubeconfig)))
+    names = {ns.metadata.name for ns in core.list_namespace().items}
+    assert {"default", "kube-system"} <= names
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="team-a")))
+    assert core.read_namespace("team-a").status.phase == "Active"
+
+
+def test_watch_with_bookmarks_and_resume_after_restart(api_only: Pykueue) -> None:
+    api = _api(api_only)
+    listing = api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")
+    rv = listing["metadata"]["resourceVersion"]
+    api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("w1"))
+    seen = []
+    for event in watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
+                                      resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=5):
+        seen.append((event["type"], event["object"]["metadata"]["name"]))
+        if event["type"] == "ADDED":
+            rv = event["object"]["metadata"]["resourceVersion"]
+            break
+    assert seen == [("ADDED", "w1")]
+
+    api_only.stop()
+    api_only.start()
+    api = _api(api_only)
+    api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("w2"))
+    resumed = []
+    for event in watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
+                                      resource_version=rv, timeout_seconds=5):
+        resumed.append((event["type"], event["object"]["metadata"]["name"]))
+        break
+    assert resumed == [("ADDED", "w2")]
+    assert api.get_cluster_custom_object(GROUP, VERSION, "resourceflavors", "w1")["metadata"]["name"] == "w1"
+
+
+def test_asyncio_client_create_list_watch(api_only: Pykueue) -> None:
+    from kubernetes.aio import client as aclient
+    from kubernetes.aio import config as aconfig
+    from kubernetes.aio import watch as awatch
+
+    async def go() -> list[tuple[str, str]]:
+        api_client = await aconfig.new_client_from_config(config_file=str(api_only.kubeconfig))
+        async with api_client:
+            api = aclient.CustomObjectsApi(api_client)
+            await api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("async-a"))
+            listing = await api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")
+            assert [i["metadata"]["name"] for i in listing["items"]] == ["async-a"]
+            rv = listing["metadata"]["resourceVersion"]
+            await api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("async-b"))
+            seen = []
+            stream = awatch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
+                                           resource_version=rv, timeout_seconds=5)
+            async for event in stream:
+                seen.append((event["type"], event["object"]["metadata"]["name"]))
+                break
+            return seen
+
+    assert asyncio.run(go()) == [("ADDED", "async-b")]
+
+
+def test_objects_survive_kill9(api_only: Pykueue) -> None:
+    api = _api(api_only)
+    created = [api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor(f"k{i}"))
+               for i in range(20)]
+    api_only.kill9()
+    api_only.start()
+    api = _api(api_only)
+    for obj in created:
+        got = api.get_cluster_custom_object(GROUP, VERSION, "resourceflavors", obj["metadata"]["name"])
+        assert got["metadata"]["uid"] == obj["metadata"]["uid"]
+        assert got["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
+    newer = api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("after"))
+    assert int(newer["metadata"]["resourceVersion"]) > max(int(o["metadata"]["resourceVersion"]) for o in created)
+
+
+def _raw(server: Pykueue, method: str, path: str, *, token: str | None, body: bytes | None = None,
+         content_type: str = "application/json") -> int:
+    async def go() -> int:
+        headers = {"Content-Type": content_type}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        async with aiohttp.ClientSession() as session, \
+                session.request(method, server.url + path, data=body, headers=headers) as resp:
+            await resp.read()
+            return resp.status
+
+    return asyncio.run(go())
+
+
+def test_security(api_only: Pykueue) -> None:
+    path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
+    assert _raw(api_only, "GET", path, token=None) == 401
+    assert _raw(api_only, "GET", path, token="wrong") == 401
+    assert _raw(api_only, "GET", path, token=api_only.token) == 200
+    big = b'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"big"},' \
+          b'"spec":{"nodeLabels":{"a":"' + b"x" * (4 * 1024 * 1024) + b'"}}}'
+    assert _raw(api_only, "POST", path, token=api_only.token, body=big) == 413
+    assert _raw(api_only, "POST", path, token=api_only.token, body=b"{not json") == 400
+    assert stat.S_IMODE(os.stat(api_only.kubeconfig).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(api_only.data_dir).st_mode) == 0o700
+
+
+def test_kubeconfig_has_pykueue_context(api_only: Pykueue) -> None:
+    text = Path(api_only.kubeconfig).read_text()
+    assert "current-context: pykueue" in text
