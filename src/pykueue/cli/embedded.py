@@ -102,7 +102,7 @@ class Embedded:
             from pykueue.controllers.config import load_config
             from pykueue.controllers.manager import ControllerManager
 
-            config = load_config(opts.config_file)
+            config = load_config(opts.config_file.read_text() if opts.config_file else "")
             manager_client = self._local_client(registry)
             manager = ControllerManager(manager_client, config, self.clock)
             for hook in manager.admission_hooks():

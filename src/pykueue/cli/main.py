@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from pykueue.cli.demo import demo
 from pykueue.cli.up import up
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Kueue-compatible job queueing, with an embedded Kubernetes-compatible API server.")
 app.command()(up)
+app.command()(demo)
 
 
 @app.command()
