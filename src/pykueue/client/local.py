@@ -1,0 +1,171 @@
+"""``LocalClient``: the :class:`~pykueue.client.protocol.Client` calling the embedded registry in process.
+
+Owned by ``client/``; used by the embedded mode (``pykueue up``) so the controllers and
+``cluster/`` skip HTTP and JSON entirely while still going through every registry step (defaulting,
+validation, admission hooks). Invariant: it behaves exactly like :class:`~pykueue.client.http.HttpClient`
+against the embedded server (same objects, same errors, same watch events) — the contract tests in
+``tests/unit/client`` run every case against both.
+
+Objects handed out are deep copies, so a caller mutating a result never corrupts the store or a
+watcher's view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from pykueue.api.errors import BadRequest
+from pykueue.api.kinds import KindInfo
+from pykueue.client.http import with_type_meta
+from pykueue.client.protocol import PATCH_CONTENT_TYPES, Items, Patch, WatchEvent
+from pykueue.client.res import Res
+
+__all__ = ["LocalClient"]
+
+
+def _copy(obj: Any) -> Any:
+    return orjson.loads(orjson.dumps(obj))
+
+
+class LocalClient:
+    def __init__(self, registry: Any, *, field_manager: str = "pykueue") -> None:
+        self.registry = registry
+        self.field_manager = field_manager
+        self.default_namespace = "default"
+
+    def _kind(self, res: Res) -> KindInfo:
+        kind: KindInfo = self.registry.kind_for(res.group, res.version, res.plural)
+        return kind
+
+    async def close(self) -> None:
+        """Nothing to release: the registry belongs to whoever built it."""
+
+    async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
+        obj = self.registry.get(self._kind(res), namespace, name, version=res.version)
+        return dict(_copy(obj))
+
+    async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
+                   field_selector: str = "") -> tuple[Items, str]:
+        body = self.registry.list(self._kind(res), namespace, version=res.version,
+                                  label_selector=label_selector or None,
+                                  field_selector=field_selector or None)
+        body = _copy(body)
+        items = with_type_meta(list(body.get("items") or []), body, res)
+        return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+        namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
+        created, _ = self.registry.create(self._kind(res), namespace, _copy(obj), version=res.version,
+                                          field_manager=self.field_manager)
+        return dict(_copy(created))
+
+    async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        if not meta.get("name"):
+            raise BadRequest("update: the object has no metadata.name")
+        updated, _ = self.registry.update(self._kind(res), meta.get("namespace") or "", meta["name"],
+                                          _copy(obj), version=res.version, subresource=subresource or None,
+                                          field_manager=self.field_manager)
+        return dict(_copy(updated))
+
+    async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
+                    patch_type: str = "merge", subresource: str = "", field_manager: str = "",
+                    force: bool = False) -> dict[str, Any]:
+        content_type = PATCH_CONTENT_TYPES.get(patch_type)
+        if content_type is None:
+            raise BadRequest(f"unknown patch type {patch_type!r}: use one of {sorted(PATCH_CONTENT_TYPES)}")
+        manager = field_manager or (self.field_manager if patch_type == "apply" else None)
+        patched, _ = self.registry.patch(self._kind(res), namespace, name, orjson.dumps(patch), content_type,
+                                         version=res.version, subresource=subresource or None,
+                                         field_manager=manager, force=force)
+        return dict(_copy(patched))
+
+    async def delete(self, res: Res, name: str, namespace: str = "", *,
+                     propagation: str = "Background") -> None:
+        self.registry.delete(self._kind(res), namespace, name, version=res.version, propagation=propagation)
+
+    async def watch(self, res: Res, namespace: str = "", *, resource_version: str = "",
+                    label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,
+                    timeout_seconds: int | None = None) -> AsyncIterator[WatchEvent]:
+        kind = self._kind(res)
+        loop = asyncio.get_running_loop()
+        owner = threading.get_ident()
+        pending: asyncio.Queue[tuple[str, dict[str, Any], int]] = asyncio.Queue()
+
+        def on_event(event_type: str, obj: dict[str, Any], rv: int) -> None:
+            if threading.get_ident() == owner:
+                pending.put_nowait((event_type, obj, rv))
+            else:
+                loop.call_soon_threadsafe(pending.put_nowait, (event_type, obj, rv))
+
+        unsubscribe = self.registry.subscribe(kind, on_event, namespace=namespace, version=res.version)
+        try:
+            backlog: list[tuple[str, dict[str, Any], int]]
+            if resource_version in ("", "0"):
+                body = self.registry.list(kind, namespace, version=res.version)
+                start = int((body.get("metadata") or {}).get("resourceVersion") or 0)
+                backlog = [("ADDED", item, start) for item in body.get("items") or []]
+            else:
+                start = int(resource_version)
+                backlog = list(self.registry.watch_events_since(kind, start, namespace, version=res.version))
+            matcher = _Matcher(label_selector, field_selector, knows_all=resource_version in ("", "0"))
+            last = start
+            for event_type, obj, rv in backlog:
+                out = matcher.filter(event_type, obj)
+                if out is not None:
+                    yield out[0], with_type_meta([_copy(out[1])], {"kind": kind.kind}, res)[0]
+                last = max(last, rv)
+            deadline = None if timeout_seconds is None else loop.time() + timeout_seconds
+            while True:
+                remaining = None if deadline is None else deadline - loop.time()
+                if remaining is not None and remaining <= 0:
+                    return
+                try:
+                    event_type, obj, rv = await asyncio.wait_for(pending.get(), remaining)
+                except TimeoutError:
+                    return
+                if rv <= last:
+                    continue  # already delivered from the backlog
+                last = rv
+                out = matcher.filter(event_type, obj)
+                if out is not None:
+                    yield out[0], with_type_meta([_copy(out[1])], {"kind": kind.kind}, res)[0]
+        finally:
+            unsubscribe()
+
+
+class _Matcher:
+    """Selector filtering for a watch: an object leaving the selection becomes DELETED, one entering ADDED."""
+
+    def __init__(self, label_selector: str, field_selector: str, *, knows_all: bool) -> None:
+        from pykueue.store.selectors import parse_field_selector, parse_label_selector
+
+        self._labels = parse_label_selector(label_selector or None)
+        self._fields = parse_field_selector(field_selector or None)
+        self._active = bool(label_selector or field_selector)
+        self._seen: set[tuple[str, str]] = set()
+        self._knows_all = knows_all
+        """True when the watch began from a full list, so an unseen key is one entering the selection."""
+
+    def filter(self, event_type: str, obj: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        if not self._active:
+            return event_type, obj
+        meta = obj.get("metadata") or {}
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        matches = self._labels(obj) and self._fields(obj)
+        if event_type == "DELETED":
+            self._seen.discard(key)
+            return (event_type, obj) if matches else None
+        if matches:
+            first = key not in self._seen
+            self._seen.add(key)
+            return ("ADDED" if first and (self._knows_all or event_type == "ADDED") else event_type), obj
+        if key in self._seen:
+            self._seen.discard(key)
+            return "DELETED", obj
+        return None
