@@ -1,0 +1,173 @@
+"""Admission behaviour end to end with the real kubectl (issue [3]): preemption, borrowing, stop/resume, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.harness import Pykueue
+from tests.e2e.k8s import condition, get, is_true, items, job_manifest, workload_of
+
+FLAVOR = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+"""
+
+
+def _cq(name: str, cpu: int, *, cohort: str = "", preemption: str = "", extra: str = "") -> str:
+    cohort_line = f"  cohortName: {cohort}\n" if cohort else ""
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+{cohort_line}  namespaceSelector: {{}}
+{preemption}{extra}  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {{name: cpu, nominalQuota: {cpu}}}
+"""
+
+
+def _lq(name: str, cq: str, namespace: str = "default") -> str:
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: {name}, namespace: {namespace}}}
+spec: {{clusterQueue: {cq}}}
+"""
+
+
+def _apply(server: Pykueue, *docs: str) -> None:
+    server.kubectl("apply", "-f", "-", input="\n---\n".join(docs))
+
+
+def _admitted(server: Pykueue, job: str) -> dict[str, Any] | None:
+    wl = workload_of(server, job)
+    return wl if wl is not None and is_true(wl, "Admitted") else None
+
+
+def _suspended(server: Pykueue, job: str) -> bool:
+    return bool(get(server, "job", job)["spec"].get("suspend"))
+
+
+def test_priority_preemption_between_two_local_queues(pykueue: Pykueue) -> None:
+    _apply(pykueue, FLAVOR,
+           _cq("cq", 4, preemption="  preemption: {withinClusterQueue: LowerPriority}\n"),
+           _lq("lq-low", "cq"), _lq("lq-high", "cq"),
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 100",
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000")
+    pykueue.kubectl("create", "-f", "-", input=job_manifest(
+        "low", "lq-low", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
+    pykueue.wait_for(lambda: _admitted(pykueue, "low"))
+    pykueue.kubectl("create", "-f", "-", input=job_manifest(
+        "high", "lq-high", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}))
+    pykueue.wait_for(lambda: _admitted(pykueue, "high"), timeout=90)
+    low = workload_of(pykueue, "low")
+    assert low is not None
+    assert condition(low, "Preempted").get("reason") == "InClusterQueue"
+    assert not is_true(low, "Admitted")
+    assert low["spec"]["priority"] == 100
+    pykueue.wait_for(lambda: _suspended(pykueue, "low"))
+
+
+def test_borrowing_across_a_cohort_and_reclaim(pykueue: Pykueue) -> None:
+    _apply(pykueue, FLAVOR,
+           _cq("cq-a", 2, cohort="team", preemption="  preemption: {reclaimWithinCohort: Any}\n"),
+           _cq("cq-b", 2, cohort="team"), _lq("lq-a", "cq-a"), _lq("lq-b", "cq-b"))
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("borrower", "lq-b", cpu="3"))
+    wl = pykueue.wait_for(lambda: _admitted(pykueue, "borrower"))
+    assert isinstance(wl, dict)
+    cq_b = get(pykueue, "cq", "cq-b")
+    pykueue.wait_for(lambda: get(pykueue, "cq", "cq-b").get("status", {}).get("admittedWorkloads") == 1)
+    cq_b = get(pykueue, "cq", "cq-b")
+    usage = cq_b["status"]["flavorsUsage"][0]["resources"][0]
+    assert usage["name"] == "cpu"
+    assert usage["total"] == "3"
+    assert usage["borrowed"] == "1"
+
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("owner", "lq-a", cpu="2"))
+    pykueue.wait_for(lambda: _admitted(pykueue, "owner"), timeout=90)
+    borrower = workload_of(pykueue, "borrower")
+    assert borrower is not None
+    assert condition(borrower, "Preempted").get("reason") == "InCohortReclamation"
+
+
+def test_stop_and_resume_a_cluster_queue(pykueue: Pykueue) -> None:
+    _apply(pykueue, FLAVOR, _cq("cq", 4), _lq("lq", "cq"))
+    pykueue.kubectl("patch", "cq", "cq", "--type", "merge", "-p", '{"spec":{"stopPolicy":"Hold"}}')
+    pykueue.wait_for(lambda: condition(get(pykueue, "cq", "cq"), "Active").get("reason") == "Stopped")
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("held", "lq"))
+
+    def held_pending() -> bool:
+        wl = workload_of(pykueue, "held")
+        return wl is not None and condition(wl, "QuotaReserved").get("status") == "False"
+
+    pykueue.wait_for(held_pending)
+    assert _suspended(pykueue, "held")
+    pykueue.kubectl("patch", "cq", "cq", "--type", "merge", "-p", '{"spec":{"stopPolicy":"None"}}')
+    pykueue.wait_for(lambda: _admitted(pykueue, "held"))
+
+
+def test_deleting_a_running_job_frees_its_quota(pykueue: Pykueue) -> None:
+    _apply(pykueue, FLAVOR, _cq("cq", 4), _lq("lq", "cq"))
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("first", "lq", cpu="3"))
+    pykueue.wait_for(lambda: _admitted(pykueue, "first"))
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("second", "lq", cpu="3"))
+    pykueue.wait_for(lambda: (workload_of(pykueue, "second") or {}).get("status", {}).get("conditions"))
+    assert _admitted(pykueue, "second") is None
+    pykueue.kubectl("delete", "job", "first")
+    pykueue.wait_for(lambda: _admitted(pykueue, "second"), timeout=60)
+    pykueue.wait_for(lambda: workload_of(pykueue, "first") is None)
+
+
+def test_job_without_quota_for_its_resources_stays_pending(pykueue: Pykueue) -> None:
+    _apply(pykueue, FLAVOR, _cq("cq", 4), _lq("lq", "cq"))
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("gpu", "lq", extra_requests={"nvidia.com/gpu": "1"}))
+
+    def message() -> str:
+        wl = workload_of(pykueue, "gpu")
+        return str(condition(wl, "QuotaReserved").get("message", "")) if wl else ""
+
+    text = pykueue.wait_for(message)
+    assert "nvidia.com/gpu" in str(text)
+    assert "unavailable in ClusterQueue" in str(text)
+    assert _suspended(pykueue, "gpu")
+
+
+def test_job_naming_a_missing_local_queue(pykueue: Pykueue) -> None:
+    pykueue.kubectl("create", "-f", "-", input=job_manifest("lost", "no-such-queue"))
+
+    def reason() -> dict[str, Any] | None:
+        wl = workload_of(pykueue, "lost")
+        cond = condition(wl, "QuotaReserved") if wl else {}
+        return cond if cond.get("status") == "False" else None
+
+    cond = pykueue.wait_for(reason)
+    assert isinstance(cond, dict)
+    assert "no-such-queue" in cond["message"]
+    assert "doesn't exist" in cond["message"]
+    assert _suspended(pykueue, "lost")
+
+
+def test_local_queue_pointing_at_a_missing_cluster_queue_is_inactive(pykueue: Pykueue) -> None:
+    _apply(pykueue, _lq("orphan", "missing-cq"))
+
+    def active() -> dict[str, Any] | None:
+        cond = condition(get(pykueue, "lq", "orphan"), "Active")
+        return cond or None
+
+    cond = pykueue.wait_for(active)
+    assert isinstance(cond, dict)
+    assert cond["status"] == "False"
+    assert cond["reason"] == "ClusterQueueDoesNotExist"
+
+
+def test_pending_workloads_counted_on_local_queue(pykueue: Pykueue) -> None:
+    _apply(pykueue, FLAVOR, _cq("cq", 1), _lq("lq", "cq"))
+    for name in ("a", "b", "c"):
+        pykueue.kubectl("create", "-f", "-", input=job_manifest(name, "lq", cpu="1"))
+    pykueue.wait_for(lambda: get(pykueue, "lq", "lq").get("status", {}).get("pendingWorkloads") == 2)
+    assert len(items(pykueue, "workloads", "-n", "default")) == 3
