@@ -32,9 +32,9 @@ def workload_of(server: Pykueue, job: str, namespace: str = "default") -> dict[s
     return next((w for w in items(server, "workloads", "-n", namespace) if owner_name(w) == job), None)
 
 
-def job_manifest(name: str, queue: str, *, cpu: str = "1", command: str = "sleep 600", namespace: str = "default",
-                 parallelism: int = 1, labels: dict[str, str] | None = None, extra_requests: dict[str, str] | None = None,
-                 ) -> str:
+def job_manifest(name: str, queue: str, *, cpu: str = "1", command: str = "sleep 600",
+                 namespace: str = "default", parallelism: int = 1, labels: dict[str, str] | None = None,
+                 extra_requests: dict[str, str] | None = None) -> str:
     all_labels = {"kueue.x-k8s.io/queue-name": queue, **(labels or {})}
     requests = {"cpu": cpu, **(extra_requests or {})}
     return json.dumps({
