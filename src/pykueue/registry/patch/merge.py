@@ -1,0 +1,91 @@
+"""JSON merge patch (RFC 7386) and JSON patch (RFC 6902), as kube-apiserver applies them.
+
+Owned by ``registry/patch``; the registry calls these for ``application/merge-patch+json`` and
+``application/json-patch+json`` bodies. Both are pure: they copy their inputs, so a failed patch
+never leaves a half-patched stored object behind (the caller simply keeps the old one).
+
+Errors follow kube-apiserver: a patch document of the wrong shape is a 400 ``BadRequest``; a
+well-formed JSON patch whose operation does not apply (missing path, failing ``test``) is a 422
+whose message is "the server rejected our request due to an error in our request", with the
+specific reason as a cause.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import json_merge_patch
+import jsonpatch
+import jsonpointer
+
+from pykueue.registry.patch._common import JSON, bad_request, deep_copy, unprocessable
+
+__all__ = ["apply_json_patch", "apply_merge_patch"]
+
+_OPS_NEEDING_VALUE = frozenset({"add", "replace", "test"})
+_OPS_NEEDING_FROM = frozenset({"move", "copy"})
+_ALL_OPS = _OPS_NEEDING_VALUE | _OPS_NEEDING_FROM | {"remove"}
+
+
+def apply_merge_patch(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """Return ``current`` with the RFC 7386 merge ``patch`` applied (null deletes, lists replace)."""
+    if not isinstance(patch, dict):
+        raise bad_request("json: cannot unmarshal merge patch: the patch must be a JSON object")
+    merged = json_merge_patch.merge(deep_copy(current), deep_copy(patch))
+    if not isinstance(merged, dict):  # pragma: no cover - merge of two dicts is a dict
+        raise unprocessable("the patched document is not a JSON object")
+    return merged
+
+
+def apply_json_patch(current: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
+    """Return ``current`` with the RFC 6902 operations applied, all or nothing."""
+    _validate_ops(ops)
+    try:
+        result = jsonpatch.JsonPatch(deep_copy(ops)).apply(current, in_place=False)
+    except jsonpatch.JsonPatchTestFailed as exc:
+        raise unprocessable(f"testing value {_path_of(exc)} failed: test failed") from exc
+    except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as exc:
+        raise unprocessable(_does_not_apply(exc)) from exc
+    except jsonpatch.InvalidJsonPatch as exc:
+        raise bad_request(f"invalid JSON patch: {exc}") from exc
+    if not isinstance(result, dict):
+        raise unprocessable("the patched document is not a JSON object")
+    return result
+
+
+def _validate_ops(ops: JSON) -> None:
+    """Reject a patch document of the wrong shape before touching the object (400)."""
+    if not isinstance(ops, list):
+        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    for index, op in enumerate(ops):
+        if not isinstance(op, dict):
+            raise bad_request(f"invalid JSON patch: operation {index} is not an object")
+        kind = op.get("op")
+        if kind not in _ALL_OPS:
+            raise bad_request(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
+        path = op.get("path")
+        if not isinstance(path, str) or (path and not path.startswith("/")):
+            raise bad_request(f"invalid JSON patch: operation {index} ({kind}) has no valid 'path'")
+        if kind in _OPS_NEEDING_VALUE and "value" not in op:
+            raise bad_request(f"invalid JSON patch: operation {index} ({kind}) is missing 'value'")
+        if kind in _OPS_NEEDING_FROM:
+            source = op.get("from")
+            if not isinstance(source, str) or (source and not source.startswith("/")):
+                raise bad_request(f"invalid JSON patch: operation {index} ({kind}) has no valid 'from'")
+
+
+def _path_of(exc: jsonpatch.JsonPatchException) -> str:
+    op = getattr(exc, "op", None)
+    operation = getattr(op, "operation", op)
+    if isinstance(operation, dict):
+        return str(operation.get("path", ""))
+    return ""
+
+
+def _does_not_apply(exc: Exception) -> str:
+    op = getattr(exc, "op", None)
+    operation = getattr(op, "operation", op)
+    if isinstance(operation, dict):
+        return (f"jsonpatch {operation.get('op')} operation does not apply: "
+                f"doc is missing path: {operation.get('path')}: {exc}")
+    return f"jsonpatch operation does not apply: {exc}"
