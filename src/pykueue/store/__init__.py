@@ -1,1 +1,29 @@
+"""Versioned object store: resourceVersions, optimistic concurrency, watch log, SQLite.
 
+The public surface is what ``docs/contracts.md`` ("store/") describes; everything else in this
+package is private.
+"""
+
+from pykueue.store.selectors import (
+    FieldSelector,
+    LabelSelector,
+    field_value,
+    parse_field_selector,
+    parse_label_selector,
+)
+from pykueue.store.sqlite import StoreFileError
+from pykueue.store.store import Store
+from pykueue.store.types import EventType, ListResult, WatchEvent
+
+__all__ = [
+    "EventType",
+    "FieldSelector",
+    "LabelSelector",
+    "ListResult",
+    "Store",
+    "StoreFileError",
+    "WatchEvent",
+    "field_value",
+    "parse_field_selector",
+    "parse_label_selector",
+]

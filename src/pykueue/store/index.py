@@ -1,0 +1,120 @@
+"""The in-memory index of current objects, and list pages read from it.
+
+Owned by ``store/``; only :class:`pykueue.store.Store` uses it. Reads (get, list) are served
+from here and never from SQLite.
+
+Invariants:
+- ``ResourceIndex.keys`` is exactly ``sorted(ResourceIndex.objects)``: lists come out in
+  (namespace, name) order, and a namespace is one contiguous slice of it;
+- an :class:`Entry`'s ``data`` bytes are never handed out: every reader decodes its own copy.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from pykueue.store.selectors import FieldSelector, LabelSelector
+
+__all__ = ["Entry", "Key", "ResourceIndex", "count_after", "match_into", "snapshot_view"]
+
+Key = tuple[str, str]
+"""(namespace, name); namespace is "" for cluster-scoped objects."""
+
+Snapshot = dict[Key, bytes | None]
+"""For keys changed since a snapshot rv: their body at that rv (``None``: did not exist)."""
+
+
+class Entry:
+    """A current object: its rv, its body (orjson bytes) and a private copy of its labels."""
+
+    __slots__ = ("data", "labels", "rv")
+
+    def __init__(self, rv: int, data: bytes, labels: dict[str, str]) -> None:
+        self.rv = rv
+        self.data = data
+        self.labels = labels
+
+
+class ResourceIndex:
+    """Objects of one resource, plus their keys in (namespace, name) order."""
+
+    __slots__ = ("keys", "objects")
+
+    def __init__(self) -> None:
+        self.objects: dict[Key, Entry] = {}
+        self.keys: list[Key] = []
+
+    def put(self, key: Key, entry: Entry) -> None:
+        if key not in self.objects:
+            insort(self.keys, key)
+        self.objects[key] = entry
+
+    def remove(self, key: Key) -> None:
+        del self.objects[key]
+        del self.keys[bisect_left(self.keys, key)]
+
+    def namespace_range(self, namespace: str | None) -> tuple[int, int]:
+        """The slice of :attr:`keys` in ``namespace`` (``None``: all)."""
+        keys = self.keys
+        if namespace is None:
+            return 0, len(keys)
+        # (ns,) sorts before every (ns, name); (ns + "\0",) after them and before any other namespace.
+        return bisect_left(keys, (namespace,)), bisect_left(keys, (namespace + "\x00",))
+
+
+def snapshot_view(res: ResourceIndex, namespace: str | None, after: Key | None,
+                  before: Snapshot) -> Iterator[tuple[Key, bytes, dict[str, str] | None]]:
+    """(key, body, labels or None) in key order after ``after``, as of the snapshot ``before``."""
+    keys = res.keys
+    lo, hi = res.namespace_range(namespace)
+    if after is not None:
+        lo = max(lo, bisect_right(keys, after))
+    objects = res.objects
+    if not before:
+        for i in range(lo, hi):
+            entry = objects[keys[i]]
+            yield keys[i], entry.data, entry.labels
+        return
+    # Keys deleted since the snapshot are merged back in; changed ones use their old body.
+    revived = sorted(k for k, body in before.items()
+                     if body is not None and k not in objects
+                     and (namespace is None or k[0] == namespace) and (after is None or k > after))
+    for key in heapq.merge(keys[lo:hi], revived):
+        if key in before:
+            body = before[key]
+            if body is not None:
+                yield key, body, None
+        else:
+            entry = objects[key]
+            yield key, entry.data, entry.labels
+
+
+def match_into(key: Key, data: bytes, labels_of_key: dict[str, str] | None, labels: LabelSelector,
+               fields: FieldSelector, out: list[dict[str, Any]]) -> bool:
+    """Append the decoded object to ``out`` if it matches; decode the body only when needed."""
+    if fields.key_only and not fields.empty and not fields.matches_key(*key):
+        return False
+    if labels_of_key is not None and not labels.empty and not labels.matches(labels_of_key):
+        return False
+    obj: dict[str, Any] = orjson.loads(data)
+    if labels_of_key is None and not labels(obj):
+        return False
+    if not fields.key_only and not fields(obj):
+        return False
+    out.append(obj)
+    return True
+
+
+def count_after(res: ResourceIndex, namespace: str | None, last: Key, before: Snapshot) -> int:
+    """How many keys after ``last`` the snapshot holds (kube's remainingItemCount)."""
+    lo, hi = res.namespace_range(namespace)
+    count = hi - max(lo, bisect_right(res.keys, last))
+    for key, body in before.items():
+        if key > last and (namespace is None or key[0] == namespace):
+            count += (body is not None) - (key in res.objects)
+    return count

@@ -1,0 +1,90 @@
+"""SQLite persistence for the store: write-behind, one transaction per batch.
+
+Owned by ``store/``; only :class:`pykueue.store.Store` calls it, from the event-loop thread
+(stdlib ``sqlite3`` called directly: a commit of a batch takes well under a millisecond, so
+hopping to a thread pool would cost more than it saves).
+
+Invariants:
+- the database holds, per key, the newest *committed* body and its rv, plus the global rv counter
+  (``meta.rv``), so a restart never reuses an rv, even one whose object was deleted since;
+- a batch is applied in one transaction: after a crash the database is the state of some
+  committed batch, never half of one (WAL mode; ``synchronous=NORMAL`` keeps every committed
+  batch across a process crash, ``kill -9`` included; only an OS crash or power loss can drop
+  the newest batches, which WAL still recovers to a consistent earlier state).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+
+__all__ = ["SqliteBackend", "StoreFileError"]
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS objects (
+    resource  TEXT    NOT NULL,
+    namespace TEXT    NOT NULL,
+    name      TEXT    NOT NULL,
+    rv        INTEGER NOT NULL,
+    body      BLOB    NOT NULL,
+    PRIMARY KEY (resource, namespace, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+"""
+
+Row = tuple[str, str, str, int, bytes]
+"""(resource, namespace, name, rv, body)."""
+
+
+class StoreFileError(RuntimeError):
+    """The store file cannot be used (not SQLite, newer schema, unreadable): check the path."""
+
+
+class SqliteBackend:
+    def __init__(self, path: str) -> None:
+        self._path = path
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            version = self._meta("schema")
+            if version is None:
+                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
+            elif version > _SCHEMA_VERSION:
+                raise StoreFileError(f"{path}: store schema {version} is newer than this pykueue "
+                                     f"understands ({_SCHEMA_VERSION})")
+        except sqlite3.DatabaseError as err:
+            raise StoreFileError(f"{path}: cannot open the store: {err}") from err
+
+    def _meta(self, key: str) -> int | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def load(self) -> tuple[int, Iterator[Row]]:
+        """The persisted rv counter and every stored object."""
+        rv = self._meta("rv") or 0
+        rows = self._db.execute("SELECT resource, namespace, name, rv, body FROM objects")
+        return rv, iter(rows)
+
+    def commit(self, upserts: Iterable[Row], deletes: Iterable[tuple[str, str, str]], rv: int) -> None:
+        """Apply one batch atomically; on any error nothing of it is applied and the error raises."""
+        db = self._db
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)", upserts)
+            db.executemany("DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?",
+                           deletes)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (rv,))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self._db.close()
