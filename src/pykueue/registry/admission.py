@@ -1,0 +1,136 @@
+"""The admission chain: mutating hooks, defaulting, validation, validating hooks.
+
+Owned by ``registry/``. :class:`pykueue.registry.Registry` runs :func:`AdmissionChain.admit` on
+every create and update (main resource and subresources alike) before metadata is finalised and
+the object reaches the store. Later layers plug in behaviour without touching the registry
+("a Job with a queue-name label is created suspended", finalizer-adding hooks) by calling
+``Registry.add_admission_hook``.
+
+Invariant: hooks see (and return) objects in the kind's *storage* version; a mutating hook never
+mutates its input in place (the chain hands each hook a private copy); a validating hook cannot
+change the object. Any validation failure aborts the write with one 422 ``Invalid`` listing every
+cause, before anything is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from pykueue.api.errors import Invalid
+from pykueue.api.kinds import FieldError, KindInfo
+
+__all__ = ["AdmissionChain", "AdmissionHook", "AdmissionRequest", "Operation", "clone"]
+
+JSONDict = dict[str, Any]
+Operation = Literal["CREATE", "UPDATE", "DELETE"]
+
+
+def clone(obj: Any) -> Any:
+    """A deep copy of a JSON value (faster than ``copy.deepcopy`` for plain JSON)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    """What a hook is told about one write. ``object`` is in the storage version."""
+
+    operation: Operation
+    kind: KindInfo
+    namespace: str
+    name: str
+    object: JSONDict
+    old_object: JSONDict | None
+    subresource: str
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionHook:
+    """A mutating and/or validating hook for some kinds.
+
+    ``resources`` holds ``KindInfo.resource_key`` values ("jobs.batch", "pods"); empty means every
+    kind. ``mutate`` returns the new object (or ``None`` for "unchanged"); ``validate`` returns
+    field errors (empty = allowed) and may raise any ``ApiError`` (e.g. ``Forbidden``).
+    Subresource writes ("status") only reach hooks that list the subresource.
+    """
+
+    name: str
+    resources: frozenset[str] = frozenset()
+    operations: frozenset[str] = frozenset({"CREATE", "UPDATE"})
+    subresources: frozenset[str] = frozenset({""})
+    mutate: Callable[[AdmissionRequest], JSONDict | None] | None = None
+    validate: Callable[[AdmissionRequest], list[FieldError]] | None = None
+
+    def applies(self, request: AdmissionRequest) -> bool:
+        return (
+            (not self.resources or request.kind.resource_key in self.resources)
+            and request.operation in self.operations
+            and request.subresource in self.subresources
+        )
+
+
+@dataclass(slots=True)
+class AdmissionChain:
+    """Hooks in registration order; mutating ones run before defaulting, validating ones last."""
+
+    hooks: list[AdmissionHook] = field(default_factory=list)
+
+    def add(self, hook: AdmissionHook) -> None:
+        self.hooks.append(hook)
+
+    def mutate(self, request: AdmissionRequest) -> JSONDict:
+        obj = request.object
+        for hook in self.hooks:
+            if hook.mutate is None:
+                continue
+            current = _with_object(request, obj)
+            if not hook.applies(current):
+                continue
+            result = hook.mutate(_with_object(current, clone(obj)))
+            if result is not None:
+                obj = result
+        return obj
+
+    def admit(self, request: AdmissionRequest, *, extra_errors: list[FieldError] | None = None) -> JSONDict:
+        """Run the whole chain and return the admitted object, or raise ``Invalid``.
+
+        ``extra_errors`` are metadata problems the registry found (bad name, ...): they are
+        reported together with the kind's own validation errors, as kube-apiserver does.
+        """
+        kind = request.kind
+        obj = self.mutate(request)
+        if request.operation != "DELETE":
+            obj = kind.default(obj)
+        errors: list[FieldError] = list(extra_errors or [])
+        if request.operation != "DELETE":
+            errors.extend(kind.validate(obj, request.old_object))
+        admitted = _with_object(request, obj)
+        for hook in self.hooks:
+            if hook.validate is not None and hook.applies(admitted):
+                errors.extend(hook.validate(_with_object(admitted, clone(obj))))
+        if errors:
+            raise Invalid(kind.kind, request.name, _dedupe(errors), kind.group)
+        return obj
+
+
+def _with_object(request: AdmissionRequest, obj: JSONDict) -> AdmissionRequest:
+    return AdmissionRequest(
+        operation=request.operation, kind=request.kind, namespace=request.namespace, name=request.name,
+        object=obj, old_object=request.old_object, subresource=request.subresource,
+        dry_run=request.dry_run,
+    )
+
+
+def _dedupe(errors: list[FieldError]) -> list[FieldError]:
+    seen: set[tuple[str, str]] = set()
+    out: list[FieldError] = []
+    for error in errors:
+        key = (error.field, error.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(error)
+    return out

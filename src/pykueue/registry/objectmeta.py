@@ -1,0 +1,154 @@
+"""ObjectMeta semantics, exactly as kube-apiserver applies them to every write.
+
+Owned by ``registry/``; called by :mod:`pykueue.registry.registry` between decoding and the store.
+Owns: name and generateName rules, which metadata a client may not change (uid, creationTimestamp,
+deletion fields), generation bumps, the status-subresource split, and the "no new finalizers while
+deleting" rule. Pure functions over dicts: no store, no clock reads (``now`` is passed in).
+
+Invariant: ``generation`` starts at 1 and only grows, and only when something outside
+``metadata`` and ``status`` changes; a status write changes nothing but ``status``.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+import uuid
+from typing import Any
+
+from pykueue.api import field_errors as fe
+from pykueue.api.errors import BadRequest
+from pykueue.api.kinds import FieldError, KindInfo
+
+__all__ = [
+    "IMMUTABLE_META",
+    "carry_server_metadata",
+    "finalizer_errors",
+    "generate_name",
+    "meta",
+    "name_errors",
+    "new_uid",
+    "spec_changed",
+    "split_status",
+]
+
+JSONDict = dict[str, Any]
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_RE = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
+_LABEL_RE = re.compile(rf"^{_DNS_LABEL}$")
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+_GENERATED_SUFFIX = 5
+_ALPHABET = string.ascii_lowercase + string.digits
+
+IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                  "generation", "name", "namespace")
+"""Metadata the server owns: a client's value on update is replaced by the stored one."""
+
+
+def meta(obj: JSONDict) -> JSONDict:
+    """``obj["metadata"]``, created if missing (a non-dict metadata is a 400)."""
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = obj["metadata"] = {}
+    if not isinstance(metadata, dict):
+        raise BadRequest("metadata must be an object")
+    return metadata
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())
+
+
+def generate_name(prefix: str) -> str:
+    """``prefix`` + 5 random lowercase alphanumerics, as the name generator of kube-apiserver."""
+    base = prefix[: 63 - _GENERATED_SUFFIX] if len(prefix) > 63 - _GENERATED_SUFFIX else prefix
+    return base + "".join(secrets.choice(_ALPHABET) for _ in range(_GENERATED_SUFFIX))
+
+
+def name_errors(kind: KindInfo, name: str, *, generate: bool = False) -> list[FieldError]:
+    """Validate ``metadata.name``: DNS-1123 label for namespaces, subdomain for everything else."""
+    if not name:
+        return [fe.required("metadata.name", "name or generateName is required")]
+    errors: list[FieldError] = []
+    if kind.resource_key == "namespaces":
+        if len(name) > 63:
+            errors.append(fe.invalid("metadata.name", name, "must be no more than 63 characters"))
+        if not _LABEL_RE.match(name):
+            errors.append(fe.invalid("metadata.name", name, _LABEL_MSG))
+        return errors
+    if len(name) > 253:
+        errors.append(fe.invalid("metadata.name", name, "must be no more than 253 characters"))
+    if not _SUBDOMAIN_RE.match(name):
+        errors.append(fe.invalid("metadata.name", name, _SUBDOMAIN_MSG))
+    if errors and generate:
+        return [FieldError("metadata.generateName", e.message, e.type) for e in errors]
+    return errors
+
+
+def finalizer_errors(old: JSONDict, new: JSONDict) -> list[FieldError]:
+    """While an object is being deleted, finalizers may only be removed, never added."""
+    old_meta = old.get("metadata") or {}
+    if not old_meta.get("deletionTimestamp"):
+        return []
+    before = set(old_meta.get("finalizers") or [])
+    added = [f for f in (new.get("metadata") or {}).get("finalizers") or [] if f not in before]
+    if not added:
+        return []
+    rendered = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
+    return [fe.forbidden("metadata.finalizers",
+                         f"no new finalizers can be added if the object is being deleted, found new "
+                         f"finalizers {rendered}")]
+
+
+def split_status(kind: KindInfo, current: JSONDict, new: JSONDict, subresource: str) -> JSONDict:
+    """Apply the status-subresource split and return the object to admit.
+
+    A ``status`` write keeps everything of ``current`` except ``status`` (kube-apiserver also keeps
+    metadata: labels written through /status are ignored). A main-resource write of a kind that has
+    a status subresource keeps the stored status.
+    """
+    if subresource == "status":
+        merged = dict(current)
+        merged["metadata"] = dict(current.get("metadata") or {})
+        if "status" in new:
+            merged["status"] = new["status"]
+        else:
+            merged.pop("status", None)
+        return merged
+    if "status" in kind.subresources:
+        if "status" in current:
+            new["status"] = current["status"]
+        else:
+            new.pop("status", None)
+    return new
+
+
+def carry_server_metadata(current: JSONDict, new: JSONDict) -> None:
+    """Overwrite server-owned metadata in ``new`` with the stored values (in place)."""
+    old_meta = current.get("metadata") or {}
+    new_meta = meta(new)
+    for key in IMMUTABLE_META:
+        if key in old_meta:
+            new_meta[key] = old_meta[key]
+        else:
+            new_meta.pop(key, None)
+    new_meta["resourceVersion"] = old_meta.get("resourceVersion")
+    if "managedFields" not in new_meta and "managedFields" in old_meta:
+        new_meta["managedFields"] = old_meta["managedFields"]
+
+
+def spec_changed(old: JSONDict, new: JSONDict) -> bool:
+    """True when anything except ``metadata`` and ``status`` differs (the generation rule)."""
+    keys = (set(old) | set(new)) - {"metadata", "status", "apiVersion", "kind"}
+    return any(old.get(k) != new.get(k) for k in keys)

@@ -1,0 +1,484 @@
+"""The Registry: Kubernetes REST semantics over the versioned store, without HTTP.
+
+Owned by ``registry/``. Called by the API server (every HTTP verb) and by ``LocalClient``
+(controllers in process), so a write takes exactly one path whichever way it comes:
+decode -> convert to the storage version -> admission (mutating hooks, defaulting, validation,
+validating hooks) -> metadata semantics -> store. Deletion, finalizers, garbage collection and
+namespace termination live in :mod:`.deletion`; patch bodies are applied by
+:mod:`pykueue.registry.patch`.
+
+Invariants: nothing reaches the store without passing admission; objects are stored in the
+kind's storage version and converted to the requested version on the way out; a write that
+changes nothing is not written (no new resourceVersion, no watch event); bad input raises an
+``ApiError`` before anything is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pykueue.api.clock import Clock, format_time
+from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound, UnsupportedMediaType
+from pykueue.api.kinds import KindInfo, all_kinds
+from pykueue.store import Store
+from pykueue.store.types import WatchEvent
+
+from . import objectmeta as om
+from .admission import AdmissionChain, AdmissionHook, AdmissionRequest, clone
+from .decode import api_version, check_fields, decode_bytes, typed_body
+from .deletion import Deleter
+from .fieldmanager import server_side_apply, update_managed_fields
+from .ownership import OwnerIndex
+
+__all__ = ["DEFAULT_NAMESPACES", "Registry"]
+
+JSONDict = dict[str, Any]
+Warnings = list[str]
+_Names = tuple[str, ...] | list[str]
+_Kinds = list[KindInfo]
+_Events = list[WatchEvent]
+_Listeners = list[Callable[[], None]]
+_Objects = list[JSONDict]
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+APPLY_PATCH_CBOR = "application/apply-patch+cbor"
+PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+_GENERATE_ATTEMPTS = 8
+
+
+class Registry:
+    """API semantics for every served kind (see the module docstring)."""
+
+    def __init__(self, store: Store, *, clock: Clock, kinds: _Kinds | None = None,
+                 default_namespaces: tuple[str, ...] = DEFAULT_NAMESPACES) -> None:
+        self.store = store
+        self.clock = clock
+        self._kinds: dict[tuple[str, str], KindInfo] = {
+            (k.group, k.plural): k for k in (kinds if kinds is not None else all_kinds())}
+        self._by_resource = {k.resource_key: k for k in self._kinds.values()}
+        self._chain = AdmissionChain()
+        self.owners = OwnerIndex()
+        for kind in self._kinds.values():
+            for obj in store.list(kind.resource_key).items:
+                self.owners.index(kind.resource_key, obj)
+        self._write_listeners: _Listeners = []
+        self._deleter = Deleter(self)
+        if "namespaces" in self._by_resource:
+            self.ensure_namespaces(default_namespaces)
+
+    # ------------------------------------------------------------------ kinds and conversion
+
+    def kinds(self) -> _Kinds:
+        return list(self._kinds.values())
+
+    def kind_for(self, group: str, version: str, plural: str) -> KindInfo:
+        kind = self._kinds.get((group, plural))
+        if kind is None or version not in kind.versions:
+            raise NotFound("the server could not find the requested resource")
+        return kind
+
+    def kind_by_resource(self, resource: str) -> KindInfo | None:
+        return self._by_resource.get(resource)
+
+    def kind_by_name(self, group: str, kind_name: str) -> KindInfo | None:
+        for kind in self._kinds.values():
+            if kind.group == group and kind.kind == kind_name:
+                return kind
+        return None
+
+    def to_version(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
+        """A stored object as the client asked for it (``version`` must be served)."""
+        if version == kind.storage_version:
+            return obj
+        return kind.convert(obj, version)
+
+    def _to_storage(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
+        if version == kind.storage_version:
+            return obj
+        return kind.convert(obj, kind.storage_version)
+
+    def now(self) -> str:
+        return format_time(self.clock.now())
+
+    def add_admission_hook(self, hook: AdmissionHook) -> None:
+        self._chain.add(hook)
+
+    def add_write_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after every store write (the API server's group commit uses it)."""
+        self._write_listeners.append(listener)
+
+    # ------------------------------------------------------------------ the only store writes
+
+    def store_create(self, kind: KindInfo, obj: JSONDict) -> JSONDict:
+        stored = self.store.create(kind.resource_key, obj)
+        self.owners.index(kind.resource_key, stored)
+        self._written()
+        return stored
+
+    def store_update(self, kind: KindInfo, obj: JSONDict, *, expected_rv: str | None) -> JSONDict:
+        stored = self.store.update(kind.resource_key, obj, expected_rv=expected_rv)
+        self.owners.index(kind.resource_key, stored)
+        self._written()
+        return stored
+
+    def store_delete(self, kind: KindInfo, namespace: str, name: str) -> JSONDict:
+        deleted = self.store.delete(kind.resource_key, namespace, name)
+        self.owners.forget(kind.resource_key, namespace, name)
+        self._written()
+        return deleted
+
+    def _written(self) -> None:
+        for listener in self._write_listeners:
+            listener()
+
+    # ------------------------------------------------------------------ reads
+
+    def get_stored(self, kind: KindInfo, namespace: str, name: str) -> JSONDict:
+        """The object in its storage version; ``NotFound`` with kube's message."""
+        try:
+            return self.store.get(kind.resource_key, namespace if kind.namespaced else "", name)
+        except NotFound:
+            raise NotFound.object(kind.plural, name, kind.group) from None
+
+    def get(self, kind: KindInfo, namespace: str, name: str, *, version: str) -> JSONDict:
+        return self.to_version(kind, self.get_stored(kind, namespace, name), version)
+
+    def list(self, kind: KindInfo, namespace: str | None, *, version: str, label_selector: str | None = None,
+             field_selector: str | None = None, limit: int | None = None,
+             continue_token: str | None = None) -> JSONDict:
+        result = self.store.list(kind.resource_key, (namespace or None) if kind.namespaced else None,
+                                 label_selector=label_selector, field_selector=field_selector, limit=limit,
+                                 continue_token=continue_token)
+        metadata: JSONDict = {"resourceVersion": str(result.resource_version)}
+        if result.continue_token:
+            metadata["continue"] = result.continue_token
+        if result.remaining_item_count is not None:
+            metadata["remainingItemCount"] = result.remaining_item_count
+        return {
+            "apiVersion": api_version(kind, version),
+            "kind": f"{kind.kind}List",
+            "metadata": metadata,
+            "items": [self.to_version(kind, item, version) for item in result.items],
+        }
+
+    def watch_events_since(self, kind: KindInfo, namespace: str | None, resource_version: int, *,
+                           version: str) -> _Events:
+        """Events after ``resource_version`` (``Gone`` if compacted), converted to ``version``."""
+        events = self.store.events_since(kind.resource_key, resource_version,
+                                         (namespace or None) if kind.namespaced else None)
+        return [self.convert_event(kind, e, version) for e in events]
+
+    def convert_event(self, kind: KindInfo, event: WatchEvent, version: str) -> WatchEvent:
+        if version == kind.storage_version:
+            return event
+        return WatchEvent(event.type, event.resource, self.to_version(kind, event.object, version),
+                          event.resource_version)
+
+    def subscribe(self, callback: Callable[[WatchEvent], None]) -> Callable[[], None]:
+        """Every store write, in resourceVersion order, objects in their storage version."""
+        return self.store.subscribe(callback)
+
+    # ------------------------------------------------------------------ create
+
+    def create(self, kind: KindInfo, namespace: str, body: JSONDict, *, version: str, dry_run: bool = False,
+               field_validation: str | None = "Strict", field_manager: str | None = None,
+               ) -> tuple[JSONDict, Warnings]:
+        obj = typed_body(kind, body, version)
+        warnings = check_fields(kind, obj, version, field_validation)
+        stored = self._create(kind, namespace, obj, version=version, dry_run=dry_run,
+                              field_manager=field_manager)
+        return self.to_version(kind, stored, version), warnings
+
+    def _create(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
+                field_manager: str | None, managed: bool = False) -> JSONDict:
+        ns = self._namespace_of(kind, namespace, obj)
+        obj = self._to_storage(kind, obj, version)
+        metadata = om.meta(obj)
+        for key in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",
+                    "deletionGracePeriodSeconds", "generation", "selfLink"):
+            metadata.pop(key, None)
+        if not managed:
+            metadata.pop("managedFields", None)
+        if kind.namespaced:
+            metadata["namespace"] = ns
+            self._check_namespace_open(kind, ns, metadata.get("name") or metadata.get("generateName") or "")
+        else:
+            metadata.pop("namespace", None)
+        self._prepare_create(kind, obj)
+        given_name = metadata.get("name") or ""
+        prefix = metadata.get("generateName") or ""
+        for _ in range(_GENERATE_ATTEMPTS):
+            name = given_name or (om.generate_name(prefix) if prefix else "")
+            candidate = clone(obj)
+            om.meta(candidate)["name"] = name
+            errors = om.name_errors(kind, name, generate=not given_name and bool(prefix))
+            request = AdmissionRequest("CREATE", kind, ns, name, candidate, None, "", dry_run)
+            admitted = self._chain.admit(request, extra_errors=errors)
+            final = om.meta(admitted)
+            final.update(name=name, uid=om.new_uid(), creationTimestamp=self.now(), generation=1)
+            if kind.namespaced:
+                final["namespace"] = ns
+            else:
+                final.pop("namespace", None)
+            if not managed:
+                admitted = update_managed_fields(None, admitted, manager=field_manager, now=self.now())
+            if dry_run:
+                return admitted
+            try:
+                return self.store_create(kind, admitted)
+            except AlreadyExists:
+                if given_name:
+                    raise AlreadyExists.object(kind.plural, name, kind.group) from None
+        raise AlreadyExists(f"{kind.resource_key}: could not generate a unique name from {prefix!r}")
+
+    def _namespace_of(self, kind: KindInfo, namespace: str, obj: JSONDict) -> str:
+        given = om.meta(obj).get("namespace") or ""
+        if not kind.namespaced:
+            return ""
+        if namespace and given and given != namespace:
+            raise BadRequest("the namespace of the provided object does not match the namespace sent on "
+                             "the request")
+        return namespace or given or "default"
+
+    def _prepare_create(self, kind: KindInfo, obj: JSONDict) -> None:
+        """Per-kind PrepareForCreate: status is server-owned for kinds with a status subresource."""
+        if kind.resource_key == "namespaces":
+            metadata = om.meta(obj)
+            labels = metadata.setdefault("labels", {})
+            labels["kubernetes.io/metadata.name"] = metadata.get("name") or ""
+            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+            obj["status"] = {"phase": "Active"}
+        elif "status" in kind.subresources:
+            obj.pop("status", None)
+
+    def _check_namespace_open(self, kind: KindInfo, ns: str, name: str) -> None:
+        ns_kind = self._by_resource.get("namespaces")
+        if ns_kind is None:
+            return
+        try:
+            namespace = self.store.get("namespaces", "", ns)
+        except NotFound:
+            raise NotFound.object("namespaces", ns) from None
+        if (namespace.get("metadata") or {}).get("deletionTimestamp"):
+            resource = kind.resource_key
+            raise Forbidden(f'{resource} "{name}" is forbidden: unable to create new content in namespace '
+                            f"{ns} because it is being terminated",
+                            details={"name": name, "kind": kind.plural, "group": kind.group,
+                                     "causes": [{"reason": "NamespaceTerminating", "field":
+                                                 "metadata.namespace", "message": f"namespace {ns} is "
+                                                 "being terminated"}]})
+
+    def ensure_namespaces(self, names: _Names) -> None:
+        """Create the given namespaces if missing (kube-apiserver's system namespaces)."""
+        kind = self._by_resource["namespaces"]
+        for name in names:
+            try:
+                self.store.get("namespaces", "", name)
+            except NotFound:
+                body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                self._create(kind, "", body, version=kind.storage_version, dry_run=False,
+                             field_manager="kube-apiserver")
+
+    # ------------------------------------------------------------------ update
+
+    def update(self, kind: KindInfo, namespace: str, name: str, body: JSONDict, *, version: str,
+               subresource: str | None = None, dry_run: bool = False, field_validation: str | None = "Strict",
+               field_manager: str | None = None) -> tuple[JSONDict, Warnings]:
+        obj = typed_body(kind, body, version)
+        warnings = check_fields(kind, obj, version, field_validation)
+        metadata = om.meta(obj)
+        body_name = metadata.get("name")
+        if body_name and body_name != name:
+            raise BadRequest(f"the name of the object ({body_name}) does not match the name on the URL ({name})")
+        ns = self._namespace_of(kind, namespace, obj)
+        current = self.get_stored(kind, ns, name)
+        expected = metadata.get("resourceVersion")
+        if expected and expected != current["metadata"].get("resourceVersion"):
+            raise Conflict.stale(kind.plural, name, kind.group)
+        new = self._to_storage(kind, obj, version)
+        stored = self._update(kind, current, new, subresource=subresource or "", dry_run=dry_run,
+                              field_manager=field_manager)
+        return self.to_version(kind, stored, version), warnings
+
+    def _update(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str, dry_run: bool,
+                field_manager: str | None, managed: bool = False) -> JSONDict:
+        """Admit and store ``new`` (storage version) over ``current``; return what is stored."""
+        metadata = current["metadata"]
+        new = om.split_status(kind, current, new, subresource)
+        om.carry_server_metadata(current, new)
+        errors = om.finalizer_errors(current, new)
+        request = AdmissionRequest("UPDATE", kind, metadata.get("namespace") or "", metadata["name"], new,
+                                   current, subresource, dry_run)
+        new = self._chain.admit(request, extra_errors=errors)
+        if subresource == "status":
+            new = om.split_status(kind, current, new, "status")
+        om.carry_server_metadata(current, new)
+        if om.spec_changed(current, new):
+            om.meta(new)["generation"] = int(metadata.get("generation") or 1) + 1
+        if not managed:
+            new = update_managed_fields(current, new, manager=field_manager, now=self.now())
+        if _same_object(current, new):
+            return current
+        if dry_run:
+            return new
+        stored = self.store_update(kind, new, expected_rv=metadata.get("resourceVersion"))
+        stored_meta = stored["metadata"]
+        if stored_meta.get("deletionTimestamp") and not stored_meta.get("finalizers"):
+            return self._deleter.remove(kind, stored)
+        return stored
+
+    # ------------------------------------------------------------------ patch
+
+    def patch(self, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str, *,
+              version: str, subresource: str | None = None, dry_run: bool = False,
+              field_manager: str | None = None, force: bool = False,
+              field_validation: str | None = "Strict") -> tuple[JSONDict, Warnings]:
+        media = content_type.split(";", 1)[0].strip().lower()
+        if media == APPLY_PATCH:
+            return self._apply(kind, namespace, name, patch, version=version, subresource=subresource or "",
+                               dry_run=dry_run, field_manager=field_manager, force=force,
+                               field_validation=field_validation)
+        if media not in PATCH_TYPES or (media == STRATEGIC_PATCH and kind.is_crd):
+            accepted = ", ".join(t for t in PATCH_TYPES if not (kind.is_crd and t == STRATEGIC_PATCH))
+            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
+                                       f"types include: {accepted}")
+        document = decode_bytes(patch, yaml_ok=False)
+        ns = namespace if kind.namespaced else ""
+        current = self.get_stored(kind, ns, name)
+        visible = clone(self.to_version(kind, current, version))
+        patched = _apply_patch(kind, media, visible, document)
+        if not isinstance(patched, dict):
+            raise BadRequest("the patch did not produce an object")
+        obj = typed_body(kind, patched, version)
+        warnings = check_fields(kind, obj, version, field_validation)
+        metadata = om.meta(obj)
+        if metadata.get("name") not in (None, name):
+            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
+                             f"the URL ({name})")
+        expected = metadata.get("resourceVersion")
+        if expected and expected != current["metadata"].get("resourceVersion"):
+            raise Conflict.stale(kind.plural, name, kind.group)
+        new = self._to_storage(kind, obj, version)
+        stored = self._update(kind, current, new, subresource=subresource or "", dry_run=dry_run,
+                              field_manager=field_manager)
+        return self.to_version(kind, stored, version), warnings
+
+    def _apply(self, kind: KindInfo, namespace: str, name: str, body: bytes, *, version: str,
+               subresource: str, dry_run: bool, field_manager: str | None, force: bool,
+               field_validation: str | None) -> tuple[JSONDict, Warnings]:
+        """Server-side apply: create when missing, else merge by field ownership."""
+        if not field_manager:
+            raise BadRequest("PATCH, fieldManager: Required value: is required for apply patch")
+        applied = decode_bytes(body, yaml_ok=True)
+        if not isinstance(applied, dict):
+            raise BadRequest("the body of the request must be a YAML or JSON object")
+        if not applied.get("apiVersion") or not applied.get("kind"):
+            raise BadRequest("apiVersion and kind must be set in an apply patch")
+        obj = typed_body(kind, applied, version)
+        warnings = check_fields(kind, obj, version, field_validation)
+        metadata = om.meta(obj)
+        if metadata.get("name") not in (None, "", name):
+            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
+                             f"the URL ({name})")
+        metadata["name"] = name
+        ns = namespace if kind.namespaced else ""
+        merge_keys: Mapping[str, str] = kind.strategic_merge_keys
+        try:
+            current = self.get_stored(kind, ns, name)
+        except NotFound:
+            if subresource:
+                raise
+            result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys,
+                                       now=self.now())
+            created = self._create(kind, ns, result, version=version, dry_run=dry_run, field_manager=None,
+                                   managed=True)
+            return self.to_version(kind, created, version), warnings
+        visible = clone(self.to_version(kind, current, version))
+        result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
+                                   now=self.now())
+        expected = om.meta(obj).get("resourceVersion")
+        if expected and expected != current["metadata"].get("resourceVersion"):
+            raise Conflict.stale(kind.plural, name, kind.group)
+        new = self._to_storage(kind, typed_body(kind, result, version), version)
+        stored = self._update(kind, current, new, subresource=subresource, dry_run=dry_run,
+                              field_manager=None, managed=True)
+        return self.to_version(kind, stored, version), warnings
+
+    # ------------------------------------------------------------------ delete
+
+    def delete(self, kind: KindInfo, namespace: str, name: str, *, version: str,
+               propagation: str | None = "Background", dry_run: bool = False,
+               preconditions: Mapping[str, Any] | None = None) -> JSONDict:
+        current = self.get_stored(kind, namespace, name)
+        _check_preconditions(current, preconditions)
+        result = self._deleter.delete(kind, current, propagation=propagation or "Background", dry_run=dry_run)
+        return self.to_version(kind, result, version)
+
+    def delete_collection(self, kind: KindInfo, namespace: str | None, *, version: str,
+                          label_selector: str | None = None, field_selector: str | None = None,
+                          propagation: str | None = "Background", dry_run: bool = False) -> JSONDict:
+        listed = self.store.list(kind.resource_key, (namespace or None) if kind.namespaced else None,
+                                 label_selector=label_selector, field_selector=field_selector)
+        deleted: _Objects = []
+        for item in listed.items:
+            try:
+                current = self.get_stored(kind, item["metadata"].get("namespace") or "", item["metadata"]["name"])
+            except NotFound:
+                continue
+            result = self._deleter.delete(kind, current, propagation=propagation or "Background",
+                                          dry_run=dry_run)
+            deleted.append(self.to_version(kind, result, version))
+        return {"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List",
+                "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
+
+
+def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -> Any:
+    from pykueue.registry import patch as patches
+
+    if media == JSON_PATCH:
+        if not isinstance(document, list):
+            raise BadRequest("json patch must be a list of operations")
+        return patches.apply_json_patch(current, document)
+    if not isinstance(document, dict):
+        raise BadRequest("the patch must be a JSON object")
+    if media == MERGE_PATCH:
+        return patches.apply_merge_patch(current, document)
+    return patches.apply_strategic_merge_patch(current, document, kind.strategic_merge_keys)
+
+
+def _check_preconditions(current: JSONDict, preconditions: Mapping[str, Any] | None) -> None:
+    if not preconditions:
+        return
+    metadata = current.get("metadata") or {}
+    uid = preconditions.get("uid")
+    if uid and uid != metadata.get("uid"):
+        raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
+                       f"{metadata.get('uid')}")
+    rv = preconditions.get("resourceVersion")
+    if rv and rv != metadata.get("resourceVersion"):
+        raise Conflict(f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in "
+                       f"object meta: {metadata.get('resourceVersion')}")
+
+
+def _without_times(obj: JSONDict) -> JSONDict:
+    metadata = obj.get("metadata") or {}
+    fields = metadata.get("managedFields")
+    if not fields:
+        return obj
+    copy = dict(obj)
+    copy["metadata"] = {**metadata, "managedFields": [
+        {k: v for k, v in entry.items() if k != "time"} if isinstance(entry, dict) else entry
+        for entry in fields]}
+    return copy
+
+
+def _same_object(current: JSONDict, new: JSONDict) -> bool:
+    """No-op detection: equal apart from managedFields timestamps."""
+    if current == new:
+        return True
+    return _without_times(current) == _without_times(new)
