@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 """
 
+BUSY_TIMEOUT_S = 5.0
+"""How long a commit waits for another connection's write lock before failing (we are normally
+the only writer, so a wait means someone else opened the file for writing)."""
+
 Row = tuple[str, str, str, int, bytes]
 """(resource, namespace, name, rv, body)."""
 
@@ -48,7 +52,7 @@ class SqliteBackend:
     def __init__(self, path: str) -> None:
         self._path = path
         try:
-            self._db = sqlite3.connect(path, isolation_level=None)
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
