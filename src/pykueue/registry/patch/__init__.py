@@ -14,6 +14,8 @@ Lists not named are atomic. ObjectMeta's lists (ownerReferences by uid, finalize
 known without being passed. None of these functions does I/O or mutates its arguments.
 """
 
+from pykueue.registry.patch.apply import server_side_apply
+from pykueue.registry.patch.managed import update_managed_fields
 from pykueue.registry.patch.merge import apply_json_patch, apply_merge_patch
 from pykueue.registry.patch.strategic import METADATA_MERGE_KEYS, apply_strategic_merge_patch
 
@@ -22,4 +24,6 @@ __all__ = [
     "apply_json_patch",
     "apply_merge_patch",
     "apply_strategic_merge_patch",
+    "server_side_apply",
+    "update_managed_fields",
 ]

@@ -1,0 +1,178 @@
+"""``metadata.managedFields``: who owns which field, updated on every write.
+
+Owned by ``registry/patch``. The registry calls :func:`update_managed_fields` for ordinary
+create/update/patch writes (operation "Update"); :mod:`.apply` reuses the entry codec here for
+server-side apply. Follows kube-apiserver's field manager:
+
+- an entry is identified by (manager, operation, subresource) and, for "Update", apiVersion;
+- an Update write gives its manager the fields it added or changed (and takes them from every
+  other manager); fields the write removed leave every manager; empty entries disappear;
+- ``apiVersion``, ``kind`` and identity/system metadata are never owned;
+- a request that sends ``managedFields: [{}]`` resets tracking; one that sends none (or junk)
+  keeps the stored entries; subresource writes always keep the stored entries;
+- at most 10 Update entries are kept: older ones fold into "ancient-changes";
+- entries are sorted Apply before Update, then by time, manager, apiVersion, subresource.
+
+Invariant: inputs are never mutated; when a write changes no tracked field, the stored entries
+come back unchanged (and nothing is decoded: this runs on every write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pykueue.registry.patch._common import deep_copy
+from pykueue.registry.patch.fieldpaths import FieldSet, compare, decode, encode
+
+__all__ = ["ManagedEntry", "decode_entries", "encode_entries", "update_managed_fields"]
+
+MAX_UPDATE_MANAGERS = 10
+ANCIENT_MANAGER = "ancient-changes"
+
+STRIPPED: FieldSet = frozenset({
+    ("f:apiVersion",), ("f:kind",), ("f:metadata",),
+    *(("f:metadata", "f:" + name) for name in (
+        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation",
+        "managedFields", "resourceVersion")),
+})
+"""Paths nobody owns (kube-apiserver strips the same set)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedEntry:
+    """One decoded ``managedFields`` entry."""
+
+    manager: str
+    operation: str
+    api_version: str
+    time: str
+    subresource: str
+    fields: FieldSet
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """Appliers keep one entry across versions; updaters get one per apiVersion."""
+        version = "" if self.operation == "Apply" else self.api_version
+        return (self.manager, self.operation, version, self.subresource)
+
+
+def decode_entries(raw: Any) -> list[ManagedEntry]:
+    """Decode stored or requested entries; malformed ones are dropped, never raised on."""
+    entries: list[ManagedEntry] = []
+    if not isinstance(raw, list):
+        return entries
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("manager", ""), str):
+            continue
+        fields = decode(item.get("fieldsV1"))
+        if not fields:
+            continue
+        entries.append(ManagedEntry(
+            manager=str(item.get("manager", "")), operation=str(item.get("operation", "Update")),
+            api_version=str(item.get("apiVersion", "")), time=str(item.get("time", "") or ""),
+            subresource=str(item.get("subresource", "") or ""), fields=fields))
+    return entries
+
+
+def _sort_key(entry: ManagedEntry) -> tuple[str, str, str, str, str]:
+    return (entry.operation, entry.time, entry.manager, entry.api_version, entry.subresource)
+
+
+def encode_entries(entries: Iterable[ManagedEntry]) -> list[dict[str, Any]]:
+    """Encode entries in kube-apiserver's order; entries owning nothing are left out."""
+    out: list[dict[str, Any]] = []
+    for entry in sorted((e for e in entries if e.fields), key=_sort_key):
+        raw: dict[str, Any] = {"manager": entry.manager, "operation": entry.operation,
+                               "apiVersion": entry.api_version}
+        if entry.time:
+            raw["time"] = entry.time
+        raw["fieldsType"] = "FieldsV1"
+        raw["fieldsV1"] = encode(entry.fields)
+        if entry.subresource:
+            raw["subresource"] = entry.subresource
+        out.append(raw)
+    return out
+
+
+def cap_update_managers(entries: list[ManagedEntry], now: str) -> list[ManagedEntry]:
+    """Keep at most :data:`MAX_UPDATE_MANAGERS` Update entries, folding the oldest together."""
+    updates = [e for e in entries if e.operation == "Update"]
+    if len(updates) <= MAX_UPDATE_MANAGERS:
+        return entries
+    updates.sort(key=lambda e: (e.time, e.manager))
+    excess = len(updates) - MAX_UPDATE_MANAGERS + 1
+    folded = {e.identity for e in updates[:excess] if e.manager != ANCIENT_MANAGER}
+    folded |= {e.identity for e in updates if e.manager == ANCIENT_MANAGER}
+    fields: set[tuple[str, ...]] = set()
+    for entry in entries:
+        if entry.identity in folded:
+            fields |= entry.fields
+    kept = [e for e in entries if e.identity not in folded]
+    kept.append(ManagedEntry(ANCIENT_MANAGER, "Update", "", now, "", frozenset(fields)))
+    return kept
+
+
+def stored_or_requested(old: Mapping[str, Any] | None, new: Mapping[str, Any],
+                        subresource: str) -> tuple[Any, bool]:
+    """Which managedFields a write starts from: (raw entries, whether they came from ``old``)."""
+    old_raw = (old or {}).get("metadata", {}).get("managedFields") if old else None
+    if subresource:
+        return old_raw, True
+    requested = new.get("metadata", {}).get("managedFields")
+    if isinstance(requested, list) and len(requested) == 1 and requested[0] == {}:
+        return [], False
+    if requested is None or not decode_entries(requested):
+        return old_raw, True
+    return requested, requested is old_raw or requested == old_raw
+
+
+def _without_managed_fields(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+    return obj
+
+
+def with_managed_fields(obj: Mapping[str, Any], raw: Any) -> dict[str, Any]:
+    """A shallow copy of ``obj`` whose metadata carries ``raw`` (omitted when empty)."""
+    metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    if raw:
+        metadata["managedFields"] = raw
+    return {**obj, "metadata": metadata}
+
+
+def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, manager: str,
+                          operation: str, now: str, subresource: str = "",
+                          merge_keys: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Return ``new`` with ``metadata.managedFields`` recording that ``manager`` owns the fields
+    this write added or changed.
+
+    ``merge_keys`` (as for strategic merge patch) lets list items be owned one by one; pass the
+    same mapping server-side apply gets, or ownership of lists is coarser (whole lists). The
+    result is a shallow copy of ``new`` with a new ``metadata`` dict; ``new`` is not mutated.
+    """
+    keys: Mapping[str, str] = merge_keys or {}
+    raw, from_old = stored_or_requested(old, new, subresource)
+    diff = compare(_without_managed_fields(old or {}), _without_managed_fields(new), keys)
+    changed = (diff.added | diff.modified) - STRIPPED
+    removed = diff.removed - STRIPPED
+    if not changed and not removed:
+        return with_managed_fields(new, deep_copy(raw) if from_old else raw)
+    entries = decode_entries(raw)
+    me = ManagedEntry(manager, operation, str(new.get("apiVersion", "")), now, subresource, frozenset())
+    updated: list[ManagedEntry] = []
+    mine: set[tuple[str, ...]] = set(changed)
+    for entry in entries:
+        if entry.identity == me.identity:
+            if not changed:  # only removals: ownership shrinks, the entry's time stays
+                me = replace(me, time=entry.time)
+            mine |= entry.fields - removed
+            continue
+        fields = entry.fields - changed - removed
+        if fields:
+            updated.append(entry if fields == entry.fields else replace(entry, fields=fields))
+    if mine:
+        updated.append(replace(me, fields=frozenset(mine)))
+    return with_managed_fields(new, encode_entries(cap_update_managers(updated, now)))
