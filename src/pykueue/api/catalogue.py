@@ -56,7 +56,6 @@ _kueue("ClusterQueue", "clusterqueues", namespaced=False, short_names=("cq",), s
                          description="Number of pending workloads"),
            PrinterColumn("Admitted Workloads", "integer", ".status.admittedWorkloads", priority=1,
                          description="Number of admitted workloads that haven't finished yet"),
-           _AGE,
            v1beta1=(
                PrinterColumn("Cohort", "string", ".spec.cohort",
                              description="Cohort that this ClusterQueue belongs to"),
@@ -66,7 +65,6 @@ _kueue("ClusterQueue", "clusterqueues", namespaced=False, short_names=("cq",), s
                              description="Number of pending workloads"),
                PrinterColumn("Admitted Workloads", "integer", ".status.admittedWorkloads", priority=1,
                              description="Number of admitted workloads that haven't finished yet"),
-               _AGE,
            )))
 _kueue("Cohort", "cohorts", namespaced=False, short_names=("co",), status=True)
 _kueue("LocalQueue", "localqueues", namespaced=True, short_names=("queue", "queues", "lq"), status=True,
@@ -77,7 +75,6 @@ _kueue("LocalQueue", "localqueues", namespaced=True, short_names=("queue", "queu
                          description="Number of pending workloads"),
            PrinterColumn("Admitted Workloads", "integer", ".status.admittedWorkloads",
                          description="Number of admitted workloads that haven't finished yet"),
-           _AGE,
        ))
 _kueue("Workload", "workloads", namespaced=True, short_names=("kwl", "kueueworkload", "kueueworkloads"),
        status=True, selectable=(".status.admission.clusterQueue",),
@@ -96,7 +93,6 @@ _kueue("WorkloadPriorityClass", "workloadpriorityclasses", namespaced=False, sho
        status=False, columns=_both(
            PrinterColumn("Value", "integer", ".value",
                          description="Value of workloadPriorityClass's Priority"),
-           _AGE,
        ))
 _kueue("AdmissionCheck", "admissionchecks", namespaced=False, short_names=("ac",), status=True)
 _kueue("Topology", "topologies", namespaced=False, short_names=("topo",), status=False)

@@ -1,9 +1,154 @@
-"""Core schemas (placeholder)."""
+"""OpenAPI v3 schemas of the built-in kinds, derived from the official Kubernetes client's models.
+
+Owns the translation of ``kubernetes.client`` model classes (pydantic models carrying
+``openapi_types``, ``attribute_map`` and per-field descriptions) into structural, ``$ref``-free
+JSON schemas. Called through :mod:`pykueue.api.schemas` (kubectl explain, unknown-field detection,
+type validation) and by :mod:`pykueue.api.kueue_schemas` for the PodTemplateSpec that Workloads and
+JobSets embed.
+
+Invariant: every object node lists its ``properties`` (so unknown fields are detectable) and has a
+description when the client documents one; quantities are int-or-string with Kubernetes' pattern.
+"""
 
 from __future__ import annotations
 
+import copy
+import re
+from functools import cache
+from typing import Any
+
 from pykueue.api.kinds import JSONDict
+
+__all__ = ["QUANTITY_PATTERN", "model_schema", "quantity_schema", "schema", "shared_model_schema"]
+
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)"
+    r"|(\.[0-9]+))))?$"
+)
+
+_KINDS: dict[tuple[str, str, str], str] = {
+    ("", "v1", "Namespace"): "V1Namespace",
+    ("", "v1", "Pod"): "V1Pod",
+    ("", "v1", "Node"): "V1Node",
+    ("", "v1", "Event"): "CoreV1Event",
+    ("", "v1", "ConfigMap"): "V1ConfigMap",
+    ("", "v1", "Secret"): "V1Secret",
+    ("", "v1", "PodTemplate"): "V1PodTemplate",
+    ("batch", "v1", "Job"): "V1Job",
+    ("scheduling.k8s.io", "v1", "PriorityClass"): "V1PriorityClass",
+    ("coordination.k8s.io", "v1", "Lease"): "V1Lease",
+}
+
+# Maps whose values are resource quantities (the client types them as plain strings).
+_QUANTITY_MAPS = frozenset({"requests", "limits", "overhead", "capacity", "allocatable", "hard", "used",
+                            "allocatedResources"})
+_QUANTITY_SCALARS = frozenset({"divisor", "sizeLimit", "storage"})
+
+_LIST_RE = re.compile(r"^List\[(?P<item>.+)\]$")
+_DICT_RE = re.compile(r"^Dict\[str, (?P<value>.+)\]$")
+
+
+def quantity_schema(description: str = "") -> JSONDict:
+    out: JSONDict = {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "pattern": QUANTITY_PATTERN,
+        "x-kubernetes-int-or-string": True,
+    }
+    if description:
+        out["description"] = description
+    return out
+
+
+def _class_description(cls: type) -> str:
+    doc = (cls.__doc__ or "").strip()
+    first = doc.split("\n\n", 1)[0].strip()
+    if first.startswith("Attributes:") or "openapi_types" in first:
+        return ""
+    return " ".join(first.split())
+
+
+def _models() -> Any:
+    import kubernetes.client.models as models
+
+    return models
+
+
+def _type_schema(type_name: str, json_name: str, stack: tuple[str, ...]) -> JSONDict:
+    if type_name == "str":
+        return quantity_schema() if json_name in _QUANTITY_SCALARS else {"type": "string"}
+    if type_name == "int":
+        return {"type": "integer", "format": "int64" if json_name.endswith("Seconds") else "int32"}
+    if type_name == "bool":
+        return {"type": "boolean"}
+    if type_name == "float":
+        return {"type": "number", "format": "double"}
+    if type_name == "datetime":
+        return {"type": "string", "format": "date-time"}
+    if type_name == "bytes":
+        return {"type": "string", "format": "byte"}
+    if type_name == "object":
+        # In the kinds we serve, untyped fields are IntOrString (ports, maxUnavailable, ...).
+        return {"x-kubernetes-int-or-string": True,
+                "anyOf": [{"type": "integer"}, {"type": "string"}]}
+    match = _LIST_RE.match(type_name)
+    if match:
+        return {"type": "array", "items": _type_schema(match["item"], "", stack)}
+    match = _DICT_RE.match(type_name)
+    if match:
+        if json_name in _QUANTITY_MAPS and match["value"] == "str":
+            return {"type": "object", "additionalProperties": quantity_schema()}
+        return {"type": "object", "additionalProperties": _type_schema(match["value"], "", stack)}
+    return _model_schema(type_name, stack)
+
+
+def _model_schema(class_name: str, stack: tuple[str, ...]) -> JSONDict:
+    if class_name in stack:
+        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    cls = getattr(_models(), class_name)
+    stack = (*stack, class_name)
+    properties: dict[str, JSONDict] = {}
+    required: list[str] = []
+    fields = getattr(cls, "model_fields", {})
+    for attr, type_name in cls.openapi_types.items():
+        json_name = cls.attribute_map[attr]
+        prop = _type_schema(type_name, json_name, stack)
+        info = fields.get(attr)
+        description = getattr(info, "description", None) if info is not None else None
+        if description:
+            prop = {"description": " ".join(str(description).split()), **prop}
+        properties[json_name] = prop
+        if info is not None and info.is_required():
+            required.append(json_name)
+    out: JSONDict = {"type": "object"}
+    description = _class_description(cls)
+    if description:
+        out["description"] = description
+    out["properties"] = properties
+    if required:
+        out["required"] = required
+    return out
+
+
+@cache
+def _cached_model_schema(class_name: str) -> JSONDict:
+    return _model_schema(class_name, ())
+
+
+def shared_model_schema(class_name: str) -> JSONDict:
+    """The cached schema of a client model class; callers must not mutate it."""
+    return _cached_model_schema(class_name)
+
+
+def model_schema(class_name: str) -> JSONDict:
+    """A fresh copy of the schema of one client model class (e.g. "V1PodTemplateSpec")."""
+    return copy.deepcopy(_cached_model_schema(class_name))
 
 
 def schema(group: str, version: str, kind: str) -> JSONDict:
-    return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    """The whole-object schema of a built-in kind; a permissive object schema for unknown ones."""
+    class_name = _KINDS.get((group, version, kind))
+    if class_name is None:
+        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    out = model_schema(class_name)
+    out["x-kubernetes-group-version-kind"] = [{"group": group, "version": version, "kind": kind}]
+    return out

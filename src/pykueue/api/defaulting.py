@@ -1,11 +1,90 @@
-"""Defaulting (placeholder, filled in next)."""
+"""Defaulting for every served kind: ``KindInfo.default(obj)``.
+
+Owns two layers, applied in the order kube-apiserver applies them to a custom resource:
+1. structural-schema defaults (``default`` in the OpenAPI schema, recursively, so a defaulted ``{}``
+   gets its own fields defaulted) — generic, works for any CRD schema (:func:`apply_schema_defaults`);
+2. per-kind defaults that are not expressible in the schema (Kueue's defaulting webhooks; the
+   built-in kinds' ``SetDefaults_*`` in :mod:`pykueue.api.core_defaults`).
+
+Called by the registry on the storage-version object, after mutating admission hooks and before
+validation. Invariant: never mutates its argument; idempotent (``default(default(x)) == default(x)``).
+"""
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
+from pykueue.api import core_defaults
 from pykueue.api.kinds import JSONDict
+
+__all__ = ["apply_schema_defaults", "default"]
+
+
+def apply_schema_defaults(schema: JSONDict, value: Any) -> None:
+    """Fill schema ``default`` values into ``value`` in place (absent properties only)."""
+    if isinstance(value, dict):
+        properties: JSONDict = schema.get("properties") or {}
+        for name, sub in properties.items():
+            if name not in value and "default" in sub:
+                value[name] = copy.deepcopy(sub["default"])
+        for name, child in value.items():
+            sub = properties.get(name)
+            if sub is None:
+                extra = schema.get("additionalProperties")
+                sub = extra if isinstance(extra, dict) else None
+            if sub is not None:
+                apply_schema_defaults(sub, child)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for item in value:
+                apply_schema_defaults(items, item)
+
+
+def _version(obj: JSONDict, fallback: str) -> str:
+    api_version = str(obj.get("apiVersion") or "")
+    return api_version.rsplit("/", 1)[-1] if api_version else fallback
+
+
+def _default_kueue(kind: str, obj: JSONDict) -> None:
+    if kind == "Workload":
+        # Resource requests default to limits in pod templates, as for real pods.
+        for pod_set in (obj.get("spec") or {}).get("podSets") or []:
+            template = pod_set.get("template") if isinstance(pod_set, dict) else None
+            spec = template.get("spec") if isinstance(template, dict) else None
+            if isinstance(spec, dict):
+                for key in ("containers", "initContainers"):
+                    for container in spec.get(key) or []:
+                        resources = container.get("resources") if isinstance(container, dict) else None
+                        if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                            requests = resources.setdefault("requests", {})
+                            if isinstance(requests, dict):
+                                for name, limit in resources["limits"].items():
+                                    requests.setdefault(name, limit)
 
 
 def default(group: str, kind: str, obj: JSONDict) -> JSONDict:
-    return copy.deepcopy(obj)
+    """A defaulted copy of ``obj`` (its apiVersion selects the schema version)."""
+    out = copy.deepcopy(obj)
+    from pykueue.api.kinds import find_kind
+
+    info = find_kind(group, kind)
+    if info is None:
+        return out
+    version = _version(out, info.storage_version)
+    if version in info.versions and info.is_crd:
+        apply_schema_defaults(info.schema[version], out)
+    if group == "kueue.x-k8s.io":
+        _default_kueue(kind, out)
+    elif (group, kind) == ("batch", "Job"):
+        core_defaults.default_job(out)
+    elif (group, kind) == ("", "Pod"):
+        core_defaults.default_pod(out)
+    elif (group, kind) == ("scheduling.k8s.io", "PriorityClass"):
+        core_defaults.default_priority_class(out)
+    elif (group, kind) == ("", "Secret"):
+        core_defaults.default_secret(out)
+    elif (group, kind) == ("jobset.x-k8s.io", "JobSet"):
+        core_defaults.default_jobset(out)
+    return out

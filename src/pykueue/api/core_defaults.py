@@ -1,0 +1,155 @@
+"""Defaults of the built-in kinds, as kube-apiserver's ``SetDefaults_*`` functions apply them.
+
+Owns Pod / PodSpec / Container defaults (restartPolicy, dnsPolicy, schedulerName, grace period,
+imagePullPolicy, termination message, port protocol), batch/v1 Job defaults (parallelism,
+completions, backoffLimit, completionMode, suspend, podReplacementPolicy, the generated selector
+and labels once the Job has a uid), PriorityClass, Secret and JobSet defaults. Called by
+:mod:`pykueue.api.defaulting` on a private copy: functions here mutate the dict they are given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykueue.api.kinds import JSONDict
+
+__all__ = ["default_job", "default_jobset", "default_pod", "default_pod_spec", "default_priority_class",
+           "default_secret", "image_pull_policy"]
+
+_MAX_INT32 = 2**31 - 1
+
+
+def image_pull_policy(image: str) -> str:
+    """``Always`` for ``:latest`` or untagged images, else ``IfNotPresent`` (digests included)."""
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last or last.endswith(":latest"):
+        return "Always"
+    return "IfNotPresent"
+
+
+def _default_container(container: JSONDict) -> None:
+    container.setdefault("terminationMessagePath", "/dev/termination-log")
+    container.setdefault("terminationMessagePolicy", "File")
+    if isinstance(container.get("image"), str) and "imagePullPolicy" not in container:
+        container["imagePullPolicy"] = image_pull_policy(container["image"])
+    for port in container.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+    container.setdefault("resources", {})
+
+
+def default_pod_spec(spec: JSONDict) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, dict):
+                _default_container(container)
+
+
+def _requests_from_limits(spec: JSONDict) -> None:
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if not isinstance(container, dict):
+                continue
+            resources = container.get("resources")
+            if not isinstance(resources, dict) or not isinstance(resources.get("limits"), dict):
+                continue
+            requests = resources.setdefault("requests", {})
+            if isinstance(requests, dict):
+                for name, value in resources["limits"].items():
+                    requests.setdefault(name, value)
+
+
+def default_pod(obj: JSONDict) -> None:
+    spec = obj.setdefault("spec", {})
+    if isinstance(spec, dict):
+        default_pod_spec(spec)
+        _requests_from_limits(spec)
+        if "priorityClassName" in spec or "priority" in spec:
+            spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def _default_template(template: Any) -> None:
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        default_pod_spec(template["spec"])
+
+
+def default_job_spec(spec: JSONDict) -> None:
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = _MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    if "podReplacementPolicy" not in spec:
+        spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    spec.setdefault("manualSelector", None)
+    if spec.get("manualSelector") is None:
+        del spec["manualSelector"]
+    _default_template(spec.get("template"))
+
+
+def default_job(obj: JSONDict) -> None:
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    default_job_spec(spec)
+    uid = (obj.get("metadata") or {}).get("uid")
+    name = (obj.get("metadata") or {}).get("name")
+    if uid and not spec.get("manualSelector") and "selector" not in spec:
+        # kube-apiserver's Job strategy generates the selector and the matching template labels.
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        template = spec.setdefault("template", {})
+        labels = template.setdefault("metadata", {}).setdefault("labels", {})
+        labels.setdefault("batch.kubernetes.io/controller-uid", uid)
+        labels.setdefault("controller-uid", uid)
+        if name:
+            labels.setdefault("batch.kubernetes.io/job-name", name)
+            labels.setdefault("job-name", name)
+
+
+def default_priority_class(obj: JSONDict) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def default_secret(obj: JSONDict) -> None:
+    obj.setdefault("type", "Opaque")
+
+
+def default_jobset(obj: JSONDict) -> None:
+    """JobSet's webhook defaults (jobset.x-k8s.io/v1alpha2)."""
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    success = spec.setdefault("successPolicy", {})
+    if isinstance(success, dict):
+        success.setdefault("operator", "All")
+    startup = spec.setdefault("startupPolicy", {})
+    if isinstance(startup, dict):
+        startup.setdefault("startupPolicyOrder", "AnyOrder")
+    network = spec.setdefault("network", {})
+    if isinstance(network, dict):
+        network.setdefault("enableDNSHostnames", True)
+        network.setdefault("publishNotReadyAddresses", True)
+    spec.setdefault("suspend", False)
+    for replicated in spec.get("replicatedJobs") or []:
+        if not isinstance(replicated, dict):
+            continue
+        replicated.setdefault("replicas", 1)
+        template = replicated.setdefault("template", {})
+        job_spec = template.setdefault("spec", {}) if isinstance(template, dict) else None
+        if isinstance(job_spec, dict):
+            job_spec.setdefault("completionMode", "Indexed")
+            pod_template = job_spec.get("template")
+            if isinstance(pod_template, dict) and isinstance(pod_template.get("spec"), dict):
+                pod_template["spec"].setdefault("restartPolicy", "OnFailure")
+            default_job_spec(job_spec)

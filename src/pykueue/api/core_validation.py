@@ -1,0 +1,214 @@
+"""Validation of the built-in kinds beyond their schema, worded as kube-apiserver words it.
+
+Owns the Pod / PodSpec rules (container names and images, restart policy, requests ≤ limits,
+non-negative quantities, what a pod update may change), batch/v1 Job rules (restart policy
+Never/OnFailure, non-negative counters, Indexed completions, selector vs template labels, the
+fields that are immutable and the scheduling directives that may change only while the Job is
+suspended and not started — what Kueue relies on), PriorityClass and Namespace rules. Called by
+:mod:`pykueue.api.validation` after the structural schema check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykueue.api import field_errors as fe
+from pykueue.api import names
+from pykueue.api.kinds import FieldError, JSONDict
+from pykueue.api.quantity import QuantityError, parse_quantity
+
+__all__ = ["validate_job", "validate_pod", "validate_pod_spec", "validate_priority_class"]
+
+_IMMUTABLE = "field is immutable"
+_HIGHEST_USER_PRIORITY = 1_000_000_000
+_SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+_SCHEDULING_DIRECTIVES = ("nodeSelector", "tolerations", "affinity", "schedulingGates")
+
+
+def _d(value: Any) -> JSONDict:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _validate_container_resources(resources: JSONDict, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    parsed: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}}
+    for kind in ("requests", "limits"):
+        for name, value in _d(resources.get(kind)).items():
+            try:
+                amount = parse_quantity(value)
+            except (QuantityError, TypeError):
+                continue  # the schema validator reports the syntax
+            parsed[kind][name] = amount
+            if amount < 0:
+                errors.append(fe.invalid(f"{path}.{kind}[{name}]", value, "must be greater than or equal to 0"))
+    for name, request in parsed["requests"].items():
+        limit = parsed["limits"].get(name)
+        if limit is not None and request > limit:
+            errors.append(fe.invalid(f"{path}.requests", resources["requests"][name],
+                                     f"must be less than or equal to {name} limit of {resources['limits'][name]}"))
+    return errors
+
+
+def validate_pod_spec(spec: JSONDict, path: str, *, restart_policies: tuple[str, ...] = (
+        "Always", "OnFailure", "Never")) -> list[FieldError]:
+    errors: list[FieldError] = []
+    containers = _l(spec.get("containers"))
+    if "containers" in spec and not containers:
+        errors.append(fe.required(f"{path}.containers"))
+    seen: set[str] = set()
+    for key in ("initContainers", "containers"):
+        for index, container in enumerate(_l(spec.get(key))):
+            container = _d(container)
+            c_path = f"{path}.{key}[{index}]"
+            name = container.get("name")
+            if isinstance(name, str) and name:
+                errors.extend(fe.invalid(f"{c_path}.name", name, msg) for msg in names.dns1123_label_errors(name))
+                if name in seen:
+                    errors.append(fe.duplicate(f"{c_path}.name", name))
+                seen.add(name)
+            if not container.get("image"):
+                errors.append(fe.required(f"{c_path}.image"))
+            errors.extend(_validate_container_resources(_d(container.get("resources")), f"{c_path}.resources"))
+    policy = spec.get("restartPolicy")
+    if policy is None or policy == "":
+        if restart_policies != ("Always", "OnFailure", "Never"):
+            errors.append(fe.required(f"{path}.restartPolicy", "valid values: "
+                                      + ", ".join(f'"{p}"' for p in restart_policies)))
+    elif policy not in restart_policies:
+        errors.append(fe.not_supported(f"{path}.restartPolicy", policy, restart_policies))
+    for key in ("terminationGracePeriodSeconds", "activeDeadlineSeconds"):
+        value = spec.get(key)
+        if isinstance(value, int) and value < (1 if key == "activeDeadlineSeconds" else 0):
+            bound = "greater than 0" if key == "activeDeadlineSeconds" else "greater than or equal to 0"
+            errors.append(fe.invalid(f"{path}.{key}", value, f"must be {bound}"))
+    errors.extend(names.validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
+    return errors
+
+
+def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
+    spec = _d(obj.get("spec"))
+    errors = validate_pod_spec(spec, "spec")
+    if old is not None:
+        old_spec = _d(old.get("spec"))
+
+        def comparable(s: JSONDict, other: JSONDict) -> JSONDict:
+            out = {k: v for k, v in s.items() if k not in ("activeDeadlineSeconds", "tolerations",
+                                                          "schedulingGates", "nodeName")}
+            out["containers"] = [{k: v for k, v in _d(c).items() if k != "image"} for c in _l(s.get("containers"))]
+            out["initContainers"] = [{k: v for k, v in _d(c).items() if k != "image"}
+                                     for c in _l(s.get("initContainers"))]
+            return out
+
+        if comparable(spec, old_spec) != comparable(old_spec, spec):
+            errors.append(fe.forbidden("spec", "pod updates may not change fields other than "
+                                       "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                                       "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                                       "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
+                                       "to be set to 1 if it was previously negative)"))
+        if old_spec.get("nodeName") and spec.get("nodeName") != old_spec.get("nodeName"):
+            errors.append(fe.invalid("spec.nodeName", spec.get("nodeName"), _IMMUTABLE))
+        old_gates = {_d(g).get("name") for g in _l(old_spec.get("schedulingGates"))}
+        new_gates = {_d(g).get("name") for g in _l(spec.get("schedulingGates"))}
+        if not new_gates <= old_gates:
+            errors.append(fe.forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling "
+                                       "gate"))
+    return errors
+
+
+def _selector_matches(selector: JSONDict, labels: JSONDict) -> bool:
+    for label, value in _d(selector.get("matchLabels")).items():
+        if labels.get(label) != value:
+            return False
+    for raw in _l(selector.get("matchExpressions")):
+        expr = _d(raw)
+        key, op, values = str(expr.get("key")), expr.get("operator"), _l(expr.get("values"))
+        present = key in labels
+        if (op == "In" and (not present or labels[key] not in values)) or \
+                (op == "NotIn" and present and labels[key] in values) or \
+                (op == "Exists" and not present) or (op == "DoesNotExist" and present):
+            return False
+    return True
+
+
+def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
+    spec = _d(obj.get("spec"))
+    template = _d(spec.get("template"))
+    errors: list[FieldError] = []
+    if not template.get("spec"):
+        errors.append(fe.required("spec.template.spec.containers"))
+    errors.extend(validate_pod_spec(_d(template.get("spec")), "spec.template.spec",
+                                    restart_policies=("OnFailure", "Never")))
+    errors.extend(names.validate_labels(_d(template.get("metadata")).get("labels"),
+                                        "spec.template.metadata.labels"))
+    for key in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex",
+                "maxFailedIndexes"):
+        value = spec.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            errors.append(fe.invalid(f"spec.{key}", value, "must be greater than or equal to 0"))
+    deadline = spec.get("activeDeadlineSeconds")
+    if isinstance(deadline, int) and deadline <= 0:
+        errors.append(fe.invalid("spec.activeDeadlineSeconds", deadline, "must be greater than 0"))
+    mode = spec.get("completionMode")
+    if mode is not None and mode not in ("NonIndexed", "Indexed"):
+        errors.append(fe.not_supported("spec.completionMode", mode, ("NonIndexed", "Indexed")))
+    if mode == "Indexed" and spec.get("completions") is None:
+        errors.append(fe.required("spec.completions", "when completion mode is Indexed"))
+    selector = spec.get("selector")
+    if isinstance(selector, dict):
+        errors.extend(names.validate_label_selector(selector, "spec.selector"))
+        labels = _d(_d(template.get("metadata")).get("labels"))
+        if not _selector_matches(selector, labels):
+            errors.append(fe.invalid("spec.template.metadata.labels", labels,
+                                     "`selector` does not match template `labels`"))
+    if old is not None:
+        errors.extend(_validate_job_update(spec, _d(old.get("spec")), _d(old.get("status"))))
+    return errors
+
+
+def _validate_job_update(spec: JSONDict, old_spec: JSONDict, old_status: JSONDict) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for key in ("selector", "completionMode", "manualSelector", "podFailurePolicy", "backoffLimitPerIndex"):
+        if spec.get(key) != old_spec.get(key):
+            errors.append(fe.invalid(f"spec.{key}", spec.get(key), _IMMUTABLE))
+    if spec.get("completions") != old_spec.get("completions") and not (
+            spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")):
+        errors.append(fe.invalid("spec.completions", spec.get("completions"), _IMMUTABLE))
+    template, old_template = _d(spec.get("template")), _d(old_spec.get("template"))
+    if template == old_template:
+        return errors
+    mutable = bool(old_spec.get("suspend")) and not old_status.get("startTime")
+    pod, old_pod = _d(template.get("spec")), _d(old_template.get("spec"))
+    rest = {k: v for k, v in pod.items() if k not in _SCHEDULING_DIRECTIVES}
+    old_rest = {k: v for k, v in old_pod.items() if k not in _SCHEDULING_DIRECTIVES}
+    meta_changed = template.get("metadata") != old_template.get("metadata")
+    directives_changed = any(pod.get(k) != old_pod.get(k) for k in _SCHEDULING_DIRECTIVES)
+    if rest != old_rest or ((meta_changed or directives_changed) and not mutable):
+        errors.append(fe.invalid("spec.template", "template", _IMMUTABLE))
+    return errors
+
+
+def validate_priority_class(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
+    errors: list[FieldError] = []
+    name = str(_d(obj.get("metadata")).get("name") or "")
+    value = obj.get("value")
+    if value is None:
+        errors.append(fe.required("value"))
+    elif isinstance(value, int) and name not in _SYSTEM_PRIORITY_CLASSES:
+        if value > _HIGHEST_USER_PRIORITY:
+            errors.append(fe.invalid("value", value, f"must be less than or equal to {_HIGHEST_USER_PRIORITY}"))
+        if name.startswith("system-"):
+            errors.append(fe.forbidden("metadata.name", "priority class names with 'system-' prefix are "
+                                       "reserved for system use only"))
+    policy = obj.get("preemptionPolicy")
+    if policy is not None and policy not in ("PreemptLowerPriority", "Never"):
+        errors.append(fe.not_supported("preemptionPolicy", policy, ("PreemptLowerPriority", "Never")))
+    if old is not None:
+        if obj.get("value") != old.get("value"):
+            errors.append(fe.forbidden("value", "may not be changed in an update."))
+        if obj.get("preemptionPolicy") != old.get("preemptionPolicy"):
+            errors.append(fe.invalid("preemptionPolicy", policy, _IMMUTABLE))
+    return errors

@@ -1,0 +1,242 @@
+"""A generic validator for structural OpenAPI v3 schemas, CEL rules included.
+
+Owns what kube-apiserver does for any CustomResource before admission webhooks run: types,
+``required``, ``enum``, ``pattern``, length/size/range bounds, list-type ``map``/``set`` uniqueness,
+quantities, and the ``x-kubernetes-validations`` CEL rules (``self``, and ``oldSelf`` for
+transition rules, which only run where the old object has a correlated value). It knows nothing
+about Kueue: :mod:`pykueue.api.validation` runs it for every kind, then adds webhook rules.
+Also owns unknown-field detection for ``fieldValidation=Strict|Warn``.
+
+Invariant: never raises on user input; every problem becomes a :class:`FieldError` with the
+path of the offending node (``spec.resourceGroups[0].flavors[1]``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from pykueue.api import field_errors as fe
+from pykueue.api.kinds import FieldError, JSONDict
+from pykueue.api.quantity import QuantityError, parse_quantity
+
+__all__ = ["strict_decoding_error", "unknown_field_paths", "validate_schema"]
+
+_MISSING = object()
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@cache
+def _program(rule: str) -> Any:
+    import cel
+
+    return cel.compile(rule)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _type_ok(expected: str, value: Any) -> bool:
+    actual = _type_name(value)
+    if expected == "number":
+        return actual in ("number", "integer")
+    if expected == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return actual == expected
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+
+    def walk(self, schema: JSONDict, value: Any, old: Any, path: str) -> None:
+        if value is None:
+            return
+        if not self._check_type(schema, value, path):
+            return
+        self._check_scalar(schema, value, path)
+        if isinstance(value, dict):
+            self._walk_object(schema, value, old, path)
+        elif isinstance(value, list):
+            self._walk_array(schema, value, old, path)
+        self._run_rules(schema, value, old, path)
+
+    def _check_type(self, schema: JSONDict, value: Any, path: str) -> bool:
+        if schema.get("x-kubernetes-int-or-string"):
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                self.errors.append(fe.type_invalid(path, value, f"{path} in body must be of type "
+                                                                f"integer-or-string: {_type_name(value)!r}"))
+                return False
+            return True
+        expected = schema.get("type")
+        if expected and not _type_ok(expected, value):
+            self.errors.append(fe.type_invalid(
+                path, value, f"{path or 'body'} in body must be of type {expected}: {_type_name(value)!r}"))
+            return False
+        return True
+
+    def _check_scalar(self, schema: JSONDict, value: Any, path: str) -> None:
+        errors = self.errors
+        enum = schema.get("enum")
+        if enum is not None and value not in enum:
+            errors.append(fe.not_supported(path, value, [str(e) for e in enum]))
+        if isinstance(value, str):
+            pattern = schema.get("pattern")
+            if schema.get("x-kubernetes-int-or-string") and pattern:
+                try:
+                    parse_quantity(value)
+                except QuantityError as exc:
+                    errors.append(fe.invalid(path, value, str(exc)))
+            elif pattern and not _regex(pattern).search(value):
+                errors.append(fe.invalid(path, value, f"{path} in body should match '{pattern}'"))
+            if "maxLength" in schema and len(value) > schema["maxLength"]:
+                errors.append(fe.too_long(path, schema["maxLength"]))
+            if "minLength" in schema and len(value) < schema["minLength"]:
+                errors.append(fe.invalid(path, value, f"{path} in body should be at least "
+                                                      f"{schema['minLength']} chars long"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if "minimum" in schema and value < schema["minimum"]:
+                errors.append(fe.invalid(path, value, f"{path} in body should be greater than or equal "
+                                                      f"to {schema['minimum']}"))
+            if "maximum" in schema and value > schema["maximum"]:
+                errors.append(fe.invalid(path, value, f"{path} in body should be less than or equal "
+                                                      f"to {schema['maximum']}"))
+
+    def _walk_object(self, schema: JSONDict, value: JSONDict, old: Any, path: str) -> None:
+        properties: JSONDict = schema.get("properties") or {}
+        for name in schema.get("required") or ():
+            if value.get(name) is None:
+                self.errors.append(fe.required(fe.join(path, name)))
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            self.errors.append(fe.too_many(path, len(value), schema["maxProperties"]))
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            self.errors.append(fe.invalid(path, value, f"{path} in body should have at least "
+                                                       f"{schema['minProperties']} properties"))
+        old_map = old if isinstance(old, dict) else {}
+        for name, child in value.items():
+            sub = properties.get(name)
+            child_path = fe.join(path, name)
+            if sub is None:
+                extra = schema.get("additionalProperties")
+                sub = extra if isinstance(extra, dict) else None
+                child_path = f"{path}[{name}]"
+            if sub is not None:
+                self.walk(sub, child, old_map.get(name, _MISSING), child_path)
+
+    def _walk_array(self, schema: JSONDict, value: list[Any], old: Any, path: str) -> None:
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            self.errors.append(fe.too_many(path, len(value), schema["maxItems"]))
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            self.errors.append(fe.invalid(path, value, f"{path} in body should have at least "
+                                                       f"{schema['minItems']} items"))
+        items: JSONDict = schema.get("items") or {}
+        list_type = schema.get("x-kubernetes-list-type")
+        keys: list[str] = list(schema.get("x-kubernetes-list-map-keys") or ())
+        old_by_key: dict[tuple[Any, ...], Any] = {}
+        if list_type == "map" and isinstance(old, list):
+            old_by_key = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
+        seen: set[Any] = set()
+        for index, item in enumerate(value):
+            item_path = fe.join(path, index)
+            correlated: Any = _MISSING
+            if list_type == "map" and isinstance(item, dict):
+                key = tuple(item.get(k) for k in keys)
+                if key in seen:
+                    self.errors.append(fe.duplicate(item_path, {k: item.get(k) for k in keys}))
+                seen.add(key)
+                correlated = old_by_key.get(key, _MISSING)
+            elif list_type == "set":
+                marker = repr(item)
+                if marker in seen:
+                    self.errors.append(fe.duplicate(item_path, item))
+                seen.add(marker)
+            self.walk(items, item, correlated, item_path)
+
+    def _run_rules(self, schema: JSONDict, value: Any, old: Any, path: str) -> None:
+        for rule in schema.get("x-kubernetes-validations") or ():
+            text: str = rule["rule"]
+            uses_old = "oldSelf" in text
+            if uses_old and (old is _MISSING or old is None):
+                continue
+            variables: dict[str, Any] = {"self": value}
+            if uses_old:
+                variables["oldSelf"] = old
+            try:
+                ok = _program(text).execute(variables)
+            except Exception as exc:
+                ok = False
+                message = f"evaluation error: {exc}"
+            else:
+                message = rule.get("message") or f"failed rule: {text}"
+            if ok is True:
+                continue
+            target = path
+            field_path = rule.get("fieldPath")
+            if field_path:
+                target = (path + field_path).lstrip(".")
+            reason = rule.get("reason") or "FieldValueInvalid"
+            if reason == "FieldValueForbidden":
+                self.errors.append(fe.forbidden(target, message))
+            elif reason == "FieldValueRequired":
+                self.errors.append(fe.required(target, message))
+            else:
+                self.errors.append(fe.invalid(target, schema.get("type", "object"), message))
+
+
+def validate_schema(schema: JSONDict, obj: JSONDict, old: JSONDict | None = None,
+                    *, path: str = "") -> list[FieldError]:
+    """All schema and CEL violations of ``obj`` (``old`` enables transition rules on update)."""
+    walker = _Walker()
+    walker.walk(schema, obj, old if old is not None else _MISSING, path)
+    return walker.errors
+
+
+def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "") -> list[str]:
+    """Paths (``spec.foo``, ``spec.containers[0].bar``) of fields the schema does not declare."""
+    found: list[str] = []
+    _unknown(schema, obj, path, found)
+    return found
+
+
+def _unknown(schema: JSONDict, value: Any, path: str, found: list[str]) -> None:
+    if isinstance(value, dict):
+        if schema.get("x-kubernetes-preserve-unknown-fields") and "properties" not in schema:
+            return
+        properties: JSONDict | None = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        for name, child in value.items():
+            child_path = fe.join(path, name)
+            if properties is not None and name in properties:
+                _unknown(properties[name], child, child_path, found)
+            elif isinstance(extra, dict):
+                _unknown(extra, child, child_path, found)
+            elif properties is not None and not extra and not schema.get("x-kubernetes-preserve-unknown-fields"):
+                found.append(child_path)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for index, item in enumerate(value):
+                _unknown(items, item, fe.join(path, index), found)
+
+
+def strict_decoding_error(paths: list[str]) -> str:
+    """kube-apiserver's wording for fieldValidation=Strict (and the Warn warnings, one per path)."""
+    return "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths)
