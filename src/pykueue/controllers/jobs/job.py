@@ -1,0 +1,202 @@
+"""The batch/v1 Job integration (spec §2.2–§2.4): one podSet ``main`` per Job.
+
+Owns: the Job adapter (:class:`BatchJob`) — podSet from parallelism/completions with partial
+admission via ``kueue.x-k8s.io/job-min-parallelism``, PodsReady, finished, reclaimable pods, start
+(unsuspend with the flavors' node labels/tolerations, parallelism for partial admission) and stop
+(suspend, restore the template from the Workload) — and the create-time admission mutation
+(default LocalQueue ``default``, suspend a managed Job).
+
+Who calls it: the generic :class:`~pykueue.controllers.jobs.reconciler.JobReconciler` through
+:data:`INTEGRATION`; the registry calls :func:`mutate_on_create` via the manager's admission hooks.
+Invariant: a Job with a queue-name label (and no Kueue-managed owner) is never created unsuspended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any
+
+from pykueue.api.errors import ApiError
+from pykueue.client import Client, Informer
+from pykueue.controllers.config import KueueConfig
+from pykueue.controllers.jobs.framework import (
+    JOB_MIN_PARALLELISM,
+    QUEUE_LABEL,
+    Caches,
+    Finished,
+    GenericJob,
+    Integration,
+    JobKey,
+    JobWithReclaimablePods,
+    PodSetInfo,
+    apply_pod_set_info,
+    default_queue_and_manage,
+    has_managed_owner,
+    restore_template,
+    template_for_workload,
+    workload_name,
+)
+from pykueue.controllers.resources import JOBS
+
+__all__ = ["INTEGRATION", "BatchJob", "mutate_on_create"]
+
+JSONDict = dict[str, Any]
+_DROP_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid")
+PARENT_KINDS = frozenset({("jobset.x-k8s.io", "JobSet")})
+"""Owners whose child Jobs Kueue leaves to the parent's integration (§2.2 rule 2)."""
+
+
+class BatchJob:
+    def __init__(self, obj: JSONDict) -> None:
+        self.obj = obj
+        self._meta: JSONDict = obj.get("metadata") or {}
+        self._spec: JSONDict = obj.get("spec") or {}
+        self._status: JSONDict = obj.get("status") or {}
+
+    @property
+    def key(self) -> JobKey:
+        return (self.namespace, self._meta.get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        return str(self._meta.get("namespace", ""))
+
+    def labels(self) -> dict[str, str]:
+        return dict(self._meta.get("labels") or {})
+
+    def queue_name(self) -> str:
+        return self.labels().get(QUEUE_LABEL, "")
+
+    def owner_references(self) -> list[JSONDict]:
+        return [{"apiVersion": "batch/v1", "kind": "Job", "name": self._meta.get("name", ""),
+                 "uid": self._meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
+
+    def workload_name(self) -> str:
+        return workload_name("Job", "batch", self._meta.get("name", ""), self._meta.get("uid", ""))
+
+    def workload_annotations(self) -> dict[str, str]:
+        return {}
+
+    def ready_to_create(self) -> bool:
+        return True
+
+    def is_suspended(self) -> bool:
+        return bool(self._spec.get("suspend"))
+
+    def is_active(self) -> bool:
+        return int(self._status.get("active") or 0) > 0
+
+    def _parallelism(self) -> int:
+        return int(self._spec.get("parallelism", 1) if self._spec.get("parallelism") is not None else 1)
+
+    def pod_count(self) -> int:
+        parallelism = self._parallelism()
+        completions = self._spec.get("completions")
+        return min(parallelism, int(completions)) if completions is not None else parallelism
+
+    def pod_sets(self) -> list[JSONDict]:
+        template = template_for_workload(self._spec.get("template") or {}, _DROP_LABELS)
+        pod_set: JSONDict = {"name": "main", "count": self.pod_count(), "template": template}
+        min_parallelism = (self._meta.get("annotations") or {}).get(JOB_MIN_PARALLELISM, "")
+        if min_parallelism.isdigit() and 0 < int(min_parallelism) < self.pod_count():
+            pod_set["minCount"] = int(min_parallelism)
+        return [pod_set]
+
+    def finished(self) -> Finished | None:
+        for cond in self._status.get("conditions") or []:
+            if cond.get("status") != "True":
+                continue
+            if cond.get("type") == "Failed":
+                return Finished(False, cond.get("message") or cond.get("reason") or "Job failed")
+            if cond.get("type") == "Complete":
+                return Finished(True, cond.get("message") or "Job finished successfully")
+        return None
+
+    def pods_ready(self) -> bool:
+        uncounted = (self._status.get("uncountedTerminatedPods") or {}).get("succeeded") or []
+        done = int(self._status.get("succeeded") or 0) + int(self._status.get("ready") or 0) + len(uncounted)
+        return done >= self.pod_count()
+
+    def reclaimable_pods(self) -> list[JSONDict]:
+        parallelism = self._parallelism()
+        succeeded = int(self._status.get("succeeded") or 0)
+        completions = self._spec.get("completions")
+        if parallelism <= 1 or succeeded <= 0 or completions is None:
+            return []
+        remaining = max(int(completions) - succeeded, 0)
+        if remaining >= parallelism:
+            return []
+        return [{"name": "main", "count": parallelism - remaining}]
+
+    async def run(self, client: Client, infos: list[PodSetInfo]) -> None:
+        new = copy.deepcopy(self.obj)
+        spec = new.setdefault("spec", {})
+        info = next((i for i in infos if i.name == "main"), infos[0] if infos else None)
+        if info is not None:
+            spec["template"] = apply_pod_set_info(spec.get("template") or {}, info)
+            if info.count < self.pod_count():
+                spec["parallelism"] = info.count
+        spec["suspend"] = False
+        await client.update(JOBS, new)
+
+    async def stop(self, client: Client, pod_sets: list[JSONDict]) -> bool:
+        new = copy.deepcopy(self.obj)
+        spec = new.setdefault("spec", {})
+        original = next((ps for ps in pod_sets if ps.get("name") == "main"), pod_sets[0] if pod_sets else None)
+        if original is not None:
+            spec["template"] = restore_template(spec.get("template") or {}, original.get("template") or {})
+            if original.get("minCount") is not None:
+                spec["parallelism"] = int(original.get("count", self._parallelism()))
+        spec["suspend"] = True
+        if new == self.obj:
+            return False
+        await client.update(JOBS, new)
+        if self._status.get("startTime"):
+            # Kueue resets startTime so activeDeadlineSeconds counts from the next start
+            with contextlib.suppress(ApiError):
+                await client.patch(JOBS, self._meta.get("name", ""), {"status": {"startTime": None}},
+                                   namespace=self.namespace, subresource="status")
+        return True
+
+
+def mutate_on_create(obj: JSONDict, config: KueueConfig, caches: Caches) -> JSONDict | None:
+    """§2.2: default the queue to LocalQueue ``default``; suspend a managed Job."""
+    if has_managed_owner(obj, PARENT_KINDS):
+        return None
+    out, managed = default_queue_and_manage(obj, config, caches)
+    if not managed:
+        return out if out is not obj else None
+    spec = out.get("spec") or {}
+    if spec.get("suspend") is True and out is obj:
+        return None
+    return {**out, "spec": {**spec, "suspend": True}}
+
+
+def _key_of(obj: JSONDict) -> JobKey | None:
+    if has_managed_owner(obj, PARENT_KINDS):
+        return None
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace", ""), meta.get("name", ""))
+
+
+def _key_for_workload(wl: JSONDict, jobs: Informer) -> JobKey | None:
+    meta = wl.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "Job" and ref.get("apiVersion", "").startswith("batch/"):
+            return (meta.get("namespace", ""), ref.get("name", ""))
+    return None
+
+
+def _load(key: JobKey, jobs: Informer) -> GenericJob | None:
+    obj = jobs.get(key[1], key[0])
+    return BatchJob(obj) if obj is not None else None
+
+
+INTEGRATION = Integration(
+    name="batch/job", res=JOBS, owner_kinds=frozenset({("batch", "Job")}), key_of=_key_of,
+    key_for_workload=_key_for_workload, load=_load, admission_mutator=mutate_on_create,
+)
+
+_conforms: type[GenericJob] = BatchJob
+_reclaims: type[JobWithReclaimablePods] = BatchJob

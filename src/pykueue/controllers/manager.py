@@ -1,0 +1,152 @@
+"""``ControllerManager``: every pykueue controller, wired to one Client and one Scheduler.
+
+Owns: the shared informers (one list+watch per resource), the event recorder, the scheduler loop,
+the workload controller, the queue status writer, one job reconciler per enabled integration, and
+their background tasks. ``admission_hooks()`` returns what the embedded API server installs so a
+managed job is created suspended (Kueue's webhooks).
+
+Who calls it: ``cli/`` (embedded ``pykueue up`` and cluster-mode ``pykueue controller``) and the
+controller tests: ``ControllerManager(client, config, clock)``, ``await start()``, ``await stop()``.
+Invariant: informers of the configuration kinds are synced before Workloads, and Workloads before
+jobs, so the scheduler never sees a workload whose queue it has not been told about yet, and a
+restart rebuilds the engine's state entirely from the API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from pykueue.api.clock import Clock, SystemClock
+from pykueue.client import Client, Informer, Res, run_workers
+from pykueue.controllers.config import KueueConfig
+from pykueue.controllers.events import EventRecorder
+from pykueue.controllers.hooks import build_hooks
+from pykueue.controllers.jobs.framework import Caches
+from pykueue.controllers.jobs.reconciler import JobReconciler
+from pykueue.controllers.jobs.registry import enabled
+from pykueue.controllers.queues import QueueStatusWriter
+from pykueue.controllers.resources import (
+    CLUSTER_QUEUES,
+    COHORTS,
+    LOCAL_QUEUES,
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    RESOURCE_FLAVORS,
+    WORKLOAD_PRIORITY_CLASSES,
+    WORKLOADS,
+)
+from pykueue.controllers.scheduling import SchedulerLoop
+from pykueue.controllers.workload import WorkloadController
+from pykueue.registry.admission import AdmissionHook
+from pykueue.scheduler import Scheduler
+
+__all__ = ["ControllerManager"]
+
+log = logging.getLogger(__name__)
+JSONDict = dict[str, Any]
+
+_CONFIG_KINDS = (NAMESPACES, RESOURCE_FLAVORS, COHORTS, CLUSTER_QUEUES, LOCAL_QUEUES,
+                 WORKLOAD_PRIORITY_CLASSES, PRIORITY_CLASSES)
+
+
+class ControllerManager:
+    def __init__(self, client: Client, config: KueueConfig | None = None, clock: Clock | None = None, *,
+                 workers: int = 4) -> None:
+        self.client = client
+        self.config = config or KueueConfig()
+        self.clock: Clock = clock or SystemClock()
+        self._workers = workers
+        self.scheduler = Scheduler(self.config.scheduler_config(), clock=self.clock)
+        self.informers: dict[Res, Informer] = {res: Informer(client, res) for res in (*_CONFIG_KINDS, WORKLOADS)}
+        inf = self.informers
+        self.caches = Caches(workloads=inf[WORKLOADS], local_queues=inf[LOCAL_QUEUES], namespaces=inf[NAMESPACES],
+                             flavors=inf[RESOURCE_FLAVORS], priority_classes=inf[PRIORITY_CLASSES],
+                             workload_priority_classes=inf[WORKLOAD_PRIORITY_CLASSES])
+        self.recorder = EventRecorder(client, self.clock)
+        self.integrations = enabled(self.config.integrations.frameworks)
+        self.job_informers: dict[str, Informer] = {
+            i.name: Informer(client, i.res, label_selector=i.label_selector) for i in self.integrations}
+        self.jobs = [JobReconciler(i, client, self.config, self.clock, self.recorder, self.job_informers[i.name],
+                                   self.caches) for i in self.integrations]
+        self.scheduling = SchedulerLoop(client, self.scheduler, self.clock, self.recorder, inf[WORKLOADS])
+        self.workloads = WorkloadController(client, self.config, self.clock, self.recorder, self.scheduler,
+                                            inf[WORKLOADS], inf[LOCAL_QUEUES], inf[CLUSTER_QUEUES], self._job_owned)
+        self.queues = QueueStatusWriter(client, self.clock, self.scheduler,
+                                        fair_sharing=self.config.fair_sharing is not None,
+                                        cluster_queues=inf[CLUSTER_QUEUES], local_queues=inf[LOCAL_QUEUES],
+                                        cohorts=inf[COHORTS], flavors=inf[RESOURCE_FLAVORS], workloads=inf[WORKLOADS])
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wire()
+
+    # ------------------------------------------------------------------ wiring
+
+    def _wire(self) -> None:
+        inf, s, w, q = self.informers, self.scheduling, self.workloads, self.queues
+        inf[NAMESPACES].add_handler(s.on_namespace)
+        inf[RESOURCE_FLAVORS].add_handler(s.on_flavor)
+        inf[RESOURCE_FLAVORS].add_handler(q.on_flavor)
+        inf[COHORTS].add_handler(s.on_cohort)
+        inf[COHORTS].add_handler(q.on_cohort)
+        inf[CLUSTER_QUEUES].add_handler(s.on_cluster_queue)
+        inf[CLUSTER_QUEUES].add_handler(q.on_cluster_queue)
+        inf[CLUSTER_QUEUES].add_handler(w.on_cluster_queue)
+        inf[LOCAL_QUEUES].add_handler(s.on_local_queue)
+        inf[LOCAL_QUEUES].add_handler(q.on_local_queue)
+        inf[LOCAL_QUEUES].add_handler(w.on_local_queue)
+        inf[WORKLOADS].add_handler(s.on_workload)
+        inf[WORKLOADS].add_handler(q.on_workload)
+        inf[WORKLOADS].add_handler(w.on_workload)
+        for reconciler in self.jobs:
+            reconciler.jobs.add_handler(reconciler.on_job)
+            inf[WORKLOADS].add_handler(reconciler.on_workload)
+
+    def _job_owned(self, wl: JSONDict) -> bool:
+        """Is a job integration responsible for stopping this workload's pods (and releasing it)?"""
+        return any(r.owns(wl) for r in self.jobs)
+
+    def admission_hooks(self) -> list[AdmissionHook]:
+        """Hooks the embedded registry installs (Kueue's webhooks): suspend/gate managed jobs on create,
+        default the queue to LocalQueue ``default``, add the ``resource-in-use`` finalizer to CQs/RFs."""
+        return build_hooks(self.integrations, self.config, self.caches)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        self._tasks.append(asyncio.create_task(coro, name=name))
+
+    async def start(self) -> None:
+        for res in _CONFIG_KINDS:
+            await self.informers[res].start()
+        await self.informers[WORKLOADS].start()
+        for informer in self.job_informers.values():
+            await informer.start()
+        self.recorder.start()
+        self.scheduling.start()
+        self._spawn(self.queues.run(), "queue-status")
+        self._spawn(self.workloads.timers.run(), "workload-timers")
+        self._spawn(run_workers(self.workloads.queue, self.workloads.reconcile, workers=self._workers),
+                    "workload-controller")
+        for reconciler in self.jobs:
+            self._spawn(run_workers(reconciler.queue, reconciler.reconcile, workers=self._workers),
+                        f"jobs-{reconciler.integration.name}")
+        self.queues.mark_all()
+        self.scheduling.wake()
+
+    async def stop(self) -> None:
+        self.workloads.queue.shutdown()
+        for reconciler in self.jobs:
+            reconciler.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        await self.scheduling.stop()
+        await self.recorder.stop()
+        for informer in [*self.job_informers.values(), *self.informers.values()]:
+            await informer.stop()

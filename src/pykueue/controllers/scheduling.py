@@ -1,0 +1,274 @@
+"""The scheduler loop: informer events into the pure ``Scheduler``, its decisions out to the API.
+
+Owns: feeding the engine (namespaces, flavors, cohorts, cluster/local queues, workloads), running
+``schedule()`` whenever something changed (Kueue's idle backoff 1 ms → 10 ms, never a busy loop),
+and writing each decision as a Workload status change through the status subresource:
+
+- admit   → ``status.admission`` + QuotaReserved=True (+ Admitted=True without admission checks);
+            on any write failure the engine is told to ``forget`` the assumed admission;
+- preempt → Evicted=True reason Preempted + Preempted=True reason InClusterQueue/…;
+- pending → QuotaReserved=False reason/message + ``resourceRequests``, only when it changed, by a
+            coalescing background writer (latest decision per workload wins).
+
+Who calls it: ``ControllerManager`` builds one and runs :meth:`SchedulerLoop.run`.
+Invariant: a workload the engine admitted is either written as admitted or forgotten — never both
+and never neither; the loop sleeps whenever a cycle admitted nothing and nothing changed since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from pykueue.api.clock import Clock, parse_time
+from pykueue.api.errors import ApiError, NotFound
+from pykueue.client import Client, Informer
+from pykueue.controllers.conditions import has_quota, is_evicted, is_finished
+from pykueue.controllers.events import EventRecorder
+from pykueue.controllers.resources import WORKLOADS
+from pykueue.controllers.status import update_status
+from pykueue.controllers.wlstatus import prepare_eviction, reserve_quota, set_pending
+from pykueue.scheduler import Scheduler
+from pykueue.scheduler.types import Admit, CycleResult, Pending, Preempt
+
+__all__ = ["SchedulerLoop"]
+
+log = logging.getLogger(__name__)
+JSONDict = dict[str, Any]
+Key = tuple[str, str]
+
+MIN_BACKOFF = 0.001
+MAX_BACKOFF = 0.010
+IDLE_WAKE = 1.0
+"""Safety net: run a cycle at least this often while idle (time-based parking in the engine)."""
+
+
+def _meta(obj: JSONDict) -> JSONDict:
+    meta: JSONDict = obj.get("metadata") or {}
+    return meta
+
+
+class SchedulerLoop:
+    def __init__(self, client: Client, scheduler: Scheduler, clock: Clock, recorder: EventRecorder,
+                 workloads: Informer) -> None:
+        self._client = client
+        self.scheduler = scheduler
+        self._clock = clock
+        self._recorder = recorder
+        self._workloads = workloads
+        self._dirty = asyncio.Event()
+        self._pending_out: dict[Key, Pending] = {}
+        self._pending_wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.cycles = 0
+
+    # ------------------------------------------------------------------ events in
+
+    def wake(self) -> None:
+        self._dirty.set()
+
+    def on_namespace(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if etype == "DELETED":
+            self.scheduler.delete_namespace(_meta(obj)["name"])
+        else:
+            self.scheduler.upsert_namespace(obj)
+        self.wake()
+
+    def on_flavor(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if etype == "DELETED":
+            self.scheduler.delete_resource_flavor(_meta(obj)["name"])
+        else:
+            self.scheduler.upsert_resource_flavor(obj)
+        self.wake()
+
+    def on_cohort(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if etype == "DELETED":
+            self.scheduler.delete_cohort(_meta(obj)["name"])
+        elif old is None or old.get("spec") != obj.get("spec"):
+            self.scheduler.upsert_cohort(obj)
+        else:
+            return   # status-only change (our own writes): nothing for the engine
+        self.wake()
+
+    def on_cluster_queue(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if etype == "DELETED":
+            self.scheduler.delete_cluster_queue(_meta(obj)["name"])
+        elif (old is None or old.get("spec") != obj.get("spec")
+              or _meta(old).get("deletionTimestamp") != _meta(obj).get("deletionTimestamp")):
+            self.scheduler.upsert_cluster_queue(obj)
+        else:
+            return
+        self.wake()
+
+    def on_local_queue(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        meta = _meta(obj)
+        if etype == "DELETED":
+            self.scheduler.delete_local_queue(meta.get("namespace", ""), meta["name"])
+        elif old is None or old.get("spec") != obj.get("spec"):
+            self.scheduler.upsert_local_queue(obj)
+        else:
+            return
+        self.wake()
+
+    def on_workload(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        meta = _meta(obj)
+        if etype == "DELETED":
+            self.scheduler.delete_workload(meta.get("namespace", ""), meta["name"])
+            self._pending_out.pop((meta.get("namespace", ""), meta["name"]), None)
+        else:
+            self.scheduler.upsert_workload(obj)
+        self.wake()
+
+    # ------------------------------------------------------------------ the loop
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self.run(), name="scheduler-loop"),
+                       asyncio.create_task(self._pending_writer(), name="scheduler-pending-writer")]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def run(self) -> None:
+        backoff = MIN_BACKOFF
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._dirty.wait(), timeout=IDLE_WAKE)
+            self._dirty.clear()
+            try:
+                result = self.scheduler.schedule()
+            except Exception:   # a bug in one cycle must not stop admission forever
+                log.exception("scheduling cycle failed")
+                await asyncio.sleep(MAX_BACKOFF)
+                continue
+            self.cycles += 1
+            await self.apply(result)
+            if result.admitted:
+                backoff = MIN_BACKOFF
+                self._dirty.set()     # heads behind the admitted ones may fit now
+            else:
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def apply(self, result: CycleResult) -> None:
+        writes = [self._admit(a) for a in result.admitted] + [self._preempt(p) for p in result.preempted]
+        if writes:
+            await asyncio.gather(*writes)
+        for pending in result.pending:
+            key = (pending.namespace, pending.name)
+            if self._pending_differs(pending):
+                self._pending_out[key] = pending
+                self._pending_wake.set()
+
+    # ------------------------------------------------------------------ decisions out
+
+    async def _admit(self, decision: Admit) -> None:
+        ns, name = decision.namespace, decision.name
+        wl = self._workloads.get(name, ns)
+        if wl is None:
+            self.scheduler.forget(ns, name)
+            return
+        self._pending_out.pop((ns, name), None)
+        now = self._clock.now()
+
+        def edit(status: JSONDict, obj: JSONDict) -> bool:
+            if has_quota(obj) or is_finished(obj):
+                return False
+            reserve_quota(status, decision.admission, decision.admission_checks, now)
+            return True
+
+        try:
+            written = await update_status(self._client, WORKLOADS, wl, edit, retries=0)
+        except NotFound:
+            self.scheduler.forget(ns, name)
+            return
+        except ApiError as exc:
+            log.info("admitting %s/%s failed (%s); forgetting the assumption", ns, name, exc)
+            self.scheduler.forget(ns, name)
+            self.wake()
+            return
+        if written is None:
+            self.scheduler.forget(ns, name)
+            self.wake()
+            return
+        self.scheduler.upsert_workload(written)
+        waited = max(0, int(now - parse_time(_meta(wl).get("creationTimestamp") or "1970-01-01T00:00:00Z")))
+        cq = decision.cluster_queue
+        self._recorder.record(written, "Normal", "QuotaReserved",
+                              f"Quota reserved in ClusterQueue {cq}, wait time since queued was {waited}s")
+        if not decision.admission_checks:
+            self._recorder.record(written, "Normal", "Admitted",
+                                  f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s")
+
+    async def _preempt(self, decision: Preempt) -> None:
+        wl = self._workloads.get(decision.name, decision.namespace)
+        if wl is None:
+            return
+        now = self._clock.now()
+        event_reason = ""
+
+        def edit(status: JSONDict, obj: JSONDict) -> bool:
+            nonlocal event_reason
+            if not has_quota(obj) or is_evicted(obj):
+                return False
+            event_reason = prepare_eviction(status, "Preempted", decision.message, now,
+                                            preempted_reason=decision.reason)
+            return True
+
+        try:
+            written = await update_status(self._client, WORKLOADS, wl, edit)
+        except ApiError as exc:
+            log.info("preempting %s/%s failed: %s", decision.namespace, decision.name, exc)
+            self.wake()
+            return
+        if written is not None:
+            self.scheduler.upsert_workload(written)
+            self._recorder.record(written, "Normal", "Preempted", decision.message)
+            self._recorder.record(written, "Normal", event_reason, decision.message)
+
+    def _pending_differs(self, pending: Pending) -> bool:
+        wl = self._workloads.get(pending.name, pending.namespace)
+        if wl is None or has_quota(wl):
+            return False
+        status = wl.get("status") or {}
+        for cond in status.get("conditions") or []:
+            if cond.get("type") == "QuotaReserved":
+                return bool(cond.get("status") != "False" or cond.get("reason") != pending.reason
+                            or cond.get("message") != pending.message
+                            or status.get("resourceRequests") != pending.resource_requests)
+        return True
+
+    async def _pending_writer(self) -> None:
+        while True:
+            await self._pending_wake.wait()
+            self._pending_wake.clear()
+            while self._pending_out:
+                batch = list(self._pending_out.values())[:64]
+                for p in batch:
+                    self._pending_out.pop((p.namespace, p.name), None)
+                await asyncio.gather(*(self._write_pending(p) for p in batch))
+
+    async def _write_pending(self, pending: Pending) -> None:
+        wl = self._workloads.get(pending.name, pending.namespace)
+        if wl is None:
+            return
+        now = self._clock.now()
+
+        def edit(status: JSONDict, obj: JSONDict) -> bool:
+            if has_quota(obj) or is_finished(obj):
+                return False
+            return set_pending(status, pending.reason, pending.message, pending.resource_requests, now)
+
+        try:
+            written = await update_status(self._client, WORKLOADS, wl, edit)
+        except ApiError as exc:
+            log.debug("pending status of %s/%s not written: %s", pending.namespace, pending.name, exc)
+            return
+        if written is not None:
+            self._recorder.record(written, "Warning", pending.reason, pending.message)

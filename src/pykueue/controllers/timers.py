@@ -1,0 +1,70 @@
+"""Clock-driven wake-ups for reconcilers ("look at this workload again at time T").
+
+Owns: a heap of (due time on the injected clock, callback key). Reconcilers that must act at a
+point in time (waitForPodsReady timeout, backoff expiry, maximum execution time) register the time
+here instead of sleeping, so a test that advances a ``ManualClock`` sees the action without waiting
+real time, and production (``SystemClock``) behaves the same.
+
+Who calls it: the workload controller (and anything else needing a timed requeue); the manager
+runs :meth:`Timers.run` as a background task.
+Invariant: a key fires at most once per registration, never before its due time on the clock; an
+earlier registration for the same key wins (later ones are kept and fire too, harmlessly).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from pykueue.api.clock import Clock
+
+__all__ = ["Timers"]
+
+K = TypeVar("K")
+
+
+class Timers(Generic[K]):
+    def __init__(self, clock: Clock, fire: Callable[[K], None], *, poll_interval: float = 0.05) -> None:
+        self._clock = clock
+        self._fire = fire
+        self._poll = poll_interval
+        self._heap: list[tuple[float, int, K]] = []
+        self._seq = 0
+        self._wake = asyncio.Event()
+
+    def at(self, when: float, key: K) -> None:
+        """Fire ``key`` once the clock reaches ``when`` (epoch seconds)."""
+        self._seq += 1
+        heapq.heappush(self._heap, (when, self._seq, key))
+        self._wake.set()
+
+    def after(self, seconds: float, key: K) -> None:
+        self.at(self._clock.now() + max(0.0, seconds), key)
+
+    def pending(self) -> int:
+        return len(self._heap)
+
+    def fire_due(self) -> int:
+        """Fire every key that is due now; returns how many fired."""
+        now = self._clock.now()
+        fired = 0
+        while self._heap and self._heap[0][0] <= now:
+            _, _, key = heapq.heappop(self._heap)
+            self._fire(key)
+            fired += 1
+        return fired
+
+    async def run(self) -> None:
+        """Poll the clock. With a real clock the wait is bounded by the next due time; with a manual
+        clock time only moves when a test says so, so polling at a short interval is what notices."""
+        while True:
+            self.fire_due()
+            self._wake.clear()
+            delay = self._poll
+            if self._heap:
+                delay = min(delay, max(0.0, self._heap[0][0] - self._clock.now()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=max(delay, 0.001))
