@@ -97,21 +97,28 @@ def encode_entries(entries: Iterable[ManagedEntry]) -> list[dict[str, Any]]:
 
 
 def cap_update_managers(entries: list[ManagedEntry], now: str) -> list[ManagedEntry]:
-    """Keep at most :data:`MAX_UPDATE_MANAGERS` Update entries, folding the oldest together."""
-    updates = [e for e in entries if e.operation == "Update"]
-    if len(updates) <= MAX_UPDATE_MANAGERS:
+    """Keep at most :data:`MAX_UPDATE_MANAGERS` Update entries: the oldest fold, per apiVersion,
+    into an "ancient-changes" entry that keeps the newest folded time (as kube-apiserver does)."""
+    updates = sorted((e for e in entries if e.operation == "Update"), key=lambda e: (e.time, e.manager))
+    count = len(updates)
+    if count <= MAX_UPDATE_MANAGERS:
         return entries
-    updates.sort(key=lambda e: (e.time, e.manager))
-    excess = len(updates) - MAX_UPDATE_MANAGERS + 1
-    folded = {e.identity for e in updates[:excess] if e.manager != ANCIENT_MANAGER}
-    folded |= {e.identity for e in updates if e.manager == ANCIENT_MANAGER}
-    fields: set[tuple[str, ...]] = set()
-    for entry in entries:
-        if entry.identity in folded:
-            fields |= entry.fields
-    kept = [e for e in entries if e.identity not in folded]
-    kept.append(ManagedEntry(ANCIENT_MANAGER, "Update", "", now, "", frozenset(fields)))
-    return kept
+    by_identity = {e.identity: e for e in entries}
+    for entry in updates:
+        if count <= MAX_UPDATE_MANAGERS:
+            break
+        if entry.manager == ANCIENT_MANAGER:
+            continue
+        bucket_id = (ANCIENT_MANAGER, "Update", entry.api_version, "")
+        bucket = by_identity.get(bucket_id)
+        del by_identity[entry.identity]
+        if bucket is None:
+            by_identity[bucket_id] = ManagedEntry(ANCIENT_MANAGER, "Update", entry.api_version, entry.time,
+                                                  "", entry.fields)
+        else:
+            by_identity[bucket_id] = replace(bucket, time=entry.time, fields=bucket.fields | entry.fields)
+            count -= 1
+    return list(by_identity.values())
 
 
 def stored_or_requested(old: Mapping[str, Any] | None, new: Mapping[str, Any],
