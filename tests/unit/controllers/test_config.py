@@ -1,0 +1,97 @@
+"""KueueConfig: Kueue's defaults, YAML loading, and validation errors with field paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from pykueue.controllers.config import ConfigError, KueueConfig, load_config
+
+
+def test_defaults_match_kueue_v1beta2() -> None:
+    cfg = KueueConfig()
+    assert cfg.manage_jobs_without_queue_name is False
+    assert cfg.wait_for_pods_ready.enable is True
+    assert cfg.wait_for_pods_ready.timeout_seconds == 1800
+    assert cfg.wait_for_pods_ready.recovery_timeout == 1800
+    assert cfg.wait_for_pods_ready.requeuing_strategy.backoff_base_seconds == 60
+    assert cfg.wait_for_pods_ready.requeuing_strategy.backoff_max_seconds == 3600
+    assert cfg.wait_for_pods_ready.requeuing_strategy.backoff_limit_count is None
+    assert cfg.fair_sharing is None
+    assert cfg.integrations.frameworks == ("batch/job",)
+    sel = cfg.managed_jobs_namespace_selector
+    assert not sel.matches({"kubernetes.io/metadata.name": "kube-system"})
+    assert not sel.matches({"kubernetes.io/metadata.name": "kueue-system"})
+    assert sel.matches({"kubernetes.io/metadata.name": "team-a"})
+
+
+def test_empty_document_is_the_default() -> None:
+    assert load_config("") == KueueConfig()
+
+
+def test_full_document() -> None:
+    cfg = load_config("""
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: queues
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchLabels: {team: a}
+waitForPodsReady:
+  timeout: 5m
+  recoveryTimeout: 90s
+  blockAdmission: true
+  requeuingStrategy: {timestamp: Creation, backoffBaseSeconds: 10, backoffMaxSeconds: 100, backoffLimitCount: 3}
+fairSharing:
+  preemptionStrategies: [LessThanInitialShare]
+admissionFairSharing: {usageHalfLifeTime: 1h, usageSamplingInterval: 1m, resourceWeights: {cpu: 2}}
+integrations:
+  frameworks: [batch/job, jobset.x-k8s.io/jobset, pod]
+""")
+    assert cfg.namespace == "queues"
+    assert cfg.manage_jobs_without_queue_name
+    assert cfg.managed_jobs_namespace_selector.matches({"team": "a"})
+    assert not cfg.managed_jobs_namespace_selector.matches({"team": "b"})
+    w = cfg.wait_for_pods_ready
+    assert (w.timeout_seconds, w.recovery_timeout, w.block_admission) == (300, 90, True)
+    assert w.requeuing_strategy.timestamp == "Creation"
+    assert w.requeuing_strategy.backoff_limit_count == 3
+    assert cfg.fair_sharing is not None
+    assert cfg.fair_sharing.preemption_strategies == ("LessThanInitialShare",)
+    assert cfg.admission_fair_sharing is not None
+    assert cfg.admission_fair_sharing.usage_half_life_seconds == 3600
+    assert cfg.admission_fair_sharing.resource_weights == {"cpu": 2.0}
+    assert cfg.integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset", "pod")
+    assert cfg.scheduler_config().pods_ready_requeue_by_eviction is False
+
+
+def test_wait_for_pods_ready_can_be_disabled() -> None:
+    assert load_config("waitForPodsReady: {enable: false}").wait_for_pods_ready.enable is False
+
+
+@pytest.mark.parametrize(("text", "path", "fragment"), [
+    ("kind: Deployment", "kind", "must be Configuration"),
+    ("waitForPodsReady: {timeout: soon}", "waitForPodsReady.timeout", "duration"),
+    ("waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}",
+     "waitForPodsReady.requeuingStrategy.backoffLimitCount", ">= 0"),
+    ("waitForPodsReady: {requeuingStrategy: {timestamp: Later}}",
+     "waitForPodsReady.requeuingStrategy.timestamp", "Eviction"),
+    ("fairSharing: {preemptionStrategies: [Whatever]}", "fairSharing.preemptionStrategies", "must be one of"),
+    ("integrations: {frameworks: [ray.io/rayjob]}", "integrations.frameworks[0]", "unsupported framework"),
+    ("manageJobsWithoutQueueName: yes-please", "manageJobsWithoutQueueName", "true or false"),
+    ("managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}",
+     "managedJobsNamespaceSelector.matchExpressions[0].operator", "must be one of"),
+    ("surprise: 1", "surprise", "unknown field"),
+    ("[1, 2]", "<root>", "mapping"),
+    ("a: [", "<root>", "not valid YAML"),
+])
+def test_errors_name_the_field(text: str, path: str, fragment: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(text)
+    assert any(p == path and fragment in msg for p, msg in info.value.errors), info.value.errors
+    assert path in str(info.value)
+
+
+def test_all_errors_are_reported_together() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config("kind: X\nwaitForPodsReady: {timeout: never}\n")
+    assert {p for p, _ in info.value.errors} == {"kind", "waitForPodsReady.timeout"}
