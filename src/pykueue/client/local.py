@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, cast
 
 import orjson
 
@@ -24,6 +24,8 @@ from pykueue.api.kinds import KindInfo
 from pykueue.client.http import with_type_meta
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Items, Patch, WatchEvent
 from pykueue.client.res import Res
+from pykueue.registry.registry import Registry
+from pykueue.store.types import WatchEvent as StoreEvent
 
 __all__ = ["LocalClient"]
 
@@ -33,7 +35,7 @@ def _copy(obj: Any) -> Any:
 
 
 class LocalClient:
-    def __init__(self, registry: Any, *, field_manager: str = "pykueue") -> None:
+    def __init__(self, registry: Registry, *, field_manager: str = "pykueue") -> None:
         self.registry = registry
         self.field_manager = field_manager
         self.default_namespace = "default"
@@ -51,7 +53,7 @@ class LocalClient:
 
     async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
                    field_selector: str = "") -> tuple[Items, str]:
-        body = self.registry.list(self._kind(res), namespace, version=res.version,
+        body = self.registry.list(self._kind(res), namespace or None, version=res.version,
                                   label_selector=label_selector or None,
                                   field_selector=field_selector or None)
         body = _copy(body)
@@ -93,32 +95,46 @@ class LocalClient:
                     label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,
                     timeout_seconds: int | None = None) -> AsyncIterator[WatchEvent]:
         kind = self._kind(res)
+        resource = kind.resource_key
+        scope = namespace if kind.namespaced else ""
         loop = asyncio.get_running_loop()
         owner = threading.get_ident()
-        pending: asyncio.Queue[tuple[str, dict[str, Any], int]] = asyncio.Queue()
+        pending: asyncio.Queue[StoreEvent] = asyncio.Queue()
 
-        def on_event(event_type: str, obj: dict[str, Any], rv: int) -> None:
+        def on_event(event: StoreEvent) -> None:
+            if event.resource != resource:
+                return
+            if scope and (event.object.get("metadata") or {}).get("namespace") != scope:
+                return
             if threading.get_ident() == owner:
-                pending.put_nowait((event_type, obj, rv))
+                pending.put_nowait(event)
             else:
-                loop.call_soon_threadsafe(pending.put_nowait, (event_type, obj, rv))
+                loop.call_soon_threadsafe(pending.put_nowait, event)
 
-        unsubscribe = self.registry.subscribe(kind, on_event, namespace=namespace, version=res.version)
+        # Subscribe before reading the starting point, so nothing written in between is missed;
+        # the overlap is dropped by resourceVersion below.
+        unsubscribe = self.registry.subscribe(on_event)
         try:
             backlog: list[tuple[str, dict[str, Any], int]]
             if resource_version in ("", "0"):
-                body = self.registry.list(kind, namespace, version=res.version)
+                body = self.registry.list(kind, scope, version=res.version)
                 start = int((body.get("metadata") or {}).get("resourceVersion") or 0)
                 backlog = [("ADDED", item, start) for item in body.get("items") or []]
             else:
-                start = int(resource_version)
-                backlog = list(self.registry.watch_events_since(kind, start, namespace, version=res.version))
+                try:
+                    start = int(resource_version)
+                except ValueError:
+                    raise BadRequest(f"invalid resourceVersion {resource_version!r}") from None
+                # (cast: Registry.list shadows the builtin in the registry's own annotations)
+                since: Iterable[StoreEvent] = cast(
+                    Any, self.registry.watch_events_since(kind, scope, start, version=res.version))
+                backlog = [(e.type, e.object, e.resource_version) for e in since]
             matcher = _Matcher(label_selector, field_selector, knows_all=resource_version in ("", "0"))
             last = start
             for event_type, obj, rv in backlog:
                 out = matcher.filter(event_type, obj)
                 if out is not None:
-                    yield out[0], with_type_meta([_copy(out[1])], {"kind": kind.kind}, res)[0]
+                    yield out[0], self._typed(kind, res, out[1])
                 last = max(last, rv)
             deadline = None if timeout_seconds is None else loop.time() + timeout_seconds
             while True:
@@ -126,17 +142,26 @@ class LocalClient:
                 if remaining is not None and remaining <= 0:
                     return
                 try:
-                    event_type, obj, rv = await asyncio.wait_for(pending.get(), remaining)
+                    event = await asyncio.wait_for(pending.get(), remaining)
                 except TimeoutError:
                     return
-                if rv <= last:
+                if event.resource_version <= last:
                     continue  # already delivered from the backlog
-                last = rv
-                out = matcher.filter(event_type, obj)
+                last = event.resource_version
+                event = self.registry.convert_event(kind, event, res.version)
+                out = matcher.filter(event.type, event.object)
                 if out is not None:
-                    yield out[0], with_type_meta([_copy(out[1])], {"kind": kind.kind}, res)[0]
+                    yield out[0], self._typed(kind, res, out[1])
         finally:
             unsubscribe()
+
+
+    @staticmethod
+    def _typed(kind: KindInfo, res: Res, obj: dict[str, Any]) -> dict[str, Any]:
+        copied: dict[str, Any] = _copy(obj)
+        copied.setdefault("apiVersion", res.api_version)
+        copied.setdefault("kind", kind.kind)
+        return copied
 
 
 class _Matcher:

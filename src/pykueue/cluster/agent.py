@@ -1,0 +1,280 @@
+"""The part of a kubelet every embedded node agent shares: Node registration, heartbeats, pod status.
+
+Owned by ``cluster/``; subclassed by :mod:`.process` (runs containers as local processes) and
+:mod:`.simulated` (pretends to, for a declared duration). The agent watches pods bound to its node
+(through the cluster's shared pod informer), runs each one once, and reports phases
+Pending → Running → Succeeded/Failed with container statuses and conditions as a kubelet does.
+A pod deleted while running is stopped (the subclass decides how).
+
+Invariant: exactly one runner task per pod key; status is written only through the Client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pykueue.api.clock import Clock, format_time
+from pykueue.api.errors import AlreadyExists, ApiError, NotFound
+from pykueue.client import Client, Informer, key_of, split_key
+from pykueue.client.res import LEASES, NODES, PODS
+from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.podutil import set_condition
+
+__all__ = ["ContainerResult", "NodeAgent", "Running"]
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+LEASE_SECONDS = 40
+HEARTBEAT_SECONDS = 10.0
+"""How often the node's Lease is renewed (kubelet's default)."""
+NODE_STATUS_SECONDS = 60.0
+
+
+Running = Callable[[], Awaitable[None]]
+"""Called by :meth:`NodeAgent.execute` once the pod's containers have started."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerResult:
+    name: str
+    exit_code: int
+    reason: str = ""
+    message: str = ""
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+
+class NodeAgent:
+    """Base class; subclasses implement :meth:`execute` (and may override :meth:`resume`)."""
+
+    kind = "base"
+
+    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock) -> None:
+        self.client = client
+        self.spec = spec
+        self.pods = pods
+        self.clock = clock
+        self._runs: dict[str, asyncio.Task[None]] = {}
+        self._done: set[str] = set()
+        """uids of pods this agent ran to the end (late events about them must not start them again)."""
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def now(self) -> str:
+        return format_time(self.clock.now())
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.register()
+        self._tasks.append(asyncio.create_task(self._heartbeat(), name=f"node-{self.name}-heartbeat"))
+        self.pods.add_handler(self._on_pod)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        runs = list(self._runs.values())
+        for task in [*self._tasks, *runs]:
+            task.cancel()
+        for task in [*self._tasks, *runs]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        self._runs.clear()
+
+    async def register(self) -> None:
+        """Create (or take over) this node's Node object and report it Ready."""
+        node = {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": self.name, "labels": self.spec.node_labels(),
+                         "annotations": {"pykueue.io/node-kind": self.spec.kind}},
+            "spec": {"taints": list(self.spec.taints)} if self.spec.taints else {},
+        }
+        try:
+            await self.client.create(NODES, node)
+        except AlreadyExists:
+            current = await self.client.get(NODES, self.name)
+            current["metadata"]["labels"] = {**(current["metadata"].get("labels") or {}),
+                                             **self.spec.node_labels()}
+            current["spec"] = {**(current.get("spec") or {}), "taints": list(self.spec.taints)}
+            if not self.spec.taints:
+                current["spec"].pop("taints")
+            await self.client.update(NODES, current)
+        await self._write_node_status()
+
+    async def _write_node_status(self) -> None:
+        now = self.now()
+        status = {
+            "capacity": dict(self.spec.capacity),
+            "allocatable": dict(self.spec.capacity),
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                 "message": f"pykueue {self.spec.kind} node agent is posting ready status",
+                 "lastHeartbeatTime": now, "lastTransitionTime": now},
+            ],
+            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
+                          {"type": "Hostname", "address": self.name}],
+            "nodeInfo": {"kubeletVersion": "v1.32.0-pykueue", "operatingSystem": "linux",
+                         "architecture": self.spec.node_labels()["kubernetes.io/arch"],
+                         "containerRuntimeVersion": f"pykueue-{self.spec.kind}://0.1",
+                         "osImage": socket.gethostname(), "kernelVersion": "", "kubeProxyVersion": "",
+                         "machineID": "", "systemUUID": "", "bootID": ""},
+        }
+        await self.client.patch(NODES, self.name, {"status": status}, subresource="status")
+
+    async def _heartbeat(self) -> None:
+        since_status = 0.0
+        while True:
+            try:
+                await self._renew_lease()
+                since_status += HEARTBEAT_SECONDS
+                if since_status >= NODE_STATUS_SECONDS:
+                    since_status = 0.0
+                    await self._write_node_status()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("node %s: heartbeat failed: %r", self.name, exc)
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    async def _renew_lease(self) -> None:
+        renew = format_time(self.clock.now()).replace("Z", ".000000Z")
+        try:
+            await self.client.patch(LEASES, self.name, {"spec": {"renewTime": renew}},
+                                    namespace="kube-node-lease")
+        except NotFound:
+            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                     "metadata": {"name": self.name, "namespace": "kube-node-lease"},
+                     "spec": {"holderIdentity": self.name, "leaseDurationSeconds": LEASE_SECONDS,
+                              "renewTime": renew}}
+            with contextlib.suppress(AlreadyExists):
+                await self.client.create(LEASES, lease, "kube-node-lease")
+
+    # -- pods -------------------------------------------------------------------------------------
+
+    def _on_pod(self, kind: str, pod: JSON, old: JSON | None) -> None:
+        if (pod.get("spec") or {}).get("nodeName") != self.name or self._stopping:
+            return
+        key = key_of(pod)
+        if kind == "DELETED" or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            task = self._runs.pop(key, None)
+            if task is not None:
+                task.cancel()
+            if kind == "DELETED":
+                self._done.discard(str(pod["metadata"].get("uid")))
+                self.forget(key)
+            return
+        phase = (pod.get("status") or {}).get("phase", "Pending")
+        if phase in ("Succeeded", "Failed") or key in self._runs or pod["metadata"].get("uid") in self._done:
+            return
+        resume = phase == "Running"
+        task = asyncio.create_task(self._run(pod, resume=resume), name=f"node-{self.name}-pod-{key}")
+        self._runs[key] = task
+        task.add_done_callback(lambda done: self._run_finished(key, done))
+
+    def _run_finished(self, key: str, task: asyncio.Task[None]) -> None:
+        if self._runs.get(key) is task:
+            del self._runs[key]
+
+    async def _run(self, pod: JSON, *, resume: bool) -> None:
+        key = key_of(pod)
+        try:
+            if resume:
+                results = await self.resume(pod)
+            else:
+                started = self.clock.now()
+                results = await self.execute(pod, lambda: self._report_running(pod, started))
+            self._done.add(str(pod["metadata"].get("uid")))
+            await self._report_finished(pod, results)
+        except asyncio.CancelledError:
+            raise
+        except NotFound:
+            pass  # the pod went away while we reported on it
+        except Exception:
+            log.exception("node %s: running pod %s failed", self.name, key)
+
+    async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
+        """Run the pod's containers; await ``running()`` once they are up. Cancellation = pod deleted."""
+        raise NotImplementedError
+
+    async def resume(self, pod: JSON) -> list[ContainerResult]:
+        """A pod found Running after a restart of the agent. Default: it was lost."""
+        now = self.clock.now()
+        return [ContainerResult(c["name"], 137, "Error", "the container was lost when its node agent restarted",
+                                now, now) for c in (pod.get("spec") or {}).get("containers") or []]
+
+    def forget(self, key: str) -> None:
+        """The pod is gone for good: drop what the agent kept for it (logs)."""
+
+    def pod_log(self, pod: JSON, container: str) -> str:
+        """The container's output so far; ``BadRequest`` when there is none."""
+        raise NotFound(f'container "{container}" has no log on node {self.name}')
+
+    # -- status writing ---------------------------------------------------------------------------
+
+    async def _patch_status(self, pod: JSON, status: JSON) -> None:
+        namespace, name = split_key(key_of(pod))
+        try:
+            await self.client.patch(PODS, name, {"status": status}, namespace=namespace, subresource="status")
+        except NotFound:
+            raise
+        except ApiError as exc:
+            log.warning("node %s: status update of pod %s/%s failed: %s", self.name, namespace, name, exc)
+
+    def _conditions(self, pod: JSON) -> list[JSON]:
+        latest = self.pods.get_by_key(key_of(pod)) or pod
+        return list((latest.get("status") or {}).get("conditions") or [])
+
+    async def _report_running(self, pod: JSON, started: float) -> None:
+        now, started_at = self.now(), format_time(started)
+        conditions = self._conditions(pod)
+        for kind in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"):
+            conditions = set_condition(conditions, kind, "True", "", "", now)
+        conditions = [{k: v for k, v in c.items() if v != ""} for c in conditions]
+        statuses = [{"name": c["name"], "image": c.get("image", ""), "imageID": "",
+                     "containerID": f"pykueue://{self.name}/{c['name']}", "ready": True, "started": True,
+                     "restartCount": 0, "state": {"running": {"startedAt": started_at}}}
+                    for c in (pod.get("spec") or {}).get("containers") or []]
+        await self._patch_status(pod, {"phase": "Running", "conditions": conditions, "hostIP": "127.0.0.1",
+                                       "hostIPs": [{"ip": "127.0.0.1"}], "podIP": "127.0.0.1",
+                                       "podIPs": [{"ip": "127.0.0.1"}], "startTime": started_at,
+                                       "containerStatuses": statuses})
+
+    async def _report_finished(self, pod: JSON, results: list[ContainerResult]) -> None:
+        failed = any(r.exit_code != 0 for r in results)
+        now = self.now()
+        conditions = self._conditions(pod)
+        for kind in ("Ready", "ContainersReady"):
+            conditions = set_condition(conditions, kind, "False", "PodCompleted", "", now)
+        conditions = set_condition(conditions, "PodReadyToStartContainers", "False", "", "", now)
+        conditions = [{k: v for k, v in c.items() if v != ""} for c in conditions]
+        images = {c["name"]: c.get("image", "") for c in (pod.get("spec") or {}).get("containers") or []}
+        statuses = []
+        for r in results:
+            terminated: JSON = {"exitCode": r.exit_code, "reason": r.reason or ("Error" if r.exit_code else
+                                                                               "Completed"),
+                                "startedAt": format_time(r.started_at or self.clock.now()),
+                                "finishedAt": format_time(r.finished_at or self.clock.now()),
+                                "containerID": f"pykueue://{self.name}/{r.name}"}
+            if r.message:
+                terminated["message"] = r.message
+            statuses.append({"name": r.name, "image": images.get(r.name, ""), "imageID": "",
+                             "containerID": f"pykueue://{self.name}/{r.name}", "ready": False, "started": False,
+                             "restartCount": 0, "state": {"terminated": terminated}})
+        status: JSON = {"phase": "Failed" if failed else "Succeeded", "conditions": conditions,
+                        "containerStatuses": statuses}
+        latest = self.pods.get_by_key(key_of(pod)) or pod
+        if not (latest.get("status") or {}).get("startTime"):
+            status["startTime"] = now
+        await self._patch_status(pod, status)

@@ -1,0 +1,130 @@
+"""``EmbeddedCluster``: the parts of Kubernetes that ``pykueue up`` supplies itself.
+
+Owned by ``cluster/``; built and started by the CLI's embedded assembly after the API server.
+Runs, over one set of shared informers (pods, nodes, Jobs, JobSets), the Job controller, the JobSet
+controller (when the kind is served), the pod binder and one node agent per :class:`NodeSpec`,
+and serves container logs for ``kubectl logs`` (:meth:`EmbeddedCluster.pod_log`).
+
+Everything goes through the :class:`~pykueue.client.Client`; nothing here touches the store.
+Invariant: ``stop()`` leaves no task and no child process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import Any
+
+from pykueue.api.clock import Clock
+from pykueue.api.errors import BadRequest, NotFound
+from pykueue.client import Client, Informer, WorkQueue, run_workers
+from pykueue.client.res import JOBS, JOBSETS, NODES, PODS
+from pykueue.cluster.agent import NodeAgent
+from pykueue.cluster.binder import PodBinder
+from pykueue.cluster.jobs import JobController
+from pykueue.cluster.jobsets import JobSetController
+from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.process import ProcessNodeAgent
+from pykueue.cluster.simulated import SimulatedNodeAgent
+
+__all__ = ["EmbeddedCluster"]
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddedCluster:
+    def __init__(self, client: Client, nodes: list[NodeSpec], clock: Clock, *,
+                 log_root: Path | None = None, workers: int = 4) -> None:
+        self.client = client
+        self.node_specs = list(nodes)
+        self.clock = clock
+        self.log_root = log_root
+        self.workers = workers
+        self.pods = Informer(client, PODS)
+        self.nodes = Informer(client, NODES)
+        self.jobs = Informer(client, JOBS)
+        self.jobsets: Informer | None = None
+        self.job_controller = JobController(client, self.jobs, self.pods, clock)
+        self.binder = PodBinder(client, self.pods, self.nodes, clock)
+        self.jobset_controller: JobSetController | None = None
+        self.agents: dict[str, NodeAgent] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._queues: list[WorkQueue[str]] = []
+
+    async def start(self) -> None:
+        try:
+            await self.client.list(JOBSETS)
+        except NotFound:
+            log.info("JobSet is not served: the embedded JobSet controller stays off")
+        else:
+            self.jobsets = Informer(self.client, JOBSETS)
+            self.jobset_controller = JobSetController(self.client, self.jobsets, self.jobs, self.clock)
+        for informer in self._informers():
+            await informer.start()
+        for spec in self.node_specs:
+            agent = self._agent(spec)
+            await agent.start()
+            self.agents[spec.name] = agent
+        self._run(self.binder.queue, self.binder.reconcile, 1)
+        self._run(self.job_controller.queue, self.job_controller.reconcile, self.workers)
+        if self.jobset_controller is not None:
+            self._run(self.jobset_controller.queue, self.jobset_controller.reconcile, self.workers)
+
+    def _agent(self, spec: NodeSpec) -> NodeAgent:
+        if spec.kind == "simulated":
+            return SimulatedNodeAgent(self.client, spec, self.pods, self.clock)
+        root = self.log_root / spec.name if self.log_root is not None else None
+        if root is not None:
+            root.mkdir(parents=True, exist_ok=True)
+        return ProcessNodeAgent(self.client, spec, self.pods, self.clock, root=root)
+
+    def _informers(self) -> list[Informer]:
+        informers = [self.nodes, self.pods, self.jobs]
+        if self.jobsets is not None:
+            informers.append(self.jobsets)
+        return informers
+
+    def _run(self, queue: WorkQueue[str], reconcile: Any, workers: int) -> None:
+        self._queues.append(queue)
+        self._tasks.append(asyncio.create_task(run_workers(queue, reconcile, workers=workers),
+                                               name=f"{queue.name}-workers"))
+
+    async def stop(self) -> None:
+        for queue in self._queues:
+            queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        self._queues.clear()
+        for agent in self.agents.values():
+            await agent.stop()
+        self.agents.clear()
+        for informer in self._informers():
+            await informer.stop()
+
+    def pod_log(self, namespace: str, name: str, container: str = "") -> str:
+        """The container's output, for ``GET pods/<name>/log``; errors read like kubelet's."""
+        pod = self.pods.get(name, namespace)
+        if pod is None:
+            raise NotFound.object("pods", name)
+        containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
+        init = [str(c.get("name")) for c in (pod.get("spec") or {}).get("initContainers") or []]
+        if not container:
+            if len(containers) != 1:
+                raise BadRequest(f"a container name must be specified for pod {name}, choose one of: "
+                                 f"[{' '.join(containers)}]")
+            container = containers[0]
+        elif container not in containers and container not in init:
+            raise BadRequest(f"container {container} is not valid for pod {name}")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
+        agent = self.agents.get(str(node))
+        if agent is None:
+            raise BadRequest(f"pod {name} is bound to node {node}, which has no agent in this cluster")
+        return agent.pod_log(pod, container)

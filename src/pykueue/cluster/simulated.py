@@ -1,0 +1,76 @@
+"""The ``simulated`` node agent: pods "run" for a declared duration, nothing executes.
+
+Owned by ``cluster/``; one per ``kind: simulated`` node (GPU clusters on a laptop, scale tests).
+A pod runs for ``pykueue.io/simulated-duration`` seconds (float annotation on the pod) or the
+node's ``default_duration``, then exits with ``pykueue.io/simulated-exit-code`` (default 0).
+
+Waiting uses the injected clock's ``sleep`` coroutine when it has one (a virtual-time simulator),
+otherwise asyncio's. After an agent restart, a pod found Running finishes at
+``startTime + duration`` instead of starting over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+from pykueue.api.clock import parse_time
+from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
+
+__all__ = ["DURATION_ANNOTATION", "EXIT_CODE_ANNOTATION", "SimulatedNodeAgent"]
+
+JSON = dict[str, Any]
+
+DURATION_ANNOTATION = "pykueue.io/simulated-duration"
+EXIT_CODE_ANNOTATION = "pykueue.io/simulated-exit-code"
+
+
+class SimulatedNodeAgent(NodeAgent):
+    kind = "simulated"
+
+    def _duration(self, pod: JSON) -> float:
+        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(DURATION_ANNOTATION)
+        try:
+            return max(0.0, float(raw)) if raw is not None else self.spec.default_duration
+        except ValueError:
+            return self.spec.default_duration
+
+    def _exit_code(self, pod: JSON) -> int:
+        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(EXIT_CODE_ANNOTATION, "0")
+        try:
+            return int(raw)
+        except ValueError:
+            return 1
+
+    async def _sleep(self, seconds: float) -> None:
+        sleep = getattr(self.clock, "sleep", None)
+        if sleep is not None and inspect.iscoroutinefunction(sleep):
+            await sleep(seconds)
+        else:
+            await asyncio.sleep(seconds)
+
+    def _results(self, pod: JSON, started: float) -> list[ContainerResult]:
+        code = self._exit_code(pod)
+        now = self.clock.now()
+        return [ContainerResult(str(c.get("name", "")), code, "Completed" if code == 0 else "Error", "",
+                                started, now)
+                for c in (pod.get("spec") or {}).get("containers") or []]
+
+    async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
+        started = self.clock.now()
+        await running()
+        await self._sleep(self._duration(pod))
+        return self._results(pod, started)
+
+    async def resume(self, pod: JSON) -> list[ContainerResult]:
+        start_text = (pod.get("status") or {}).get("startTime")
+        started = parse_time(start_text) if start_text else self.clock.now()
+        remaining = started + self._duration(pod) - self.clock.now()
+        if remaining > 0:
+            await self._sleep(remaining)
+        return self._results(pod, started)
+
+    def pod_log(self, pod: JSON, container: str) -> str:
+        duration = self._duration(pod)
+        return f"pykueue simulated node {self.name}: container {container} runs for {duration:g}s\n"
