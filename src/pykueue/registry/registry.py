@@ -108,9 +108,18 @@ class Registry:
     def add_admission_hook(self, hook: AdmissionHook) -> None:
         self._chain.add(hook)
 
-    def add_write_listener(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` after every store write (the API server's group commit uses it)."""
+    def add_write_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` after every store write (the API server's group commit uses it).
+
+        Returns a function that removes the listener again.
+        """
         self._write_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._write_listeners:
+                self._write_listeners.remove(listener)
+
+        return remove
 
     # ------------------------------------------------------------------ the only store writes
 

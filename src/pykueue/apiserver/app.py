@@ -1,0 +1,296 @@
+"""The aiohttp application and its runner: routes, authentication, errors, start/stop.
+
+Owned by ``apiserver/``; ``pykueue up`` (cli/) calls :func:`serve`, tests call :func:`create_app`
+or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz``, ``/livez`` (open), discovery
+(``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
+``/openapi/v3[/...]``, the read-only CRD listing, and every kind's REST paths (:mod:`.resources`).
+
+Invariants: every error leaves as a Kubernetes ``Status`` (never a stack trace); every request
+except the health/version probes needs ``Authorization: Bearer <token>`` when a token is set;
+the store is flushed once per loop tick and writes answer only after it (:mod:`.commit`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from pykueue.api.errors import ApiError, NotAcceptable, NotFound, Unauthorized
+from pykueue.registry import Registry
+
+from . import discovery
+from .commit import GroupCommitter
+from .crds import crd_list, find_crd
+from .http import AGGREGATED_V2, accepts_aggregated, error_response, json_response
+from .openapi import OpenAPI
+from .resources import PodLogHandler, ResourceHandler, handle_resource
+
+__all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve"]
+
+log = logging.getLogger(__name__)
+
+KUBERNETES_VERSION = ("1", "32", "v1.32.0-pykueue")
+_OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_STATE: web.AppKey[_State] = web.AppKey("pykueue_state")
+
+
+class _State:
+    def __init__(self, registry: Registry, token: str | None, bookmark_interval: float) -> None:
+        self.registry = registry
+        self.token = token
+        self.stopping = asyncio.Event()
+        self.committer: GroupCommitter | None = None
+        self.remove_listener: Callable[[], None] | None = None
+        self.resources = ResourceHandler(registry, self.durable, self.stopping, bookmark_interval)
+        self._openapi: OpenAPI | None = None
+
+    async def durable(self) -> None:
+        if self.committer is not None:
+            await self.committer.durable()
+
+    @property
+    def openapi(self) -> OpenAPI:
+        if self._openapi is None:
+            object_meta: dict[str, Any] | None = None
+            pods = self.registry.kind_by_resource("pods")
+            if pods is not None:
+                try:
+                    object_meta = pods.schema[pods.storage_version]["properties"]["metadata"]
+                except (KeyError, TypeError):
+                    object_meta = None
+            self._openapi = OpenAPI(self.registry.kinds(), object_meta)
+        return self._openapi
+
+
+def _state(request: web.Request) -> _State:
+    return request.app[_STATE]
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as err:
+        return error_response(err)
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return error_response(NotFound("the server could not find the requested resource"))
+        raise
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise
+    except Exception:
+        log.exception("internal error serving %s %s", request.method, request.path)
+        return error_response(ApiError("Internal error occurred: unexpected server error (see the pykueue log)"))
+
+
+@web.middleware
+async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+    token = _state(request).token
+    if token and request.path not in _OPEN_PATHS:
+        header = request.headers.get("Authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+            return error_response(Unauthorized("Unauthorized"))
+    return await handler(request)
+
+
+# ---------------------------------------------------------------------- probes and discovery
+
+async def _version(request: web.Request) -> web.StreamResponse:
+    major, minor, git = KUBERNETES_VERSION
+    return json_response({"major": major, "minor": minor, "gitVersion": git, "gitCommit": "pykueue",
+                          "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23.0",
+                          "compiler": "gc", "platform": "linux/amd64"})
+
+
+async def _ok(request: web.Request) -> web.StreamResponse:
+    return web.Response(text="ok", content_type="text/plain")
+
+
+def _discovery_response(request: web.Request, *, legacy: bool, plain: dict[str, Any]) -> web.StreamResponse:
+    registry = _state(request).registry
+    if accepts_aggregated(request.headers.get("Accept", "")):
+        body = discovery.aggregated(registry.kinds(), legacy=legacy)
+        response = json_response(body, content_type=AGGREGATED_V2)
+        response.headers["Vary"] = "Accept"
+        return response
+    return json_response(plain)
+
+
+async def _api(request: web.Request) -> web.StreamResponse:
+    return _discovery_response(request, legacy=True, plain=discovery.api_versions())
+
+
+async def _apis(request: web.Request) -> web.StreamResponse:
+    kinds = _state(request).registry.kinds()
+    return _discovery_response(request, legacy=False, plain=discovery.api_group_list(kinds))
+
+
+async def _api_group(request: web.Request) -> web.StreamResponse:
+    group = request.match_info["group"]
+    versions = discovery.group_versions(_state(request).registry.kinds()).get(group)
+    if not group or not versions:
+        raise NotFound("the server could not find the requested resource")
+    return json_response(discovery.api_group(group, versions))
+
+
+def _resource_list(request: web.Request, group: str, version: str) -> web.StreamResponse:
+    versions = discovery.group_versions(_state(request).registry.kinds()).get(group) or []
+    if version not in versions:
+        raise NotFound("the server could not find the requested resource")
+    return json_response(discovery.resource_list(_state(request).registry.kinds(), group, version))
+
+
+async def _core_v1(request: web.Request) -> web.StreamResponse:
+    return _resource_list(request, "", "v1")
+
+
+async def _group_version(request: web.Request) -> web.StreamResponse:
+    return _resource_list(request, request.match_info["group"], request.match_info["version"])
+
+
+# ---------------------------------------------------------------------- OpenAPI
+
+async def _openapi_v2(request: web.Request) -> web.StreamResponse:
+    accept = request.headers.get("Accept", "")
+    if accept and "json" not in accept and "*/*" not in accept:
+        raise NotAcceptable("only application/json is served for /openapi/v2")
+    return web.Response(body=_state(request).openapi.v2_document, headers={"Content-Type": "application/json"})
+
+
+async def _openapi_v3_root(request: web.Request) -> web.StreamResponse:
+    return json_response(_state(request).openapi.v3_root())
+
+
+async def _openapi_v3(request: web.Request) -> web.StreamResponse:
+    document = _state(request).openapi.v3_document(request.match_info["tail"])
+    if document is None:
+        raise NotFound("the server could not find the requested resource")
+    headers = {"Content-Type": "application/json"}
+    if request.query.get("hash"):
+        headers["Cache-Control"] = "public, immutable"
+        headers["Expires"] = "Thu, 01 Jan 2099 00:00:00 GMT"
+    return web.Response(body=document, headers=headers)
+
+
+# ---------------------------------------------------------------------- resources
+
+def _segments(tail: str) -> list[str]:
+    return tail.strip("/").split("/") if tail.strip("/") else []
+
+
+async def _core_resources(request: web.Request) -> web.StreamResponse:
+    state = _state(request)
+    return await handle_resource(state.resources, request, "", "v1", _segments(request.match_info["tail"]))
+
+
+async def _group_resources(request: web.Request) -> web.StreamResponse:
+    state = _state(request)
+    group, version = request.match_info["group"], request.match_info["version"]
+    segments = _segments(request.match_info["tail"])
+    if group == discovery.CRD_GROUP and version == discovery.CRD_VERSION:
+        return _crds(request, segments)
+    return await handle_resource(state.resources, request, group, version, segments)
+
+
+def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse:
+    if request.method != "GET" or not segments or segments[0] != "customresourcedefinitions" or len(segments) > 2:
+        raise NotFound("the server could not find the requested resource")
+    kinds = _state(request).registry.kinds()
+    if len(segments) == 2:
+        return json_response(find_crd(kinds, segments[1]))
+    return json_response(crd_list(kinds))
+
+
+# ---------------------------------------------------------------------- assembly
+
+def create_app(registry: Registry, *, token: str | None, bookmark_interval: float = 5.0) -> web.Application:
+    """The API server as an aiohttp app (no socket): routes, auth, group commit."""
+    app = web.Application(middlewares=[_errors, _auth], client_max_size=8 * 1024 * 1024)
+    state = _State(registry, token, bookmark_interval)
+    app[_STATE] = state
+    app.router.add_get("/version", _version)
+    for probe in ("/healthz", "/readyz", "/livez"):
+        app.router.add_get(probe, _ok)
+    app.router.add_get("/api", _api)
+    app.router.add_get("/api/", _api)
+    app.router.add_get("/apis", _apis)
+    app.router.add_get("/apis/", _apis)
+    app.router.add_get("/api/v1", _core_v1)
+    app.router.add_get("/api/v1/", _core_v1)
+    app.router.add_get("/openapi/v2", _openapi_v2)
+    app.router.add_get("/openapi/v3", _openapi_v3_root)
+    app.router.add_get("/openapi/v3/{tail:.+}", _openapi_v3)
+    app.router.add_route("*", "/api/v1/{tail:.+}", _core_resources)
+    app.router.add_get("/apis/{group}", _api_group)
+    app.router.add_get("/apis/{group}/{version}", _group_version)
+    app.router.add_get("/apis/{group}/{version}/", _group_version)
+    app.router.add_route("*", "/apis/{group}/{version}/{tail:.+}", _group_resources)
+
+    async def on_startup(app: web.Application) -> None:
+        state.committer = GroupCommitter(registry.store, asyncio.get_running_loop())
+        state.remove_listener = registry.add_write_listener(state.committer.on_write)
+
+    async def on_shutdown(app: web.Application) -> None:
+        state.stopping.set()
+
+    async def on_cleanup(app: web.Application) -> None:
+        if state.remove_listener is not None:
+            state.remove_listener()
+        if state.committer is not None:
+            state.committer.close()
+
+    app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
+    app.on_cleanup.append(on_cleanup)
+    return app
+
+
+def set_pod_log_handler(app: web.Application, handler: PodLogHandler | None) -> None:
+    app[_STATE].resources.pod_log = handler
+
+
+class Server:
+    """A running API server: ``.port``, ``.url``, ``set_pod_log_handler()``, ``await close()``."""
+
+    def __init__(self, runner: web.AppRunner, app: web.Application, host: str, port: int, tls: bool) -> None:
+        self._runner = runner
+        self.app = app
+        self.host = host
+        self.port = port
+        self.url = f"{'https' if tls else 'http'}://{host if ':' not in host else f'[{host}]'}:{port}"
+
+    def set_pod_log_handler(self, handler: PodLogHandler | None) -> None:
+        """Serve ``GET pods/<name>/log`` with ``handler(namespace, name, container)`` (404 until set)."""
+        set_pod_log_handler(self.app, handler)
+
+    async def close(self) -> None:
+        await self._runner.cleanup()
+
+
+async def serve(registry: Registry, host: str, port: int, *, token: str | None, tls_cert: str | None = None,
+                tls_key: str | None = None, bookmark_interval: float = 5.0) -> Server:
+    """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given."""
+    app = create_app(registry, token=token, bookmark_interval=bookmark_interval)
+    runner = web.AppRunner(app, shutdown_timeout=2.0, access_log=None)
+    await runner.setup()
+    context: ssl.SSLContext | None = None
+    if tls_cert and tls_key:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(tls_cert, tls_key)
+    site = web.TCPSite(runner, host, port, ssl_context=context)
+    await site.start()
+    bound = port
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            bound = int(address[1])
+            break
+    return Server(runner, app, host, bound, context is not None)

@@ -1,0 +1,84 @@
+"""The read-only ``apiextensions.k8s.io/v1`` CustomResourceDefinition listing.
+
+Owned by ``apiserver/``. Kueue's (and JobSet's) kinds are served as CRDs; this lists them the way
+``kubectl get crd`` expects. The documents come from ``pykueue.api.crds`` when the api layer
+provides it (the same CRDs ``pykueue install`` renders), else they are derived from the catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pykueue.api.errors import NotFound
+from pykueue.api.kinds import KindInfo
+
+__all__ = ["crd_list", "find_crd"]
+
+JSONDict = dict[str, Any]
+
+
+def _from_api() -> list[JSONDict] | None:
+    try:
+        from pykueue.api import crds  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        return None
+    render = getattr(crds, "custom_resource_definitions", None)
+    if render is None:
+        return None
+    return list(render())
+
+
+def _derived(kind: KindInfo) -> JSONDict:
+    versions: list[JSONDict] = []
+    for version in kind.versions:
+        try:
+            schema = kind.schema[version]
+        except KeyError:
+            schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        entry: JSONDict = {"name": version, "served": True, "storage": version == kind.storage_version,
+                           "schema": {"openAPIV3Schema": schema}}
+        if version in kind.deprecated_versions:
+            entry["deprecated"] = True
+            entry["deprecationWarning"] = kind.deprecated_versions[version]
+        if "status" in kind.subresources:
+            entry["subresources"] = {"status": {}}
+        columns = kind.printer_columns.get(version) or ()
+        if columns:
+            entry["additionalPrinterColumns"] = [
+                {k: v for k, v in {"name": c.name, "type": c.type, "jsonPath": c.json_path,
+                                   "priority": c.priority or None, "description": c.description or None,
+                                   "format": c.format or None}.items() if v is not None} for c in columns]
+        versions.append(entry)
+    names: JSONDict = {"plural": kind.plural, "singular": kind.singular, "kind": kind.kind,
+                       "listKind": f"{kind.kind}List"}
+    if kind.short_names:
+        names["shortNames"] = list(kind.short_names)
+    if kind.categories:
+        names["categories"] = list(kind.categories)
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{kind.plural}.{kind.group}"},
+            "spec": {"group": kind.group, "names": names,
+                     "scope": "Namespaced" if kind.namespaced else "Cluster", "versions": versions},
+            "status": {"acceptedNames": names, "storedVersions": [kind.storage_version],
+                       "conditions": [{"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                                       "message": "the initial names have been accepted"}]}}
+
+
+def _all(kinds: Iterable[KindInfo]) -> list[JSONDict]:
+    rendered = _from_api()
+    if rendered is not None:
+        return rendered
+    return [_derived(k) for k in sorted(kinds, key=lambda k: (k.group, k.plural)) if k.is_crd]
+
+
+def crd_list(kinds: Iterable[KindInfo]) -> JSONDict:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitionList",
+            "metadata": {"resourceVersion": "1"}, "items": _all(kinds)}
+
+
+def find_crd(kinds: Iterable[KindInfo], name: str) -> JSONDict:
+    for crd in _all(kinds):
+        if (crd.get("metadata") or {}).get("name") == name:
+            return crd
+    raise NotFound.object("customresourcedefinitions", name, "apiextensions.k8s.io")

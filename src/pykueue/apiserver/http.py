@@ -1,0 +1,103 @@
+"""Small HTTP helpers shared by the API server's handlers: JSON responses, media types, warnings.
+
+Owned by ``apiserver/``. Keeps content negotiation in one place: which ``Accept`` headers ask for
+a ``meta.k8s.io`` Table or for aggregated discovery, and how ``Warning:`` headers are written
+(``299 - "text"``, one header per warning, as kube-apiserver does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from pykueue.api.errors import ApiError, BadRequest, RequestEntityTooLarge
+
+__all__ = [
+    "AGGREGATED_V2",
+    "BODY_LIMIT",
+    "TABLE_V1",
+    "accepts_aggregated",
+    "accepts_table",
+    "error_response",
+    "json_response",
+    "media_types",
+    "read_body",
+    "warning_headers",
+]
+
+BODY_LIMIT = 3 * 1024 * 1024
+"""kube-apiserver's request body limit (3 MiB)."""
+TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
+AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def media_types(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """Parse an Accept header into (type, params) pairs, in the client's order."""
+    out: list[tuple[str, dict[str, str]]] = []
+    for part in accept.split(","):
+        pieces = [p.strip() for p in part.split(";")]
+        if not pieces[0]:
+            continue
+        params: dict[str, str] = {}
+        for piece in pieces[1:]:
+            if "=" in piece:
+                key, _, value = piece.partition("=")
+                params[key.strip().lower()] = value.strip()
+        out.append((pieces[0].lower(), params))
+    return out
+
+
+def accepts_table(accept: str) -> str | None:
+    """The Table version ("v1"/"v1beta1") the client asks for, or None for plain objects."""
+    for media, params in media_types(accept):
+        if media in ("application/json", "*/*") and params.get("as") == "Table" and \
+                params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            return params["v"]
+    return None
+
+
+def accepts_aggregated(accept: str) -> bool:
+    for media, params in media_types(accept):
+        if media == "application/json" and params.get("as") == "APIGroupDiscoveryList" and \
+                params.get("g") == "apidiscovery.k8s.io" and params.get("v") == "v2":
+            return True
+    return False
+
+
+def warning_headers(response: web.StreamResponse, warnings: list[str]) -> None:
+    seen: set[str] = set()
+    for text in warnings:
+        if text in seen:
+            continue
+        seen.add(text)
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+
+
+def json_response(body: Any, *, status: int = 200, content_type: str = "application/json",
+                  warnings: list[str] | None = None) -> web.Response:
+    response = web.Response(body=orjson.dumps(body), status=status,
+                            headers={"Content-Type": content_type})
+    if warnings:
+        warning_headers(response, warnings)
+    return response
+
+
+def error_response(error: ApiError, warnings: list[str] | None = None) -> web.Response:
+    return json_response(error.to_status(), status=error.code, warnings=warnings)
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The request body, or ``RequestEntityTooLarge`` past 3 MiB (without reading it all)."""
+    if request.content_length is not None and request.content_length > BODY_LIMIT:
+        raise RequestEntityTooLarge(f"Request entity too large: limit is {BODY_LIMIT}")
+    data = bytearray()
+    async for chunk in request.content.iter_chunked(65536):
+        data += chunk
+        if len(data) > BODY_LIMIT:
+            raise RequestEntityTooLarge(f"Request entity too large: limit is {BODY_LIMIT}")
+    if not data:
+        raise BadRequest("the request body is empty")
+    return bytes(data)

@@ -1,0 +1,214 @@
+"""Watch streams: ``?watch=true`` as chunked newline-delimited JSON, like kube-apiserver.
+
+Owned by ``apiserver/``; :mod:`.resources` hands GET requests with ``watch`` here. Semantics:
+- ``resourceVersion`` unset or "0" (or ``sendInitialEvents=true``): synthetic ADDED events for the
+  current state first; with ``sendInitialEvents`` that part ends with a BOOKMARK annotated
+  ``k8s.io/initial-events-end: "true"``.
+- ``resourceVersion=N``: every event after N from the store's watch log; a compacted N is an
+  ERROR event carrying a 410 ``Expired`` Status (the HTTP status stays 200, as in Kubernetes).
+- label/field selectors are applied to events: an object that stops matching is sent as DELETED,
+  one that starts matching as ADDED.
+- ``allowWatchBookmarks``: a BOOKMARK with the newest resourceVersion every ``bookmark_interval``.
+- ``timeoutSeconds`` ends the stream; a client disconnect or server shutdown ends it within a
+  second, and the store subscription is always released.
+
+Invariant: events are written in resourceVersion order, each exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from pykueue.api.errors import BadRequest, Gone
+from pykueue.api.kinds import KindInfo
+from pykueue.registry import Registry
+from pykueue.store import parse_field_selector, parse_label_selector
+from pykueue.store.types import WatchEvent
+
+from .tables import table
+
+__all__ = ["WatchOptions", "serve_watch"]
+
+JSONDict = dict[str, Any]
+_TICK = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    kind: KindInfo
+    version: str
+    namespace: str | None
+    label_selector: str | None
+    field_selector: str | None
+    resource_version: str
+    allow_bookmarks: bool
+    send_initial_events: bool
+    timeout_seconds: float | None
+    table_version: str | None
+    include_object: str
+    bookmark_interval: float
+
+
+class _Filter:
+    """Selector matching with kube's "moved in/out of the selection" translation."""
+
+    def __init__(self, options: WatchOptions, known: set[tuple[str, str]] | None) -> None:
+        self._labels = parse_label_selector(options.label_selector)
+        self._fields = parse_field_selector(options.field_selector)
+        self._plain = self._labels.empty and self._fields.empty
+        self._known = known
+
+    def translate(self, event_type: str, obj: JSONDict) -> str | None:
+        if self._plain:
+            return event_type
+        metadata = obj.get("metadata") or {}
+        key = (metadata.get("namespace") or "", metadata.get("name") or "")
+        matches = self._labels(obj) and self._fields(obj)
+        if self._known is None:  # resumed from a resourceVersion: prior membership unknown
+            return event_type if matches else None
+        was = key in self._known
+        if event_type == "DELETED":
+            self._known.discard(key)
+            return "DELETED" if was else None
+        if matches:
+            self._known.add(key)
+            return "MODIFIED" if was and event_type != "ADDED" else "ADDED"
+        if was:
+            self._known.discard(key)
+            return "DELETED"
+        return None
+
+
+def _bookmark(options: WatchOptions, rv: int, *, initial_end: bool = False) -> JSONDict:
+    kind = options.kind
+    metadata: JSONDict = {"resourceVersion": str(rv)}
+    if initial_end:
+        metadata["annotations"] = {"k8s.io/initial-events-end": "true"}
+    api_version = f"{kind.group}/{options.version}" if kind.group else options.version
+    return {"type": "BOOKMARK", "object": {"kind": kind.kind, "apiVersion": api_version, "metadata": metadata}}
+
+
+async def serve_watch(request: web.Request, registry: Registry, options: WatchOptions,
+                      stopping: asyncio.Event, now: Any) -> web.StreamResponse:
+    """Stream events until timeout, disconnect or shutdown (``now()`` gives table ages)."""
+    kind = options.kind
+    resource = kind.resource_key
+    namespace = options.namespace if kind.namespaced else None
+    queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
+    progress = [0]
+
+    def on_event(event: WatchEvent) -> None:
+        progress[0] = max(progress[0], event.resource_version)
+        if event.resource != resource:
+            return
+        if namespace and (event.object.get("metadata") or {}).get("namespace") != namespace:
+            return
+        queue.put_nowait(event)
+
+    # Validate selectors before subscribing, so a bad one is a plain 400.
+    parse_label_selector(options.label_selector)
+    parse_field_selector(options.field_selector)
+    unsubscribe = registry.subscribe(on_event)
+    try:
+        initial: list[JSONDict] = []
+        backlog: list[WatchEvent] = []
+        gone: Gone | None = None
+        known: set[tuple[str, str]] | None = None
+        if options.send_initial_events or options.resource_version in ("", "0"):
+            listed = registry.list(kind, namespace, version=options.version,
+                                   label_selector=options.label_selector,
+                                   field_selector=options.field_selector)
+            start = int(listed["metadata"]["resourceVersion"])
+            initial = listed["items"]
+            known = {((o["metadata"].get("namespace") or ""), o["metadata"]["name"]) for o in initial}
+        else:
+            try:
+                start = int(options.resource_version)
+            except ValueError:
+                raise BadRequest(f'invalid resource version "{options.resource_version}"') from None
+            try:
+                backlog = registry.watch_events_since(kind, namespace, start, version=options.version)
+            except Gone as err:
+                gone = err
+        progress[0] = max(progress[0], start)
+        response = web.StreamResponse(headers={"Content-Type": "application/json",
+                                               "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        stream = _Stream(response, options, now)
+        if gone is not None:
+            await stream.send({"type": "ERROR", "object": gone.to_status()})
+            return response
+        matcher = _Filter(options, known)
+        for obj in initial:
+            await stream.send_object("ADDED", obj)
+        if options.send_initial_events:
+            await stream.send(_bookmark(options, start, initial_end=True))
+        last = start
+        for event in backlog:
+            last = max(last, event.resource_version)
+            event_type = matcher.translate(event.type, event.object)
+            if event_type is not None:
+                await stream.send_object(event_type, event.object)
+        await _follow(request, registry, options, stopping, queue, progress, stream, matcher, last)
+        return response
+    except (ConnectionResetError, ConnectionError):
+        return web.Response(status=200)
+    finally:
+        unsubscribe()
+
+
+async def _follow(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
+                  queue: asyncio.Queue[WatchEvent], progress: list[int], stream: _Stream, matcher: _Filter,
+                  last: int) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = None if options.timeout_seconds is None else loop.time() + options.timeout_seconds
+    next_bookmark = loop.time() + options.bookmark_interval
+    while not stopping.is_set():
+        now = loop.time()
+        if deadline is not None and now >= deadline:
+            return
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            return
+        if options.allow_bookmarks and now >= next_bookmark:
+            next_bookmark = now + options.bookmark_interval
+            if queue.empty():
+                await stream.send(_bookmark(options, max(last, progress[0])))
+        wait = _TICK if deadline is None else max(0.0, min(_TICK, deadline - now))
+        try:
+            event = await asyncio.wait_for(queue.get(), wait)
+        except TimeoutError:
+            continue
+        if event.resource_version <= last:
+            continue
+        last = event.resource_version
+        converted = registry.convert_event(options.kind, event, options.version)
+        event_type = matcher.translate(converted.type, converted.object)
+        if event_type is not None:
+            await stream.send_object(event_type, converted.object)
+
+
+class _Stream:
+    def __init__(self, response: web.StreamResponse, options: WatchOptions, now: Any) -> None:
+        self._response = response
+        self._options = options
+        self._now = now
+
+    async def send(self, event: JSONDict) -> None:
+        await self._response.write(orjson.dumps(event) + b"\n")
+
+    async def send_object(self, event_type: str, obj: JSONDict) -> None:
+        options = self._options
+        if options.table_version is not None:
+            with contextlib.suppress(Exception):
+                obj = table(options.kind, options.version, [obj], now=self._now(),
+                            list_meta={"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")},
+                            include_object=options.include_object, table_version=options.table_version)
+        await self.send({"type": event_type, "object": obj})
