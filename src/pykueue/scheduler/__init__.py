@@ -1,1 +1,36 @@
+"""pykueue's scheduler engine: pure, synchronous, driven by events (docs/scheduler-api.md).
 
+Public surface: ``Scheduler`` and its settings and decision records. Everything else in this
+package is private and may change.
+"""
+
+from pykueue.api.clock import Clock, ManualClock, SystemClock
+
+from .engine import Scheduler
+from .types import (
+    AdmissionFairSharingConfig,
+    Admit,
+    CycleResult,
+    FairSharingConfig,
+    Pending,
+    PendingInfo,
+    Preempt,
+    QueueUsage,
+    SchedulerConfig,
+)
+
+__all__ = [
+    "AdmissionFairSharingConfig",
+    "Admit",
+    "Clock",
+    "CycleResult",
+    "FairSharingConfig",
+    "ManualClock",
+    "Pending",
+    "PendingInfo",
+    "Preempt",
+    "QueueUsage",
+    "Scheduler",
+    "SchedulerConfig",
+    "SystemClock",
+]

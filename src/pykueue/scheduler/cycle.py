@@ -1,0 +1,344 @@
+"""One scheduling round, as Kueue runs one cycle (§3.3), read as a sequence of named steps.
+
+Owns: taking one head per ClusterQueue (``_heads``), nominating each (``_nominate``: checks,
+flavor assignment, preemption targets, partial admission), ordering them (classic sort or the
+fair-sharing tournament), processing them against the mutable snapshot with Kueue's skip rules
+(``_process``), admitting (assume in the cache at once) and requeueing the rest (``_requeue``).
+
+The "snapshot" is the live quota tree plus an undo log (``_overlay``) of usage that only lives
+for this round (preemptors waiting for their victims, reservations of quota for entries without
+candidates); it is reverted at the end of the round. Admissions are committed to the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from .clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
+from .fairsharing import Share, share_key
+from .flavorassigner import Assignment, FlavorAssigner, Mode
+from .hierarchy import CohortNode, ResourceNode
+from .partial import partial_counts
+from .preemption import Target, preemption_message, queue_path
+from .resources import FR
+from .types import Admit, Pending, Preempt
+from .workload import RESERVED, WorkloadInfo
+
+if TYPE_CHECKING:
+    from .engine import Scheduler
+
+__all__ = ["Entry", "Round"]
+
+NOMINATED = "nominated"
+FAILED = "failed"  # not nominated (checks failed before assignment)
+SKIPPED = "skipped"
+ASSUMED = "assumed"
+PREEMPTING = "preempting"
+
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+OVERLAPPING = "Workload has overlapping preemption targets with another workload"
+
+
+class Entry:
+    __slots__ = ("assignment", "cq", "immediate", "message", "reason", "status", "targets", "wl")
+
+    def __init__(self, wl: WorkloadInfo, cq: ClusterQueue) -> None:
+        self.wl = wl
+        self.cq = cq
+        self.assignment: Assignment | None = None
+        self.targets: list[Target] = []
+        self.status = NOMINATED
+        self.reason = ""
+        self.message = ""
+        self.immediate = False
+
+    def fail(self, reason: str, message: str, immediate: bool) -> None:
+        self.status = FAILED
+        self.reason = reason
+        self.message = message
+        self.immediate = immediate
+
+
+class Round:
+    """One Kueue cycle over a chosen set of ClusterQueues."""
+
+    def __init__(self, engine: Scheduler) -> None:
+        self.s = engine
+        self.admitted: list[Admit] = []
+        self.preempted: list[Preempt] = []
+        self.pending: list[Pending] = []
+        self.changed_trees: set[str] = set()
+        self._overlay: list[tuple[ClusterQueue, dict[FR, int]]] = []
+        self._victims: dict[tuple[str, str], WorkloadInfo] = {}
+
+    # -- step 1: heads -------------------------------------------------------------------------
+    def run(self, cq_names: Iterable[str]) -> None:
+        entries = [self._nominate(wl, cq) for wl, cq in self._heads(cq_names)]
+        for entry in self._order(entries):
+            self._process(entry)
+        self._revert_overlay()
+        self._requeue(entries)
+
+    def _heads(self, cq_names: Iterable[str]) -> list[tuple[WorkloadInfo, ClusterQueue]]:
+        s = self.s
+        heads: list[tuple[WorkloadInfo, ClusterQueue]] = []
+        for name in cq_names:
+            q = s.queues.cqs.get(name)
+            cq = s.cache.cqs.get(name)
+            if q is None or cq is None:
+                continue
+            wl = q.pop(s.afs_usage if (cq.afs and s.config.admission_fair_sharing) else None)
+            if wl is not None:
+                heads.append((wl, cq))
+        return heads
+
+    # -- step 2/3: nominate ----------------------------------------------------------------------
+    def _nominate(self, wl: WorkloadInfo, cq: ClusterQueue) -> Entry:
+        s = self.s
+        entry = Entry(wl, cq)
+        strict = cq.strategy == STRICT_FIFO
+        if wl.failed_checks:
+            entry.fail("PendingEvaluation", "The workload has failed admission checks", strict)
+            return entry
+        if not s.cache.namespace_matches(cq, wl.namespace):
+            entry.fail("Misconfigured", "Workload namespace doesn't match ClusterQueue selector", False)
+            return entry
+        assignment, targets = self._assign(wl, cq, None)
+        if s.config.partial_admission and (
+                assignment.mode == Mode.NO_FIT or (assignment.mode == Mode.PREEMPT and not targets)) \
+                and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
+            found = partial_counts(wl, lambda counts: self._viable(wl, cq, counts))
+            if found is not None:
+                assignment, targets = self._assign(wl, cq, found)
+        entry.assignment = assignment
+        entry.targets = targets
+        return entry
+
+    def _assign(self, wl: WorkloadInfo, cq: ClusterQueue,
+                counts: list[int] | None) -> tuple[Assignment, list[Target]]:
+        s = self.s
+        assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
+                                  fungibility=s.config.flavor_fungibility,
+                                  fair_sharing=s.config.fair_sharing is not None,
+                                  ignore_undeclared=s.config.ignore_undeclared_resources)
+        assignment = assigner.assign(counts)
+        targets: list[Target] = []
+        if assignment.mode == Mode.PREEMPT:
+            ctx = s.preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
+            targets = s.preemptor.targets(ctx)
+        return assignment, targets
+
+    def _viable(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int]) -> bool:
+        assignment, targets = self._assign(wl, cq, counts)
+        return assignment.mode == Mode.FIT or (assignment.mode == Mode.PREEMPT and bool(targets))
+
+    # -- step 4: order ---------------------------------------------------------------------------
+    def _order(self, entries: list[Entry]) -> Iterable[Entry]:
+        nominated = [e for e in entries if e.status == NOMINATED and e.assignment is not None]
+        if self.s.config.fair_sharing is None:
+            nominated.sort(key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.wl.priority,
+                                          e.wl.timestamp, e.wl.uid))
+            return nominated
+        return self._tournament(nominated)
+
+    def _tournament(self, entries: list[Entry]) -> Iterable[Entry]:
+        by_tree: dict[str, list[Entry]] = {}
+        for e in entries:
+            by_tree.setdefault(self.s.cache.tree_key(e.cq), []).append(e)
+        for key in sorted(by_tree):
+            pending = by_tree[key]
+            while pending:
+                best = pending[0] if len(pending) == 1 else self._tournament_pick(pending)
+                pending.remove(best)
+                yield best
+
+    def _tournament_pick(self, entries: list[Entry]) -> Entry:
+        values: dict[int, dict[int, tuple[bool, Share]]] = {}
+        for e in entries:
+            usage = e.assignment.usage if e.assignment else {}
+            frs = list(usage)
+            per_node: dict[int, tuple[bool, Share]] = {}
+            node: ResourceNode | None = e.cq
+            while node is not None and node.parent is not None:
+                borrowing = any(node.usage.get(fr, 0) + usage.get(fr, 0) > node.subtree.get(fr, 0)
+                                for fr in frs)
+                per_node[id(node)] = (borrowing, share_key(node, usage))
+                node = node.parent
+            values[id(e)] = per_node
+        by_cq: dict[str, Entry] = {}
+        for e in entries:
+            current = by_cq.get(e.cq.name)
+            if current is None or _classic_key(e) < _classic_key(current):
+                by_cq[e.cq.name] = e
+        root = entries[0].cq.root()
+
+        def winner(node: ResourceNode) -> Entry | None:
+            if isinstance(node, ClusterQueue):
+                return by_cq.get(node.name)
+            assert isinstance(node, CohortNode)
+            best: Entry | None = None
+            best_key: tuple[bool, Share, int, float, str] | None = None
+            for child in node.children():
+                cand = winner(child)
+                if cand is None:
+                    continue
+                borrowing, share = values[id(cand)].get(id(child), (False, (0, 0.0, 0)))
+                key = (borrowing, share, -cand.wl.priority, cand.wl.timestamp, cand.wl.uid)
+                if best_key is None or key < best_key:
+                    best, best_key = cand, key
+            return best
+
+        chosen = winner(root)
+        return chosen if chosen is not None else entries[0]
+
+    # -- step 5: process -------------------------------------------------------------------------
+    def _process(self, e: Entry) -> None:
+        assignment = e.assignment
+        assert assignment is not None
+        cq = e.cq
+        strict = cq.strategy == STRICT_FIFO
+        mode = assignment.mode
+        if mode == Mode.NO_FIT:
+            e.status = FAILED
+            e.reason, e.message, e.immediate = assignment.no_fit_reason, assignment.message(), strict
+            return
+        if mode == Mode.PREEMPT and not e.targets:
+            e.status = FAILED
+            e.reason, e.message, e.immediate = "WaitingForQuota", assignment.message(), strict
+            if cq.reclaim_within_cohort != ANY:
+                self._add_overlay(cq, self._to_reserve(e, cq))
+            return
+        if mode == Mode.PREEMPT and e.wl.preemption_gated:
+            e.status = FAILED
+            e.reason, e.message, e.immediate = "BlockedOnPreemptionGates", \
+                "Workload requires preemption, but it's gated", strict
+            return
+        if any(t.wl.key in self._victims for t in e.targets):
+            e.status = SKIPPED
+            e.reason, e.message, e.immediate = "WaitingForQuota", OVERLAPPING, True
+            return
+        if not self._fits(cq, assignment.usage, e.targets):
+            e.status = SKIPPED
+            e.reason, e.message, e.immediate = "WaitingForQuota", NO_LONGER_FITS, True
+            return
+        for t in e.targets:
+            self._victims[t.wl.key] = t.wl
+        if mode == Mode.PREEMPT:
+            self._add_overlay(cq, assignment.usage)
+            self._issue(e)
+            return
+        self._admit(e)
+
+    def _fits(self, cq: ClusterQueue, usage: dict[FR, int], targets: list[Target]) -> bool:
+        removed = list(self._victims.values())
+        removed.extend(t.wl for t in targets if t.wl.key not in self._victims)
+        cqs = self.s.cache.cqs
+        for wl in removed:
+            cqs[wl.cq_name].add_usage(wl.usage, -1)
+        try:
+            return all(amount <= cq.available(fr) for fr, amount in usage.items())
+        finally:
+            for wl in removed:
+                cqs[wl.cq_name].add_usage(wl.usage, 1)
+
+    @staticmethod
+    def _to_reserve(e: Entry, cq: ClusterQueue) -> dict[FR, int]:
+        assert e.assignment is not None
+        out: dict[FR, int] = {}
+        for fr, amount in e.assignment.usage.items():
+            q = cq.quotas.get(fr)
+            nominal = q.nominal if q is not None else 0
+            used = cq.usage.get(fr, 0)
+            if e.assignment.borrowing > 0:
+                if q is None or q.borrowing_limit is None:
+                    out[fr] = amount
+                else:
+                    out[fr] = min(amount, nominal + q.borrowing_limit - used)
+            else:
+                out[fr] = max(0, min(amount, nominal - used))
+        return out
+
+    def _add_overlay(self, cq: ClusterQueue, usage: dict[FR, int]) -> None:
+        cq.add_usage(usage, 1)
+        self._overlay.append((cq, usage))
+
+    def _revert_overlay(self) -> None:
+        for cq, usage in reversed(self._overlay):
+            cq.add_usage(usage, -1)
+        self._overlay.clear()
+
+    def _issue(self, e: Entry) -> None:
+        s = self.s
+        assert e.assignment is not None
+        new = 0
+        preemptor_path = queue_path(e.cq)
+        for t in e.targets:
+            victim = t.wl
+            if victim.evicted or victim.key in s.expectations:
+                continue
+            new += 1
+            s.expectations.add(victim.key)
+            victim_cq = s.cache.cqs.get(victim.cq_name)
+            message = preemption_message(e.wl, t.reason, preemptor_path,
+                                         queue_path(victim_cq) if victim_cq else "")
+            self.preempted.append(Preempt(victim.namespace, victim.name, e.wl.namespace, e.wl.name,
+                                          t.reason, message))
+        e.status = PREEMPTING
+        e.reason = "WaitingForPreemptedWorkloads"
+        base = e.assignment.message()
+        e.message = f"{base}. Pending the preemption of {len(e.targets)} workload(s)" if base else \
+            f"Pending the preemption of {len(e.targets)} workload(s)"
+        e.immediate = True
+        if e.cq.strategy == BEST_EFFORT_FIFO:
+            q = s.queues.cqs.get(e.cq.name)
+            if q is not None:
+                q.sticky = e.wl.key
+        if new:
+            self.changed_trees.add(s.cache.tree_key(e.cq))
+
+    def _admit(self, e: Entry) -> None:
+        s = self.s
+        assert e.assignment is not None
+        wl = e.wl
+        cq = e.cq
+        flavors = {f for ps in e.assignment.podsets for f in ps.flavors.values()}
+        checks = cq.checks_for(flavors)
+        admission = e.assignment.to_admission(cq.name)
+        s.queues.remove(wl.key)
+        s.queues.untrack(wl)
+        wl.state = RESERVED
+        wl.cq_name = cq.name
+        wl.usage = dict(e.assignment.usage)
+        wl.admission = admission
+        wl.admitted = not checks
+        wl.evicted = False
+        wl.quota_reserved_time = s.clock.now()
+        s.cache.add_reserved(wl)
+        s.on_assumed(wl)
+        e.status = ASSUMED
+        self.admitted.append(Admit(wl.namespace, wl.name, cq.name, admission,
+                                   e.assignment.borrowing > 0, checks))
+        self.changed_trees.add(s.cache.tree_key(cq))
+
+    # -- step 6: requeue -------------------------------------------------------------------------
+    def _requeue(self, entries: list[Entry]) -> None:
+        s = self.s
+        for e in entries:
+            if e.status == ASSUMED:
+                continue
+            q = s.queues.cqs.get(e.cq.name)
+            if e.status != PREEMPTING and q is not None and q.sticky == e.wl.key:
+                q.sticky = None
+            s.queues.requeue(e.wl, e.immediate)
+            if not e.immediate:
+                self.changed_trees.add(s.cache.tree_key(e.cq))
+            self.pending.append(Pending(e.wl.namespace, e.wl.name, e.reason, e.message,
+                                        e.wl.resource_requests()))
+
+
+def _classic_key(e: Entry) -> tuple[int, float, str]:
+    return (-e.wl.priority, e.wl.timestamp, e.wl.uid)
+
+
+NowFn = Callable[[], float]

@@ -1,0 +1,473 @@
+"""The ``Scheduler`` facade of docs/scheduler-api.md: events in, decisions out, read side.
+
+Owns the routing of API events to the cache and the queue manager, the requeue triggers
+(finished/deleted/evicted workloads requeue the inadmissible workloads of their cohort tree; CQ,
+cohort, flavor and namespace changes requeue everything), the preemption expectations (victims
+already reported, not yet seen evicted) and the multi-head loop: ``schedule()`` runs Kueue
+cycles (``cycle.Round``) back to back, re-running only cohort trees whose state changed, so the
+admitted set equals what one-head-per-cycle scheduling would produce, in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pykueue.api.clock import Clock, SystemClock
+from pykueue.api.quantity import QuantityError
+
+from .cache import Cache
+from .clusterqueue import ClusterQueue, parse_weight
+from .cycle import Round
+from .fairsharing import weighted_share_status
+from .preemption import Preemptor
+from .queues import ClusterQueueQueue, LocalQueue, QueueManager
+from .types import CycleResult, Pending, PendingInfo, QueueUsage, SchedulerConfig
+from .workload import FINISHED, PENDING, RESERVED, WorkloadInfo, WorkloadKey, parse_workload
+
+__all__ = ["Scheduler"]
+
+
+def _signature(wl: WorkloadInfo) -> tuple[Any, ...]:
+    """What decides whether an inadmissible workload deserves another look (§3.2)."""
+    return (wl.priority, wl.timestamp, wl.queue_name, wl.requeued_false, wl.requeue_at, wl.failed_checks,
+            wl.active, wl.gated, wl.preemption_gated,
+            tuple((ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable)
+                  for ps in wl.podsets))
+
+
+class Scheduler:
+    def __init__(self, config: SchedulerConfig | None = None, *, clock: Clock | None = None) -> None:
+        self.config = config or SchedulerConfig()
+        self.clock: Clock = clock or SystemClock()
+        self.cache = Cache()
+        self.queues = QueueManager()
+        self.workloads: dict[WorkloadKey, WorkloadInfo] = {}
+        self.expectations: set[WorkloadKey] = set()
+        self.notices: dict[WorkloadKey, WorkloadInfo] = {}
+        self._inactive_notified: set[WorkloadKey] = set()
+        self._requeue_all = False
+        self._requeue_trees: set[str] = set()
+        self.preemptor = Preemptor(self.cache, self.config.fair_sharing, self.expectations, self.clock.now,
+                                   self.afs_usage)
+        self.stats_rounds = 0
+
+    # ------------------------------------------------------------------------------ namespaces
+    def upsert_namespace(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.cache.namespaces[meta["name"]] = dict(meta.get("labels") or {})
+        self._requeue_all = True
+
+    def delete_namespace(self, name: str) -> None:
+        self.cache.namespaces.pop(name, None)
+
+    # ------------------------------------------------------------------------------ flavors
+    def upsert_resource_flavor(self, obj: Mapping[str, Any]) -> None:
+        self.cache.flavors[obj["metadata"]["name"]] = obj
+        self._requeue_all = True
+
+    def delete_resource_flavor(self, name: str) -> None:
+        self.cache.flavors.pop(name, None)
+        self._requeue_all = True
+
+    # ------------------------------------------------------------------------------ cohorts
+    def upsert_cohort(self, obj: Mapping[str, Any]) -> None:
+        self.cache.cohort_specs[obj["metadata"]["name"]] = obj.get("spec") or {}
+        self.cache.mark_dirty()
+        self._requeue_all = True
+
+    def delete_cohort(self, name: str) -> None:
+        self.cache.cohort_specs.pop(name, None)
+        self.cache.mark_dirty()
+        self._requeue_all = True
+
+    # ------------------------------------------------------------------------------ cluster queues
+    def upsert_cluster_queue(self, obj: Mapping[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        cq = self.cache.cqs.get(name)
+        created = cq is None
+        if cq is None:
+            cq = ClusterQueue(name)
+            self.cache.cqs[name] = cq
+        cq.load(obj)
+        q = self.queues.cqs.get(name)
+        if q is None:
+            q = self.queues.cqs[name] = ClusterQueueQueue(name)
+        q.strategy = cq.strategy
+        if created:
+            self.cache.attach_orphans(cq)
+            self._pull_into(name)
+        self.cache.mark_dirty()
+        self._requeue_all = True
+
+    def delete_cluster_queue(self, name: str) -> None:
+        cq = self.cache.cqs.pop(name, None)
+        if cq is not None:
+            self.cache.detach(cq)
+        q = self.queues.cqs.pop(name, None)
+        if q is not None:
+            for wl in list(q.all_pending()):
+                self.queues.location.pop(wl.key, None)
+                self.queues._count(wl, -1)
+                self.notices[wl.key] = wl
+        self.cache.mark_dirty()
+        self._requeue_all = True
+
+    def _pull_into(self, cq_name: str) -> None:
+        """Queue the pending workloads of every LocalQueue pointing at ``cq_name``."""
+        now = self.clock.now()
+        for lq in self.queues.local_queues.values():
+            if lq.cq_name != cq_name:
+                continue
+            for wl in self.queues.pending_of_lq(lq.key):
+                if wl.key not in self.queues.location:
+                    self.queues.add(wl, now)
+                    self.notices.pop(wl.key, None)
+
+    # ------------------------------------------------------------------------------ local queues
+    def upsert_local_queue(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta["name"])
+        spec = obj.get("spec") or {}
+        lq = self.queues.local_queues.get(key)
+        if lq is None:
+            lq = self.queues.local_queues[key] = LocalQueue(*key)
+        old_route = (lq.cq_name, lq.stop_policy)
+        lq.cq_name = spec.get("clusterQueue") or ""
+        lq.stop_policy = spec.get("stopPolicy") or "None"
+        lq.weight = parse_weight(spec)
+        afs = ((obj.get("status") or {}).get("fairSharing") or {}).get("admissionFairSharingStatus") or {}
+        if afs:
+            consumed = afs.get("consumedResources") or {}
+            try:
+                lq.afs_consumed = {r: float(_amount(r, v)) for r, v in consumed.items()}
+            except QuantityError:
+                lq.afs_consumed = {}
+            if afs.get("lastUpdate") != lq.afs_last_update:
+                lq.afs_penalty = {}
+        if old_route != (lq.cq_name, lq.stop_policy):
+            self._reroute(key)
+
+    def delete_local_queue(self, namespace: str, name: str) -> None:
+        key = (namespace, name)
+        if self.queues.local_queues.pop(key, None) is not None:
+            self._reroute(key)
+
+    def _reroute(self, lq_key: tuple[str, str]) -> None:
+        now = self.clock.now()
+        lq = self.queues.local_queues.get(lq_key)
+        if lq is not None:
+            lq.pending = 0
+        for wl in self.queues.pending_of_lq(lq_key):
+            self.queues.remove(wl.key)
+            if not self.queues.add(wl, now):
+                self.notices[wl.key] = wl
+            else:
+                self.notices.pop(wl.key, None)
+
+    # ------------------------------------------------------------------------------ workloads
+    def upsert_workload(self, obj: Mapping[str, Any]) -> None:
+        wl = parse_workload(obj, self.config.exclude_resource_prefixes, self.config.pods_ready_requeue_by_eviction)
+        key = wl.key
+        old = self.workloads.get(key)
+        self.workloads[key] = wl
+        self.notices.pop(key, None)
+        held = self.cache.reserved.get(key)
+        if wl.state == RESERVED:
+            self._leave_queues(key, old)
+            if wl.evicted:
+                self.expectations.discard(key)
+            self.cache.add_reserved(wl)
+            if held is not None and _usage_shrank(held.usage, wl.usage):
+                self._requeue_tree_of(wl.cq_name)
+            return
+        if held is not None:
+            self.cache.remove_reserved(key)
+            self.expectations.discard(key)
+            self._requeue_tree_of(held.cq_name)
+        if wl.state == FINISHED or not wl.active or wl.gated:
+            self._leave_queues(key, old)
+            return
+        self._enqueue(wl, old)
+
+    def _leave_queues(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:
+        self.queues.remove(key)
+        if old is not None:
+            self.queues.untrack(old)
+        self._inactive_notified.discard(key)
+
+    def _enqueue(self, wl: WorkloadInfo, old: WorkloadInfo | None) -> None:
+        now = self.clock.now()
+        queues = self.queues
+        where = queues.location.get(wl.key)
+        keep_inadmissible = False
+        sticky = False
+        if old is not None and where is not None:
+            q = queues.cqs.get(where)
+            if q is not None:
+                keep_inadmissible = wl.key in q.inadmissible and _signature(old) == _signature(wl)
+                sticky = q.sticky == wl.key
+        if old is not None:
+            queues.untrack(old)
+        queues.track(wl)
+        if queues.add(wl, now, immediate=not keep_inadmissible):
+            if sticky:
+                queues.cqs[queues.location[wl.key]].sticky = wl.key
+        else:
+            self.notices[wl.key] = wl
+
+    def delete_workload(self, namespace: str, name: str) -> None:
+        key = (namespace, name)
+        old = self.workloads.pop(key, None)
+        self._leave_queues(key, old)
+        self.notices.pop(key, None)
+        self.expectations.discard(key)
+        held = self.cache.remove_reserved(key)
+        if held is not None:
+            self._requeue_tree_of(held.cq_name)
+
+    def forget(self, namespace: str, name: str) -> None:
+        """The status write of an admission failed: release the assumed quota and requeue."""
+        key = (namespace, name)
+        held = self.cache.remove_reserved(key)
+        if held is None:
+            return
+        self._requeue_tree_of(held.cq_name)
+        obj = held.obj
+        wl = parse_workload(obj, self.config.exclude_resource_prefixes, self.config.pods_ready_requeue_by_eviction)
+        if wl.state == RESERVED:
+            wl.state = PENDING
+            wl.admission = None
+            wl.usage = {}
+        self.workloads[key] = wl
+        if wl.state == PENDING and wl.active and not wl.gated:
+            self._enqueue(wl, None)
+
+    def _requeue_tree_of(self, cq_name: str) -> None:
+        self._requeue_trees.add(cq_name)
+
+    # ------------------------------------------------------------------------------ scheduling
+    def schedule(self) -> CycleResult:
+        self.cache.ensure_fresh()
+        self._apply_requeues()
+        now = self.clock.now()
+        self.queues.wake(now)
+        admitted: list[Any] = []
+        preempted: list[Any] = []
+        pending: list[Pending] = self._notices()
+        limit = self.config.heads_per_cycle
+        live = self._live(None)
+        rounds = 0
+        while live:
+            rnd = Round(self)
+            rnd.run(sorted(live))
+            rounds += 1
+            admitted.extend(rnd.admitted)
+            preempted.extend(rnd.preempted)
+            pending.extend(rnd.pending)
+            if limit and rounds >= limit:
+                break
+            live = self._live(rnd.changed_trees)
+        self.stats_rounds += rounds
+        done = {(a.namespace, a.name) for a in admitted}
+        pending = [p for p in _last_per_workload(pending) if (p.namespace, p.name) not in done]
+        return CycleResult(admitted=admitted, preempted=preempted, pending=pending)
+
+    def _live(self, trees: set[str] | None) -> list[str]:
+        out: list[str] = []
+        for name, q in self.queues.cqs.items():
+            if not q.members:
+                continue
+            cq = self.cache.cqs.get(name)
+            if cq is None or not self.cache.is_active(cq):
+                continue
+            if trees is not None and self.cache.tree_key(cq) not in trees:
+                continue
+            out.append(name)
+        return out
+
+    def _apply_requeues(self) -> None:
+        def ns_ok(cq_name: str, wl: WorkloadInfo) -> bool:
+            cq = self.cache.cqs.get(cq_name)
+            return cq is not None and self.cache.namespace_matches(cq, wl.namespace)
+
+        if self._requeue_all:
+            self.queues.queue_inadmissible(list(self.queues.cqs), ns_ok)
+        elif self._requeue_trees:
+            names: set[str] = set()
+            for cq_name in self._requeue_trees:
+                cq = self.cache.cqs.get(cq_name)
+                if cq is not None:
+                    names.update(c.name for c in self.cache.tree_cqs(cq))
+            self.queues.queue_inadmissible(sorted(names), ns_ok)
+        self._requeue_all = False
+        self._requeue_trees.clear()
+
+    def _notices(self) -> list[Pending]:
+        out: list[Pending] = []
+        for wl in self.notices.values():
+            lq = self.queues.local_queues.get(wl.lq_key)
+            if lq is None:
+                reason, message = "Misconfigured", f"LocalQueue {wl.queue_name} doesn't exist"
+            elif lq.stop_policy != "None":
+                reason, message = "Suspended", f"LocalQueue {wl.queue_name} is stopped"
+            elif lq.cq_name not in self.cache.cqs:
+                reason, message = "Misconfigured", f"ClusterQueue {lq.cq_name} doesn't exist"
+            else:
+                continue
+            out.append(Pending(wl.namespace, wl.name, reason, message, wl.resource_requests()))
+        self.notices.clear()
+        for name, q in self.queues.cqs.items():
+            cq = self.cache.cqs.get(name)
+            if cq is None:
+                continue
+            if self.cache.is_active(cq):
+                for wl in q.all_pending():
+                    self._inactive_notified.discard(wl.key)
+                continue
+            for wl in q.all_pending():
+                if wl.key not in self._inactive_notified:
+                    self._inactive_notified.add(wl.key)
+                    out.append(Pending(wl.namespace, wl.name, "Suspended", f"ClusterQueue {name} is inactive",
+                                       wl.resource_requests()))
+        return out
+
+    # ------------------------------------------------------------------------------ AFS
+    def afs_usage(self, wl: WorkloadInfo) -> float:
+        afs = self.config.admission_fair_sharing
+        lq = self.queues.local_queues.get(wl.lq_key)
+        if afs is None or lq is None:
+            return 0.0
+        if lq.weight <= 0:
+            return float("inf")
+        total = 0.0
+        for res in set(lq.afs_consumed) | set(lq.afs_penalty):
+            weight = afs.resource_weights.get(res, 1.0)
+            total += weight * (lq.afs_consumed.get(res, 0.0) + lq.afs_penalty.get(res, 0.0))
+        return total / lq.weight
+
+    def on_assumed(self, wl: WorkloadInfo) -> None:
+        """Admission Fair Sharing entry penalty: alpha × the workload's requests."""
+        afs = self.config.admission_fair_sharing
+        cq = self.cache.cqs.get(wl.cq_name)
+        if afs is None or cq is None or not cq.afs:
+            return
+        lq = self.queues.local_queues.get(wl.lq_key)
+        if lq is None:
+            return
+        half_life = afs.usage_half_life_seconds
+        alpha = 0.0 if half_life <= 0 else 1 - 0.5 ** (afs.usage_sampling_interval_seconds / half_life)
+        for (_, res), amount in wl.usage.items():
+            lq.afs_penalty[res] = lq.afs_penalty.get(res, 0.0) + alpha * amount
+
+    # ------------------------------------------------------------------------------ read side
+    def pending_workloads(self, cluster_queue: str) -> list[PendingInfo]:
+        q = self.queues.cqs.get(cluster_queue)
+        if q is None:
+            return []
+        cq = self.cache.cqs.get(cluster_queue)
+        afs = cq is not None and cq.afs and self.config.admission_fair_sharing is not None
+
+        def key(wl: WorkloadInfo) -> tuple[int, float, int, float, str]:
+            return (0 if q.sticky == wl.key else 1, self.afs_usage(wl) if afs else 0.0, -wl.priority,
+                    wl.timestamp, wl.uid)
+
+        ordered = sorted(q.all_pending(), key=key)
+        per_lq: dict[tuple[str, str], int] = {}
+        out: list[PendingInfo] = []
+        for index, wl in enumerate(ordered):
+            position = per_lq.get(wl.lq_key, 0)
+            per_lq[wl.lq_key] = position + 1
+            base = int(((wl.obj.get("spec") or {}).get("priority")) or 0)
+            out.append(PendingInfo(wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str,
+                                   index, position, wl.owner_references))
+        return out
+
+    def cluster_queue_usage(self, name: str) -> QueueUsage:
+        self.cache.ensure_fresh()
+        cq = self.cache.cqs.get(name)
+        if cq is None:
+            return QueueUsage({}, {}, 0, 0, 0)
+        q = self.queues.cqs.get(name)
+        return QueueUsage(
+            reservation=_by_flavor(cq, cq.usage),
+            usage=_by_flavor(cq, cq.admitted_usage),
+            pending_workloads=len(q) if q is not None else 0,
+            reserving_workloads=len(cq.workloads),
+            admitted_workloads=cq.admitted_count,
+        )
+
+    def local_queue_usage(self, namespace: str, name: str) -> QueueUsage:
+        """Like ``cluster_queue_usage`` for one LocalQueue (borrowed is always 0)."""
+        lq = self.queues.local_queues.get((namespace, name))
+        if lq is None:
+            return QueueUsage({}, {}, 0, 0, 0)
+        reservation: dict[str, dict[str, tuple[int, int]]] = {}
+        usage: dict[str, dict[str, tuple[int, int]]] = {}
+        reserving = admitted = 0
+        cq = self.cache.cqs.get(lq.cq_name)
+        if cq is not None:
+            for flavor, res in cq.quotas:
+                reservation.setdefault(flavor, {})[res] = (0, 0)
+                usage.setdefault(flavor, {})[res] = (0, 0)
+            for wl in cq.workloads.values():
+                if wl.lq_key != lq.key:
+                    continue
+                reserving += 1
+                admitted += 1 if wl.admitted else 0
+                for (flavor, res), amount in wl.usage.items():
+                    total = reservation.setdefault(flavor, {}).get(res, (0, 0))[0]
+                    reservation[flavor][res] = (total + amount, 0)
+                    if wl.admitted:
+                        total = usage.setdefault(flavor, {}).get(res, (0, 0))[0]
+                        usage[flavor][res] = (total + amount, 0)
+        return QueueUsage(reservation, usage, lq.pending, reserving, admitted)
+
+    def cluster_queue_active(self, name: str) -> tuple[bool, str, str]:
+        self.cache.ensure_fresh()
+        cq = self.cache.cqs.get(name)
+        if cq is None:
+            return False, "NotFound", f"ClusterQueue {name} not found"
+        return self.cache.cq_status(cq)
+
+    def weighted_share(self, cq_or_cohort_kind: str, name: str) -> int:
+        self.cache.ensure_fresh()
+        if cq_or_cohort_kind.lower() in ("clusterqueue", "cq"):
+            node = self.cache.cqs.get(name)
+        else:
+            node = self.cache.cohorts.get(name)  # type: ignore[assignment]
+        if node is None:
+            return 0
+        return weighted_share_status(node)
+
+
+def _amount(resource: str, value: Any) -> int:
+    from pykueue.api.quantity import to_amount
+
+    return to_amount(resource, value)
+
+
+def _usage_shrank(old: Mapping[Any, int], new: Mapping[Any, int]) -> bool:
+    return any(new.get(fr, 0) < amount for fr, amount in old.items())
+
+
+def _by_flavor(cq: ClusterQueue, usage: Mapping[tuple[str, str], int]) -> dict[str, dict[str, tuple[int, int]]]:
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for group in cq.resource_groups:
+        for flavor in group.flavors:
+            for res in group.covered:
+                total = usage.get((flavor, res), 0)
+                nominal = cq.nominal((flavor, res))
+                out.setdefault(flavor, {})[res] = (total, max(0, total - nominal))
+    for (flavor, res), total in usage.items():
+        if total and res not in out.get(flavor, {}):
+            out.setdefault(flavor, {})[res] = (total, total)
+    return out
+
+
+def _last_per_workload(pending: list[Pending]) -> list[Pending]:
+    """A workload considered in several rounds reports only its final state."""
+    last: dict[tuple[str, str], int] = {}
+    for index, p in enumerate(pending):
+        last[(p.namespace, p.name)] = index
+    return [p for index, p in enumerate(pending) if last[(p.namespace, p.name)] == index]

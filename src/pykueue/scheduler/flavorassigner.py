@@ -1,0 +1,335 @@
+"""Flavor assignment: which ResourceFlavor each requested resource of each pod set gets (§3.4).
+
+Owns resource groups walked in flavor order, taint/affinity eligibility, the per-(flavor,
+resource) quota check with granular modes (fit > reclaim > preempt > noCandidates > noFit),
+borrowing levels, flavor fungibility, and Kueue's explanatory messages with numbers. Called by
+the cycle (nominate) and by partial admission; asks the preemption oracle when quota could be
+freed by preemption. Reads the quota tree; never mutates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from enum import IntEnum
+from typing import Any
+
+from .clusterqueue import PREEMPTION_OVER_BORROWING, TRY_NEXT_FLAVOR, ClusterQueue, ResourceGroup
+from .hierarchy import find_height_of_lowest_subtree_that_fits
+from .matching import find_untolerated_taint, flavor_matches_affinity, taint_string
+from .resources import FR, fmt
+from .workload import PodSetInfo, WorkloadInfo
+
+__all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment"]
+
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA = "WaitingForQuota"
+_SEVERITY = {"": 0, "TopologyPlacementFailed": 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3,
+             NO_MATCHING_FLAVOR: 4}
+
+
+def most_severe(a: str, b: str) -> str:
+    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
+
+
+class Mode(IntEnum):
+    """Public assignment mode, ordered from worst to best."""
+
+    NO_FIT = 0
+    PREEMPT = 1
+    DEFERRED_FIT = 2
+    FIT = 3
+
+
+class Granular(IntEnum):
+    """Preemption mode inside the assigner, ordered from worst to best."""
+
+    NO_FIT = 0
+    NO_CANDIDATES = 1
+    PREEMPT = 2
+    RECLAIM = 3
+    FIT = 4
+
+    @property
+    def public(self) -> Mode:
+        if self == Granular.FIT:
+            return Mode.FIT
+        if self == Granular.NO_FIT:
+            return Mode.NO_FIT
+        return Mode.PREEMPT
+
+
+GranularMode = tuple[Granular, int]
+"""(preemption mode, borrowing level)."""
+WORST: GranularMode = (Granular.NO_FIT, 1 << 62)
+BEST: GranularMode = (Granular.FIT, 0)
+
+Oracle = Callable[[ClusterQueue, WorkloadInfo, FR, int], tuple[Granular, int]]
+"""Simulates preemption for one fr needing ``val``: (NO_CANDIDATES|PREEMPT|RECLAIM, borrow)."""
+
+
+def is_preferred(a: GranularMode, b: GranularMode, preference: str | None) -> bool:
+    """Is mode ``a`` better than ``b`` under the CQ's fungibility preference?"""
+    if a[0] == Granular.NO_FIT:
+        return False
+    if b[0] == Granular.NO_FIT:
+        return True
+    a_none = a[0] == Granular.NO_CANDIDATES
+    b_none = b[0] == Granular.NO_CANDIDATES
+    if a_none != b_none:
+        return not a_none
+    if preference == PREEMPTION_OVER_BORROWING:
+        if a[1] != b[1]:
+            return a[1] < b[1]
+        return a[0] > b[0]
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+class PodSetAssignment:
+    __slots__ = ("count", "flavors", "modes", "name", "no_fit_reason", "reasons", "requests")
+
+    def __init__(self, name: str, count: int, requests: dict[str, int]) -> None:
+        self.name = name
+        self.count = count
+        self.requests = requests
+        self.flavors: dict[str, str] = {}
+        self.modes: dict[str, Granular] = {}
+        self.reasons: list[str] = []
+        self.no_fit_reason = ""
+
+    @property
+    def mode(self) -> Mode:
+        if not self.reasons:
+            return Mode.FIT
+        if not self.flavors:
+            return Mode.NO_FIT
+        return min(m.public for m in self.modes.values())
+
+    def message(self) -> str:
+        return ", ".join(sorted(self.reasons))
+
+
+class Assignment:
+    __slots__ = ("borrowing", "last_tried", "podsets", "usage")
+
+    def __init__(self) -> None:
+        self.podsets: list[PodSetAssignment] = []
+        self.borrowing = 0
+        self.usage: dict[FR, int] = {}
+        self.last_tried: dict[tuple[int, str], int] = {}
+
+    @property
+    def mode(self) -> Mode:
+        if not self.podsets:
+            return Mode.NO_FIT
+        return min(ps.mode for ps in self.podsets)
+
+    @property
+    def no_fit_reason(self) -> str:
+        reason = ""
+        for ps in self.podsets:
+            if ps.mode == Mode.NO_FIT:
+                reason = most_severe(reason, ps.no_fit_reason or NO_MATCHING_FLAVOR)
+        return reason or WAITING_FOR_QUOTA
+
+    def message(self) -> str:
+        parts = [f"couldn't assign flavors to pod set {ps.name}: {ps.message()}"
+                 for ps in self.podsets if ps.reasons]
+        return "; ".join(parts)
+
+    def preempt_frs(self) -> set[FR]:
+        """FRs assigned in a Preempt mode: only victims using them help (§3.6)."""
+        out: set[FR] = set()
+        for ps in self.podsets:
+            for res, mode in ps.modes.items():
+                if mode != Granular.FIT and ps.requests.get(res, 0) > 0:
+                    out.add((ps.flavors[res], res))
+        return out
+
+    def to_admission(self, cq_name: str) -> dict[str, Any]:
+        return {
+            "clusterQueue": cq_name,
+            "podSetAssignments": [
+                {"name": ps.name, "flavors": dict(ps.flavors),
+                 "resourceUsage": {r: fmt(r, ps.requests.get(r, 0)) for r in ps.flavors},
+                 "count": ps.count}
+                for ps in self.podsets
+            ],
+        }
+
+
+class FlavorAssigner:
+    """One assignment computation for one workload against one ClusterQueue."""
+
+    def __init__(self, wl: WorkloadInfo, cq: ClusterQueue, flavors: Mapping[str, Mapping[str, Any]],
+                 oracle: Oracle | None, *, fungibility: bool = True, fair_sharing: bool = False,
+                 ignore_undeclared: bool = False, resume: Mapping[tuple[int, str], int] | None = None) -> None:
+        self.wl = wl
+        self.cq = cq
+        self.flavors = flavors
+        self.oracle = oracle
+        self.fungibility = fungibility
+        self.fair_sharing = fair_sharing
+        self.ignore_undeclared = ignore_undeclared
+        self.resume = resume or {}
+
+    def assign(self, counts: list[int] | None = None) -> Assignment:
+        cq = self.cq
+        assignment = Assignment()
+        covers_pods = "pods" in cq.rg_by_resource
+        for index, ps in enumerate(self.wl.podsets):
+            count = ps.effective_count if counts is None else counts[index]
+            requests = {r: v * count for r, v in ps.per_pod.items()}
+            if covers_pods:
+                requests["pods"] = count
+            psa = PodSetAssignment(ps.name, count, requests)
+            assignment.podsets.append(psa)
+            failed = self._assign_podset(index, ps, psa, assignment)
+            for res, flavor in psa.flavors.items():
+                amount = requests.get(res, 0)
+                if amount:
+                    fr = (flavor, res)
+                    assignment.usage[fr] = assignment.usage.get(fr, 0) + amount
+            if failed:
+                psa.flavors = {}
+                psa.modes = {}
+                return assignment
+        return assignment
+
+    def _assign_podset(self, index: int, ps: PodSetInfo, psa: PodSetAssignment, assignment: Assignment) -> bool:
+        cq = self.cq
+        requests = psa.requests
+        for res in sorted(requests):
+            if res in psa.flavors:
+                continue
+            group = cq.rg_by_resource.get(res)
+            if group is None:
+                if requests[res] == 0 or self.ignore_undeclared:
+                    continue
+                psa.reasons.append(f"resource {res} unavailable in ClusterQueue")
+                psa.no_fit_reason = NO_MATCHING_FLAVOR
+                return True
+            group_requests = {r: v for r, v in requests.items() if r in group.covered}
+            chosen, mode, reasons, reason, last = self._find_flavor(index, ps, group, group_requests,
+                                                                     assignment.usage)
+            for r in group_requests:
+                assignment.last_tried[(index, r)] = last
+            if chosen is None:
+                psa.reasons.extend(reasons)
+                psa.no_fit_reason = reason
+                return True
+            if mode[0] != Granular.FIT:
+                psa.reasons.extend(reasons)
+            for r, (flavor, granular, borrow) in chosen.items():
+                psa.flavors[r] = flavor
+                psa.modes[r] = granular
+                assignment.borrowing = max(assignment.borrowing, borrow)
+        return False
+
+    def _find_flavor(self, index: int, ps: PodSetInfo, group: ResourceGroup, requests: dict[str, int],
+                     usage: dict[FR, int]
+                     ) -> tuple[dict[str, tuple[str, Granular, int]] | None, GranularMode, list[str], str, int]:
+        cq = self.cq
+        reasons: list[str] = []
+        best: dict[str, tuple[str, Granular, int]] | None = None
+        best_mode = WORST
+        no_fit_reason = ""
+        first_res = next(iter(sorted(requests)))
+        start = self.resume.get((index, first_res), -1) + 1 if self.fungibility else 0
+        flavors = group.flavors
+        attempted = -1
+        min_reason = ""
+        for idx in range(start, len(flavors)):
+            attempted = idx
+            fname = flavors[idx]
+            rf = self.flavors.get(fname)
+            if rf is None:
+                reasons.append(f"flavor {fname} not found")
+                min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
+                continue
+            spec = rf.get("spec") or {}
+            taint = find_untolerated_taint(spec.get("nodeTaints") or (),
+                                           list(ps.tolerations) + list(spec.get("tolerations") or ()))
+            if taint is not None:
+                reasons.append(f"untolerated taint {taint_string(taint)} in flavor {fname}")
+                min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
+                continue
+            if not flavor_matches_affinity(ps.node_selector, ps.affinity_terms, spec.get("nodeLabels") or {}):
+                reasons.append(f"flavor {fname} doesn't match node affinity")
+                min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
+                continue
+            chosen: dict[str, tuple[str, Granular, int]] = {}
+            rep = BEST
+            flavor_reason = ""
+            for rname in sorted(requests):
+                val = requests[rname]
+                fr = (fname, rname)
+                mode, borrow, msg, reason = self._fits(fr, usage.get(fr, 0), val)
+                if msg:
+                    reasons.append(msg)
+                    flavor_reason = most_severe(flavor_reason, reason)
+                gm: GranularMode = (mode, borrow)
+                if is_preferred(rep, gm, cq.preference):
+                    rep = gm
+                if rep[0] == Granular.NO_FIT:
+                    break
+                chosen[rname] = (fname, mode, borrow)
+            if rep[0] == Granular.NO_FIT:
+                min_reason = _min_reason(min_reason, flavor_reason or WAITING_FOR_QUOTA)
+            if self.fungibility:
+                if not self._should_try_next(rep):
+                    best, best_mode = chosen, rep
+                    break
+                if is_preferred(rep, best_mode, cq.preference):
+                    best, best_mode = chosen, rep
+            elif rep[0] > best_mode[0]:
+                best, best_mode = chosen, rep
+                if rep[0] == Granular.FIT:
+                    break
+        last = -1 if attempted == len(flavors) - 1 else attempted
+        no_fit_reason = min_reason or NO_MATCHING_FLAVOR
+        if best is None or best_mode[0] == Granular.NO_FIT:
+            return None, best_mode, reasons, no_fit_reason, last
+        return best, best_mode, reasons, no_fit_reason, last
+
+    def _should_try_next(self, mode: GranularMode) -> bool:
+        cq = self.cq
+        if mode[0] in (Granular.NO_FIT, Granular.NO_CANDIDATES):
+            return True
+        if mode[0] in (Granular.PREEMPT, Granular.RECLAIM) and cq.when_can_preempt == TRY_NEXT_FLAVOR:
+            return True
+        return mode[1] > 0 and cq.when_can_borrow == TRY_NEXT_FLAVOR
+
+    def _fits(self, fr: FR, assumed: int, request: int) -> tuple[Granular, int, str, str]:
+        """fitsResourceQuota: (mode, borrowing level, message or "", no-fit reason)."""
+        cq = self.cq
+        flavor, res = fr
+        val = assumed + request
+        max_capacity = cq.potential_available(fr)
+        if val > max_capacity:
+            return (Granular.NO_FIT, 0,
+                    f"insufficient quota for {res} in flavor {flavor}, previously considered podsets "
+                    f"requests ({fmt(res, assumed)}) + current podset request ({fmt(res, request)}) > "
+                    f"maximum capacity ({fmt(res, max_capacity)})", EXCEEDS_MAX_QUOTA)
+        borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
+        available = cq.available(fr)
+        if val <= available:
+            return Granular.FIT, borrow, "", ""
+        msg = f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, val - available)} more needed"
+        if self.oracle is not None and (cq.nominal(fr) >= val or may_reclaim or self._can_preempt_while_borrowing()):
+            mode, borrow_after = self.oracle(cq, self.wl, fr, val)
+            return mode, borrow_after, msg, ""
+        return Granular.NO_FIT, borrow, msg, WAITING_FOR_QUOTA
+
+    def _can_preempt_while_borrowing(self) -> bool:
+        cq = self.cq
+        return cq.borrow_within_cohort != "Never" or (self.fair_sharing and cq.reclaim_within_cohort != "Never")
+
+
+def _min_reason(current: str, new: str) -> str:
+    """Among alternative flavors the least severe blocker is the one that counts."""
+    if not current:
+        return new
+    return current if _SEVERITY.get(current, 0) <= _SEVERITY.get(new, 0) else new

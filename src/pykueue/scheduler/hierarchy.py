@@ -1,0 +1,200 @@
+"""The quota tree: ClusterQueues and Cohorts as resource nodes, and Kueue's quota primitives.
+
+Owns SubtreeQuota, localQuota (guaranteed quota), Usage, Available and PotentialAvailable per
+(flavor, resource) exactly as spec §3.4 defines them, and the incremental propagation of usage
+up the tree. The cache (``cache.py``) rebuilds the tree's *shape* when a CQ or Cohort changes
+(rare) and moves usage through ``add_usage`` when a workload is admitted/released (hot), which
+costs O(depth) and never recounts the world.
+
+Invariant: for every cohort C and fr, ``C.usage[fr] == Σ_child max(0, child.usage[fr] -
+child.local[fr])`` and ``C.subtree[fr] == C.nominal + Σ_child (child.subtree - child.local)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .resources import FR
+
+__all__ = ["CohortNode", "Quota", "ResourceNode"]
+
+
+class Quota:
+    __slots__ = ("borrowing_limit", "lending_limit", "nominal")
+
+    def __init__(self, nominal: int, borrowing_limit: int | None = None,
+                 lending_limit: int | None = None) -> None:
+        self.nominal = nominal
+        self.borrowing_limit = borrowing_limit
+        self.lending_limit = lending_limit
+
+
+class ResourceNode:
+    """A node of the quota tree (CQ or cohort)."""
+
+    __slots__ = ("fair_weight", "local", "name", "parent", "quotas", "subtree", "usage")
+
+    is_cq = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.parent: CohortNode | None = None
+        self.quotas: dict[FR, Quota] = {}
+        self.subtree: dict[FR, int] = {}
+        self.local: dict[FR, int] = {}
+        self.usage: dict[FR, int] = {}
+        self.fair_weight = 1.0
+
+    # -- structure ---------------------------------------------------------------------------
+    def path_to_root(self) -> Iterator[CohortNode]:
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def root(self) -> ResourceNode:
+        node: ResourceNode = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    # -- quota primitives (§3.4) -------------------------------------------------------------
+    def nominal(self, fr: FR) -> int:
+        q = self.quotas.get(fr)
+        return q.nominal if q is not None else 0
+
+    def borrowing_with(self, fr: FR, val: int) -> bool:
+        """Would ``val`` more usage take this node above its subtree quota?"""
+        return self.usage.get(fr, 0) + val > self.subtree.get(fr, 0)
+
+    def local_available(self, fr: FR) -> int:
+        return max(0, self.local.get(fr, 0) - self.usage.get(fr, 0))
+
+    def available(self, fr: FR) -> int:
+        parent = self.parent
+        usage = self.usage.get(fr, 0)
+        if parent is None:
+            value = self.subtree.get(fr, 0) - usage
+        else:
+            local = self.local.get(fr, 0)
+            parent_available = parent.available(fr)
+            q = self.quotas.get(fr)
+            if q is not None and q.borrowing_limit is not None:
+                stored_in_parent = self.subtree.get(fr, 0) - local
+                used_in_parent = max(0, usage - local)
+                parent_available = min(parent_available, stored_in_parent - used_in_parent + q.borrowing_limit)
+            value = max(0, local - usage) + parent_available
+        if self.is_cq and value < 0:
+            return 0
+        return value
+
+    def potential_available(self, fr: FR) -> int:
+        parent = self.parent
+        if parent is None:
+            return self.subtree.get(fr, 0)
+        value = self.local.get(fr, 0) + parent.potential_available(fr)
+        q = self.quotas.get(fr)
+        if q is not None and q.borrowing_limit is not None:
+            value = min(value, self.subtree.get(fr, 0) + q.borrowing_limit)
+        return value
+
+    def is_within_nominal(self, frs: Iterable[FR]) -> bool:
+        """Usage ≤ subtree quota on every fr in ``frs`` (IsWithinNominalInResources)."""
+        return all(self.usage.get(fr, 0) <= self.subtree.get(fr, 0) for fr in frs)
+
+    def is_within_nominal_with(self, requests: dict[FR, int], frs: Iterable[FR]) -> bool:
+        """Would usage + ``requests`` stay within the subtree quota on every fr in ``frs``?"""
+        return all(self.usage.get(fr, 0) + requests.get(fr, 0) <= self.subtree.get(fr, 0) for fr in frs)
+
+    # -- usage -------------------------------------------------------------------------------
+    def add_usage(self, usage: dict[FR, int], sign: int = 1) -> None:
+        """Add (sign=1) or remove (sign=-1) usage here and bubble the change to the root."""
+        for fr, amount in usage.items():
+            if amount:
+                self.add_fr(fr, sign * amount)
+
+    def add_fr(self, fr: FR, delta: int) -> None:
+        node: ResourceNode = self
+        while True:
+            old = node.usage.get(fr, 0)
+            new = old + delta
+            node.usage[fr] = new
+            parent = node.parent
+            if parent is None:
+                return
+            local = node.local.get(fr, 0)
+            delta = max(0, new - local) - max(0, old - local)
+            if delta == 0:
+                return
+            node = parent
+
+
+class CohortNode(ResourceNode):
+    """A cohort (explicit object or implicit name); quota is extra capacity for its subtree."""
+
+    __slots__ = ("child_cohorts", "child_cqs", "cyclic", "explicit", "height", "parent_name")
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.child_cohorts: list[CohortNode] = []
+        self.child_cqs: list[ResourceNode] = []
+        self.explicit = False
+        self.parent_name = ""
+        self.cyclic = False
+        self.height = 1
+
+    def children(self) -> Iterator[ResourceNode]:
+        yield from self.child_cohorts
+        yield from self.child_cqs
+
+    def compute_quotas(self) -> None:
+        """Bottom-up SubtreeQuota/localQuota/usage for this subtree (after a shape change)."""
+        subtree: dict[FR, int] = {fr: q.nominal for fr, q in self.quotas.items()}
+        usage: dict[FR, int] = {}
+        height = 1 if (self.child_cqs or self.child_cohorts) else 0
+        for cohort in self.child_cohorts:
+            cohort.compute_quotas()
+            height = max(height, cohort.height + 1)
+        for child in self.children():
+            if child.is_cq:
+                child.subtree = {fr: q.nominal for fr, q in child.quotas.items()}
+                set_local(child)
+            for fr, amount in child.subtree.items():
+                subtree[fr] = subtree.get(fr, 0) + amount - child.local.get(fr, 0)
+            for fr, amount in child.usage.items():
+                extra = max(0, amount - child.local.get(fr, 0))
+                if extra:
+                    usage[fr] = usage.get(fr, 0) + extra
+        self.subtree = subtree
+        self.usage = usage
+        self.height = height
+        set_local(self)
+
+
+def set_local(node: ResourceNode) -> None:
+    """localQuota = max(0, SubtreeQuota − lendingLimit) where a lending limit is set."""
+    local: dict[FR, int] = {}
+    if node.parent is not None:
+        for fr, q in node.quotas.items():
+            if q.lending_limit is not None:
+                local[fr] = max(0, node.subtree.get(fr, 0) - q.lending_limit)
+    node.local = local
+
+
+def find_height_of_lowest_subtree_that_fits(cq: ResourceNode, fr: FR, val: int) -> tuple[int, bool]:
+    """Borrowing level for ``val`` more of ``fr`` in ``cq``, and whether a smaller-than-root
+    subtree absorbs it (reclaim within the hierarchy is then possible)."""
+    parent = cq.parent
+    if parent is None or not cq.borrowing_with(fr, val):
+        return 0, parent is not None
+    remaining = val - cq.local_available(fr)
+    node: CohortNode | None = parent
+    while node is not None:
+        if not node.borrowing_with(fr, remaining):
+            return node.height, node.parent is not None
+        remaining -= node.local_available(fr)
+        node = node.parent
+    top = parent
+    while top.parent is not None:
+        top = top.parent
+    return top.height, False

@@ -1,0 +1,59 @@
+"""Preemption: who must be evicted so a workload fits (§3.6), classic or fair sharing.
+
+``Preemptor`` is the entry point the cycle and the flavor assigner's oracle use; it builds the
+search context and dispatches to the classic or the fair-sharing strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..cache import Cache
+from ..clusterqueue import ClusterQueue
+from ..flavorassigner import Granular
+from ..hierarchy import find_height_of_lowest_subtree_that_fits
+from ..resources import FR
+from ..types import FairSharingConfig
+from ..workload import WorkloadInfo, WorkloadKey
+from .classic import classic_targets
+from .common import PreemptionCtx, Target, preemption_message, queue_path
+from .fair import fair_targets
+
+__all__ = ["PreemptionCtx", "Preemptor", "Target", "preemption_message", "queue_path"]
+
+
+class Preemptor:
+    def __init__(self, cache: Cache, fair_sharing: FairSharingConfig | None,
+                 evicted: set[WorkloadKey], now: Callable[[], float],
+                 afs_usage: Callable[[WorkloadInfo], float] | None = None) -> None:
+        self.cache = cache
+        self.fair_sharing = fair_sharing
+        self.evicted = evicted
+        self.now = now
+        self.afs_usage = afs_usage
+
+    def context(self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FR, int],
+                frs_need: set[FR]) -> PreemptionCtx:
+        return PreemptionCtx(self.cache, wl, cq, requests, frs_need, self.evicted, self.now(),
+                             self.afs_usage if cq.afs else None)
+
+    def targets(self, ctx: PreemptionCtx) -> list[Target]:
+        if self.fair_sharing is not None:
+            return fair_targets(ctx, self.fair_sharing)
+        return classic_targets(ctx)
+
+    def oracle(self, cq: ClusterQueue, wl: WorkloadInfo, fr: FR, val: int) -> tuple[Granular, int]:
+        """SimulatePreemption for one fr: can preemption free ``val``, and from whom?"""
+        ctx = self.context(wl, cq, {fr: val}, {fr})
+        targets = self.targets(ctx)
+        if not targets:
+            borrow, _ = find_height_of_lowest_subtree_that_fits(cq, fr, val)
+            return Granular.NO_CANDIDATES, borrow
+        for t in targets:
+            ctx.remove(t.wl)
+        borrow, _ = find_height_of_lowest_subtree_that_fits(cq, fr, val)
+        for t in targets:
+            ctx.restore(t.wl)
+        if any(t.wl.cq_name == cq.name for t in targets):
+            return Granular.PREEMPT, borrow
+        return Granular.RECLAIM, borrow

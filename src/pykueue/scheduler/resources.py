@@ -1,0 +1,94 @@
+"""Resource amounts: per-pod requests computed like kube-scheduler, and (flavor, resource) keys.
+
+Owns the one translation from a pod template to integer amounts (cpu in milli, others in base
+units, via ``pykueue.api.quantity``). Called once per workload at upsert time, never per cycle,
+so the hot path only adds and compares ints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pykueue.api.quantity import UNLIMITED, QuantityError, format_amount, to_amount
+
+__all__ = [
+    "FR",
+    "UNLIMITED",
+    "Requests",
+    "add_into",
+    "fmt",
+    "pod_requests",
+    "quantity_map",
+]
+
+FR = tuple[str, str]
+"""(flavor, resource): the unit in which quota is granted and used."""
+
+Requests = dict[str, int]
+
+
+def fmt(resource: str, amount: int) -> str:
+    """Quantity string of an amount, as Kueue prints it in messages and `resourceUsage`."""
+    return format_amount(resource, amount)
+
+
+def quantity_map(values: Mapping[str, Any] | None) -> Requests:
+    """Convert a ResourceList dict to amounts; a malformed quantity raises QuantityError."""
+    if not values:
+        return {}
+    return {name: to_amount(name, value) for name, value in values.items()}
+
+
+def add_into(target: dict[Any, int], other: Mapping[Any, int], sign: int = 1) -> None:
+    for key, value in other.items():
+        target[key] = target.get(key, 0) + sign * value
+
+
+def _container_requests(container: Mapping[str, Any]) -> Requests:
+    res = container.get("resources") or {}
+    requests = quantity_map(res.get("requests"))
+    # Kubernetes defaults a missing request to its limit; do the same here.
+    for name, amount in quantity_map(res.get("limits")).items():
+        requests.setdefault(name, amount)
+    return requests
+
+
+def pod_requests(spec: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = ()) -> Requests:
+    """Requests of one pod: Σ containers, max'ed with init containers (sidecars add), + overhead.
+
+    Pod-level ``spec.resources`` win for the resources they name, as in kube-scheduler.
+    """
+    total: Requests = {}
+    for container in spec.get("containers") or ():
+        add_into(total, _container_requests(container))
+    sidecars: Requests = {}
+    init_peak: Requests = {}
+    for container in spec.get("initContainers") or ():
+        req = _container_requests(container)
+        if container.get("restartPolicy") == "Always":
+            add_into(total, req)
+            add_into(sidecars, req)
+            candidate = dict(sidecars)
+        else:
+            candidate = dict(sidecars)
+            add_into(candidate, req)
+        for name, amount in candidate.items():
+            if amount > init_peak.get(name, 0):
+                init_peak[name] = amount
+    for name, amount in init_peak.items():
+        if amount > total.get(name, 0):
+            total[name] = amount
+    pod_level = spec.get("resources") or {}
+    if pod_level:
+        level = quantity_map(pod_level.get("requests"))
+        for name, amount in quantity_map(pod_level.get("limits")).items():
+            level.setdefault(name, amount)
+        total.update(level)
+    add_into(total, quantity_map(spec.get("overhead")))
+    if exclude_prefixes:
+        total = {k: v for k, v in total.items() if not k.startswith(exclude_prefixes)}
+    return {k: max(0, v) for k, v in total.items()}
+
+
+__all__ += ["QuantityError"]

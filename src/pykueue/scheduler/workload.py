@@ -1,0 +1,231 @@
+"""Workload records: a Workload dict parsed once, at upsert, into a slotted record.
+
+Owns the derivation of a workload's scheduling state from its API object (finished, holding
+quota, pending, parked), its effective priority, queue-order timestamp and per-pod requests
+(spec §1.6, §3.1, scheduler-api.md "Workload states"). The engine calls ``parse_workload`` on
+every upsert; cycles only read the record, so no dict walking happens on the hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pykueue.api.clock import parse_time
+from pykueue.api.quantity import to_amount
+
+from .resources import FR, Requests, fmt, pod_requests
+
+__all__ = ["PodSetInfo", "WorkloadInfo", "WorkloadKey", "parse_workload"]
+
+WorkloadKey = tuple[str, str]
+"""(namespace, name)."""
+
+FINISHED = "finished"
+RESERVED = "reserved"
+PENDING = "pending"
+
+ADMISSION_GATED_BY = "kueue.x-k8s.io/admission-gated-by"
+PRIORITY_BOOST = "kueue.x-k8s.io/priority-boost"
+
+
+class PodSetInfo:
+    """One pod set: per-pod requests and the pod-template bits flavor matching needs."""
+
+    __slots__ = ("affinity_terms", "count", "min_count", "name", "node_selector", "per_pod",
+                 "reclaimable", "tolerations")
+
+    def __init__(self, name: str, count: int, min_count: int | None, per_pod: Requests,
+                 tolerations: list[dict[str, Any]], node_selector: dict[str, str],
+                 affinity_terms: list[list[dict[str, Any]]] | None, reclaimable: int) -> None:
+        self.name = name
+        self.count = count
+        self.min_count = min_count
+        self.per_pod = per_pod
+        self.tolerations = tolerations
+        self.node_selector = node_selector
+        self.affinity_terms = affinity_terms
+        self.reclaimable = reclaimable
+
+    @property
+    def effective_count(self) -> int:
+        return max(0, self.count - self.reclaimable)
+
+
+class WorkloadInfo:
+    """Everything the scheduler needs about one Workload, computed once per upsert."""
+
+    __slots__ = (
+        "active", "admission", "admitted", "cq_name", "creation", "creation_str", "evicted",
+        "failed_checks", "gated", "key", "name", "namespace", "obj", "owner_references",
+        "podsets", "preemption_gated", "priority", "queue_name", "quota_reserved_time",
+        "requeue_at", "requeued_false", "state", "timestamp", "uid", "usage",
+    )
+
+    def __init__(self) -> None:
+        self.namespace = ""
+        self.name = ""
+        self.key: WorkloadKey = ("", "")
+        self.uid = ""
+        self.obj: Mapping[str, Any] = {}
+        self.queue_name = ""
+        self.priority = 0
+        self.creation = 0.0
+        self.creation_str = ""
+        self.timestamp = 0.0
+        self.podsets: list[PodSetInfo] = []
+        self.state = PENDING
+        self.active = True
+        self.gated = False
+        self.requeued_false = False
+        self.requeue_at: float | None = None
+        self.failed_checks = False
+        self.preemption_gated = False
+        self.admission: Mapping[str, Any] | None = None
+        self.admitted = False
+        self.evicted = False
+        self.cq_name = ""
+        self.usage: dict[FR, int] = {}
+        self.quota_reserved_time = 0.0
+        self.owner_references: list[dict[str, Any]] = []
+
+    @property
+    def lq_key(self) -> tuple[str, str]:
+        return (self.namespace, self.queue_name)
+
+    def is_queueable(self, now: float) -> bool:
+        """Pending and allowed to enter a heap right now (not parked by backoff)."""
+        return (self.state == PENDING and self.active and not self.gated and not self.requeued_false
+                and (self.requeue_at is None or self.requeue_at <= now))
+
+    def total_requests(self, counts: list[int] | None = None) -> list[Requests]:
+        """Per pod set: per-pod requests × count (``counts`` overrides for partial admission)."""
+        out: list[Requests] = []
+        for i, ps in enumerate(self.podsets):
+            n = ps.effective_count if counts is None else counts[i]
+            out.append({r: v * n for r, v in ps.per_pod.items()})
+        return out
+
+    def resource_requests(self) -> list[dict[str, Any]]:
+        """`status.resourceRequests`: total requests of each pod set, as quantity strings."""
+        return [
+            {"name": ps.name, "resources": {r: fmt(r, v * ps.effective_count)
+                                            for r, v in sorted(ps.per_pod.items())}}
+            for ps in self.podsets
+        ]
+
+
+def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {c.get("type", ""): c for c in status.get("conditions") or ()}
+
+
+def _time(value: Any, default: float) -> float:
+    if not value:
+        return default
+    try:
+        return parse_time(str(value))
+    except ValueError:
+        return default
+
+
+def _affinity_terms(spec: Mapping[str, Any]) -> list[list[dict[str, Any]]] | None:
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms")
+    if not terms:
+        return None
+    return [list(t.get("matchExpressions") or ()) for t in terms]
+
+
+def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> dict[FR, int]:
+    usage: dict[FR, int] = {}
+    for psa in admission.get("podSetAssignments") or ():
+        flavors = psa.get("flavors") or {}
+        count = psa.get("count")
+        reclaim = reclaimable.get(psa.get("name", "main"), 0)
+        for res, qty in (psa.get("resourceUsage") or {}).items():
+            flavor = flavors.get(res)
+            if flavor is None:
+                continue
+            amount = to_amount(res, qty)
+            if reclaim and count:
+                amount = amount * max(0, count - reclaim) // count
+            fr = (flavor, res)
+            usage[fr] = usage.get(fr, 0) + amount
+    return usage
+
+
+def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (),
+                   requeue_by_eviction: bool = True) -> WorkloadInfo:
+    """Build the record; raises QuantityError/ValueError/TypeError on malformed input."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    info = WorkloadInfo()
+    info.obj = obj
+    info.namespace = meta.get("namespace") or "default"
+    info.name = meta["name"]
+    info.key = (info.namespace, info.name)
+    info.uid = meta.get("uid") or f"{info.namespace}/{info.name}"
+    info.queue_name = spec.get("queueName") or ""
+    annotations = meta.get("annotations") or {}
+    priority = int(spec.get("priority") or 0)
+    boost = annotations.get(PRIORITY_BOOST)
+    if boost:
+        priority += int(boost)
+    info.priority = priority
+    info.creation_str = meta.get("creationTimestamp") or ""
+    info.creation = _time(info.creation_str, 0.0)
+    info.owner_references = list(meta.get("ownerReferences") or ())
+    info.active = spec.get("active") is not False
+    info.gated = bool(annotations.get(ADMISSION_GATED_BY))
+    opened = {g.get("name") for g in status.get("preemptionGates") or () if g.get("position") == "Open"}
+    info.preemption_gated = any(g.get("name") not in opened for g in spec.get("preemptionGates") or ())
+
+    reclaimable = {r.get("name", "main"): int(r.get("count") or 0) for r in status.get("reclaimablePods") or ()}
+    for ps in spec.get("podSets") or ():
+        template_spec = (ps.get("template") or {}).get("spec") or {}
+        name = ps.get("name") or "main"
+        count = int(ps.get("count", 1))
+        min_count = ps.get("minCount")
+        info.podsets.append(PodSetInfo(
+            name=name, count=count, min_count=int(min_count) if min_count is not None else None,
+            per_pod=pod_requests(template_spec, exclude_prefixes),
+            tolerations=list(template_spec.get("tolerations") or ()),
+            node_selector=dict(template_spec.get("nodeSelector") or {}),
+            affinity_terms=_affinity_terms(template_spec),
+            reclaimable=reclaimable.get(name, 0),
+        ))
+
+    conds = _conditions(status)
+
+    def is_true(kind: str) -> bool:
+        return (conds.get(kind) or {}).get("status") == "True"
+
+    evicted = conds.get("Evicted")
+    info.timestamp = info.creation
+    if evicted is not None and evicted.get("status") == "True":
+        reason = evicted.get("reason")
+        if (reason == "PodsReadyTimeout" and requeue_by_eviction) or reason == "AdmissionCheck":
+            info.timestamp = _time(evicted.get("lastTransitionTime"), info.creation)
+    requeued = conds.get("Requeued")
+    info.requeued_false = requeued is not None and requeued.get("status") == "False"
+    requeue_at = (status.get("requeueState") or {}).get("requeueAt")
+    info.requeue_at = _time(requeue_at, 0.0) if requeue_at else None
+    info.failed_checks = any(c.get("state") in ("Retry", "Rejected") for c in status.get("admissionChecks") or ())
+
+    admission = status.get("admission")
+    if is_true("Finished"):
+        info.state = FINISHED
+    elif is_true("QuotaReserved") and admission:
+        info.state = RESERVED
+        info.admission = admission
+        info.cq_name = admission.get("clusterQueue", "")
+        info.usage = _parse_usage(admission, reclaimable)
+        info.admitted = is_true("Admitted")
+        info.evicted = is_true("Evicted")
+        info.quota_reserved_time = _time((conds.get("QuotaReserved") or {}).get("lastTransitionTime"),
+                                         info.creation)
+    else:
+        info.state = PENDING
+    return info
