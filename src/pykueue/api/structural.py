@@ -27,8 +27,15 @@ _MISSING = object()
 
 
 @cache
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _regex(pattern: str) -> re.Pattern[str] | None:
+    """Compile an ECMA/RE2 schema pattern; RE2's inline ``(?i)`` may sit anywhere, Python's may not."""
+    flags = 0
+    if "(?i)" in pattern:
+        pattern, flags = pattern.replace("(?i)", ""), re.IGNORECASE
+    try:
+        return re.compile(pattern, flags)
+    except re.error:
+        return None
 
 
 @cache
@@ -105,7 +112,7 @@ class _Walker:
                     parse_quantity(value)
                 except QuantityError as exc:
                     errors.append(fe.invalid(path, value, str(exc)))
-            elif pattern and not _regex(pattern).search(value):
+            elif pattern and (compiled := _regex(pattern)) is not None and not compiled.search(value):
                 errors.append(fe.invalid(path, value, f"{path} in body should match '{pattern}'"))
             if "maxLength" in schema and len(value) > schema["maxLength"]:
                 errors.append(fe.too_long(path, schema["maxLength"]))

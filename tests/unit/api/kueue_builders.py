@@ -1,0 +1,79 @@
+"""Small builders for Kueue and core objects used by the api/ tests (plain dicts, v1beta2)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pykueue.api.kinds import FieldError, KindInfo, find_kind
+
+KUEUE = "kueue.x-k8s.io"
+
+
+def info(kind: str, group: str = KUEUE) -> KindInfo:
+    found = find_kind(group, kind)
+    assert found is not None, kind
+    return found
+
+
+def cluster_queue(name: str = "cq", *, cohort: str | None = None, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "resourceGroups": [{
+            "coveredResources": ["cpu", "memory"],
+            "flavors": [{"name": "default", "resources": [
+                {"name": "cpu", "nominalQuota": "4"},
+                {"name": "memory", "nominalQuota": "8Gi"},
+            ]}],
+        }],
+        "namespaceSelector": {},
+    }
+    if cohort:
+        body["cohortName"] = cohort
+    body.update(spec)
+    return {"apiVersion": f"{KUEUE}/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
+
+
+def pod_template(cpu: str = "1", **container: Any) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+    c.update(container)
+    return {"spec": {"containers": [c], "restartPolicy": "Never"}}
+
+
+def workload(name: str = "wl", *, pod_sets: list[dict[str, Any]] | None = None, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"queueName": "lq", "podSets": pod_sets if pod_sets is not None else [
+        {"name": "main", "count": 3, "template": pod_template()}]}
+    body.update(spec)
+    return {"apiVersion": f"{KUEUE}/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "default"}, "spec": body}
+
+
+def reserved(wl: dict[str, Any], cq: str = "cq", *, admitted: bool = False) -> dict[str, Any]:
+    """A copy of ``wl`` holding a quota reservation (and optionally admitted)."""
+    out = copy.deepcopy(wl)
+    conditions = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                   "message": "Quota reserved", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    if admitted:
+        conditions.append({"type": "Admitted", "status": "True", "reason": "Admitted", "message": "ok",
+                           "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    out["status"] = {
+        "conditions": conditions,
+        "admission": {"clusterQueue": cq, "podSetAssignments": [
+            {"name": p.get("name", "main"), "flavors": {"cpu": "default"},
+             "resourceUsage": {"cpu": str(p.get("count", 1))}, "count": p.get("count", 1)}
+            for p in out["spec"]["podSets"]]},
+    }
+    return out
+
+
+def job(name: str = "job", **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"template": pod_template()}
+    body.update(spec)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
+            "spec": body}
+
+
+def check(kind_info: KindInfo, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:
+    """Default then validate, as the registry does on a write."""
+    defaulted = kind_info.default(obj)
+    old_defaulted = kind_info.default(old) if old is not None else None
+    return kind_info.validate(defaulted, old_defaulted)
