@@ -14,16 +14,17 @@ server-side apply. Follows kube-apiserver's field manager:
 - entries are sorted Apply before Update, then by time, manager, apiVersion, subresource.
 
 Invariant: inputs are never mutated; when a write changes no tracked field, the stored entries
-come back unchanged (and nothing is decoded: this runs on every write).
+come back unchanged (and nothing is decoded: this runs on every write). Entries whose field set
+did not change are passed through without re-encoding, so results may share those (never
+mutated) entry dicts with the stored object.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pykueue.registry.patch._common import deep_copy
 from pykueue.registry.patch.fieldpaths import FieldSet, compare, decode, encode
 
 __all__ = ["ManagedEntry", "decode_entries", "encode_entries", "update_managed_fields"]
@@ -50,6 +51,8 @@ class ManagedEntry:
     time: str
     subresource: str
     fields: FieldSet
+    source: tuple[FieldSet, Any] | None = field(default=None, compare=False, repr=False)
+    """(decoded set, stored FieldsV1) so an entry whose set is untouched is not re-encoded."""
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -66,13 +69,14 @@ def decode_entries(raw: Any) -> list[ManagedEntry]:
     for item in raw:
         if not isinstance(item, dict) or not isinstance(item.get("manager", ""), str):
             continue
-        fields = decode(item.get("fieldsV1"))
+        raw_fields = item.get("fieldsV1")
+        fields = decode(raw_fields)
         if not fields:
             continue
         entries.append(ManagedEntry(
             manager=str(item.get("manager", "")), operation=str(item.get("operation", "Update")),
             api_version=str(item.get("apiVersion", "")), time=str(item.get("time", "") or ""),
-            subresource=str(item.get("subresource", "") or ""), fields=fields))
+            subresource=str(item.get("subresource", "") or ""), fields=fields, source=(fields, raw_fields)))
     return entries
 
 
@@ -89,7 +93,8 @@ def encode_entries(entries: Iterable[ManagedEntry]) -> list[dict[str, Any]]:
         if entry.time:
             raw["time"] = entry.time
         raw["fieldsType"] = "FieldsV1"
-        raw["fieldsV1"] = encode(entry.fields)
+        reusable = entry.source is not None and entry.source[0] is entry.fields
+        raw["fieldsV1"] = entry.source[1] if entry.source is not None and reusable else encode(entry.fields)
         if entry.subresource:
             raw["subresource"] = entry.subresource
         out.append(raw)
@@ -121,18 +126,18 @@ def cap_update_managers(entries: list[ManagedEntry], now: str) -> list[ManagedEn
     return list(by_identity.values())
 
 
-def stored_or_requested(old: Mapping[str, Any] | None, new: Mapping[str, Any],
-                        subresource: str) -> tuple[Any, bool]:
-    """Which managedFields a write starts from: (raw entries, whether they came from ``old``)."""
-    old_raw = (old or {}).get("metadata", {}).get("managedFields") if old else None
+def stored_or_requested(old: Mapping[str, Any] | None, new: Mapping[str, Any], subresource: str) -> Any:
+    """The managedFields a write starts from: the request's when it sends valid ones on the main
+    resource, none when it sends the reset marker ``[{}]``, else the stored ones."""
+    old_raw = old.get("metadata", {}).get("managedFields") if old else None
     if subresource:
-        return old_raw, True
+        return old_raw
     requested = new.get("metadata", {}).get("managedFields")
     if isinstance(requested, list) and len(requested) == 1 and requested[0] == {}:
-        return [], False
-    if requested is None or not decode_entries(requested):
-        return old_raw, True
-    return requested, requested is old_raw or requested == old_raw
+        return []
+    if requested is None or requested is old_raw or requested == old_raw or not decode_entries(requested):
+        return old_raw
+    return requested
 
 
 def _without_managed_fields(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -161,18 +166,20 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
     result is a shallow copy of ``new`` with a new ``metadata`` dict; ``new`` is not mutated.
     """
     keys: Mapping[str, str] = merge_keys or {}
-    raw, from_old = stored_or_requested(old, new, subresource)
+    raw = stored_or_requested(old, new, subresource)
     diff = compare(_without_managed_fields(old or {}), _without_managed_fields(new), keys)
     changed = (diff.added | diff.modified) - STRIPPED
     removed = diff.removed - STRIPPED
     if not changed and not removed:
-        return with_managed_fields(new, deep_copy(raw) if from_old else raw)
+        # Entries are never mutated in place, so sharing them with the stored object is safe.
+        return with_managed_fields(new, list(raw) if isinstance(raw, list) else raw)
     entries = decode_entries(raw)
     me = ManagedEntry(manager, operation, str(new.get("apiVersion", "")), now, subresource, frozenset())
     updated: list[ManagedEntry] = []
     mine: set[tuple[str, ...]] = set(changed)
     for entry in entries:
         if entry.identity == me.identity:
+            me = replace(me, source=entry.source)
             if not changed:  # only removals: ownership shrinks, the entry's time stays
                 me = replace(me, time=entry.time)
             mine |= entry.fields - removed
@@ -181,5 +188,8 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
         if fields:
             updated.append(entry if fields == entry.fields else replace(entry, fields=fields))
     if mine:
-        updated.append(replace(me, fields=frozenset(mine)))
+        if me.source is not None and mine == me.source[0]:
+            updated.append(replace(me, fields=me.source[0]))  # same set, new time: no re-encoding
+        else:
+            updated.append(replace(me, fields=frozenset(mine), source=None))
     return with_managed_fields(new, encode_entries(cap_update_managers(updated, now)))
