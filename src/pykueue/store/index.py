@@ -4,7 +4,7 @@ Owned by ``store/``; only :class:`pykueue.store.Store` uses it. Reads (get, list
 from here and never from SQLite.
 
 Invariants:
-- ``ResourceIndex.keys`` is exactly ``sorted(ResourceIndex.objects)``: lists come out in
+- ``ResourceIndex.keys`` is exactly ``sorted(ResourceIndex.objects)`` when read: lists come out in
   (namespace, name) order, and a namespace is one contiguous slice of it;
 - an :class:`Entry`'s ``data`` bytes are never handed out: every reader decodes its own copy.
 """
@@ -12,7 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,22 +41,52 @@ class Entry:
 
 
 class ResourceIndex:
-    """Objects of one resource, plus their keys in (namespace, name) order."""
+    """Objects of one resource, plus their keys in (namespace, name) order.
 
-    __slots__ = ("keys", "objects")
+    Writes are the hot path, lists are rare: ``put`` appends a new key and ``remove`` only
+    records a tombstone, so neither moves the key list; :attr:`keys` sorts it (timsort: linear for
+    a sorted list with a short unsorted tail) and drops tombstones when a list asks for it.
+    """
+
+    __slots__ = ("_dead", "_keys", "_sorted", "objects")
 
     def __init__(self) -> None:
         self.objects: dict[Key, Entry] = {}
-        self.keys: list[Key] = []
+        self._keys: list[Key] = []
+        self._sorted = True
+        self._dead: set[Key] = set()
+        """Removed keys still in ``_keys``."""
 
     def put(self, key: Key, entry: Entry) -> None:
         if key not in self.objects:
-            insort(self.keys, key)
+            if key in self._dead:
+                self._dead.discard(key)  # still in _keys, at its place
+            else:
+                if self._sorted and self._keys and key < self._keys[-1]:
+                    self._sorted = False
+                self._keys.append(key)
         self.objects[key] = entry
 
     def remove(self, key: Key) -> None:
         del self.objects[key]
-        del self.keys[bisect_left(self.keys, key)]
+        self._dead.add(key)
+        if len(self._dead) > 1024 and len(self._dead) > len(self.objects):
+            self._purge()  # bound memory under churn without lists: amortised O(1)
+
+    def _purge(self) -> None:
+        dead = self._dead
+        self._keys = [k for k in self._keys if k not in dead]
+        dead.clear()
+
+    @property
+    def keys(self) -> list[Key]:
+        """Every current key, sorted (callers must not modify the list)."""
+        if not self._sorted:
+            self._keys.sort()
+            self._sorted = True
+        if self._dead:
+            self._purge()
+        return self._keys
 
     def namespace_range(self, namespace: str | None) -> tuple[int, int]:
         """The slice of :attr:`keys` in ``namespace`` (``None``: all)."""

@@ -114,10 +114,8 @@ class Store:
         newest = 0
         for resource, namespace, name, rv, body in rows:
             labels = (orjson.loads(body).get("metadata") or {}).get("labels") or _EMPTY
-            self._resource(resource).objects[(namespace, name)] = Entry(rv, body, labels)
+            self._resource(resource).put((namespace, name), Entry(rv, body, labels))
             newest = max(newest, rv)
-        for res in self._resources.values():
-            res.keys = sorted(res.objects)
         return max(counter, newest)
 
     def _resource(self, resource: str) -> ResourceIndex:
