@@ -189,6 +189,14 @@ def test_status_subresource_apply_owns_only_status() -> None:
         apply(got, changed, manager="other", subresource="status")
 
 
+def test_first_apply_to_untracked_object_conflicts_with_before_first_apply() -> None:
+    live = deploy()
+    with pytest.raises(Conflict, match=r'conflict with "before-first-apply" using apps/v1: \.spec\.replicas'):
+        apply(live, deploy(replicas=4))
+    got = apply(live, deploy(replicas=2, labels={"a": "b"}))
+    assert set(owners(got)) == {"before-first-apply", "kubectl"}
+
+
 def test_main_resource_apply_ignores_status() -> None:
     got = apply(None, {**deploy(), "status": {"replicas": 3}})
     assert "status" not in got

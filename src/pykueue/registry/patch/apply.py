@@ -12,7 +12,8 @@ Follows Kubernetes' structured-merge-diff model:
 4. changing a field another manager owns is a conflict (409) unless ``force``, which moves
    ownership; setting it to the value it already has shares ownership instead.
 
-``null`` values in a configuration are ignored. On the main resource ``status`` is not applied;
+An object without managedFields is first attributed to "before-first-apply". ``null`` values in
+a configuration are ignored. On the main resource ``status`` is not applied;
 on the ``status`` subresource only ``status`` is.
 
 Invariant: inputs are never mutated; a conflict raises before anything is returned.
@@ -47,7 +48,9 @@ from pykueue.registry.patch.managed import (
     with_managed_fields,
 )
 
-__all__ = ["server_side_apply"]
+__all__ = ["BEFORE_FIRST_APPLY", "server_side_apply"]
+
+BEFORE_FIRST_APPLY = "before-first-apply"
 
 
 def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *, manager: str,
@@ -62,6 +65,8 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
     _check_keys(config, "", merge_keys, "")
     live = _without_managed_fields(current or {})
     entries = decode_entries(((current or {}).get("metadata") or {}).get("managedFields"))
+    if current is not None and not entries:
+        entries = _before_first_apply(live, merge_keys, now)
 
     applied_set = to_field_set(config, merge_keys) - STRIPPED
     me = ManagedEntry(manager, "Apply", str(applied.get("apiVersion", "")), now, subresource, applied_set)
@@ -91,6 +96,16 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
     if applied_set:
         kept.append(replace(me, fields=applied_set - removed))
     return with_managed_fields(merged, encode_entries(cap_update_managers(kept, now)))
+
+
+def _before_first_apply(live: dict[str, Any], merge_keys: Mapping[str, str], now: str) -> list[ManagedEntry]:
+    """An object nobody tracked yet: its fields belong to "before-first-apply" (as in Kubernetes),
+    so a first apply that changes them conflicts instead of silently taking them over."""
+    fields = compare({}, live, merge_keys).added - STRIPPED
+    if not fields:
+        return []
+    return [ManagedEntry(BEFORE_FIRST_APPLY, "Update", str(live.get("apiVersion", "")), now, "",
+                         frozenset(fields))]
 
 
 def _without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
