@@ -1,0 +1,201 @@
+"""Built-in kinds: defaults like kube-apiserver's, validation messages, unknown-field detection."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pykueue.api.structural import strict_decoding_error
+from pykueue.api.validation import unknown_fields
+
+from .kueue_builders import check, info, job, pod_template
+
+JOB = info("Job", "batch")
+POD = info("Pod", "")
+PC = info("PriorityClass", "scheduling.k8s.io")
+
+
+def _pod(**spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox:1.36"}]}
+    body.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": body}
+
+
+# ------------------------------------------------------------------ defaults
+
+def test_job_defaults_match_kube_apiserver() -> None:
+    out = JOB.default(job())
+    spec = out["spec"]
+    assert (spec["parallelism"], spec["completions"], spec["backoffLimit"]) == (1, 1, 6)
+    assert spec["completionMode"] == "NonIndexed"
+    assert spec["suspend"] is False
+    assert spec["podReplacementPolicy"] == "TerminatingOrFailed"
+    pod_spec = spec["template"]["spec"]
+    assert pod_spec["dnsPolicy"] == "ClusterFirst"
+    assert pod_spec["schedulerName"] == "default-scheduler"
+    assert pod_spec["terminationGracePeriodSeconds"] == 30
+    container = pod_spec["containers"][0]
+    assert container["terminationMessagePath"] == "/dev/termination-log"
+    assert container["imagePullPolicy"] == "Always"  # untagged image
+
+
+def test_job_parallelism_alone_leaves_completions_unset() -> None:
+    spec = JOB.default(job(parallelism=3))["spec"]
+    assert spec["parallelism"] == 3
+    assert "completions" not in spec
+
+
+def test_job_backoff_limit_per_index_raises_default_backoff_limit() -> None:
+    spec = JOB.default(job(completionMode="Indexed", completions=2, backoffLimitPerIndex=1))["spec"]
+    assert spec["backoffLimit"] == 2**31 - 1
+
+
+def test_job_selector_generated_once_uid_is_known() -> None:
+    obj = job()
+    obj["metadata"]["uid"] = "u-1"
+    out = JOB.default(obj)
+    assert out["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}
+    labels = out["spec"]["template"]["metadata"]["labels"]
+    assert labels["batch.kubernetes.io/job-name"] == "job"
+    assert check(JOB, out) == []
+
+
+def test_pod_defaults() -> None:
+    out = POD.default(_pod(containers=[{"name": "c", "image": "busybox:1.36", "ports": [{"containerPort": 80}],
+                                        "resources": {"limits": {"cpu": "1"}}}]))
+    spec = out["spec"]
+    assert spec["restartPolicy"] == "Always"
+    container = spec["containers"][0]
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert container["ports"][0]["protocol"] == "TCP"
+    assert container["resources"]["requests"] == {"cpu": "1"}
+
+
+def test_defaulting_is_pure_and_idempotent() -> None:
+    original = job()
+    snapshot = copy.deepcopy(original)
+    once = JOB.default(original)
+    assert original == snapshot
+    assert JOB.default(once) == once
+
+
+def test_priority_class_default_preemption_policy() -> None:
+    out = PC.default({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"},
+                      "value": 10})
+    assert out["preemptionPolicy"] == "PreemptLowerPriority"
+
+
+# ------------------------------------------------------------------ validation
+
+CASES = [
+    ("job restartPolicy Always", JOB, job(template={"spec": {"containers": [{"name": "c", "image": "i"}]}}), None,
+     "spec.template.spec.restartPolicy", 'Unsupported value: "Always": supported values: "OnFailure", "Never"'),
+    ("job without containers", JOB, job(template={"spec": {"restartPolicy": "Never"}}), None,
+     "spec.template.spec.containers", "Required value"),
+    ("job negative parallelism", JOB, job(parallelism=-1), None, "spec.parallelism", "greater than or equal to 0"),
+    ("job negative backoffLimit", JOB, job(backoffLimit=-1), None, "spec.backoffLimit", "greater than or equal"),
+    ("job indexed without completions", JOB, job(completionMode="Indexed", parallelism=2), None,
+     "spec.completions", "when completion mode is Indexed"),
+    ("job bad completionMode", JOB, job(completionMode="Sometimes"), None, "spec.completionMode", "Unsupported"),
+    ("job selector mismatch", JOB, job(selector={"matchLabels": {"a": "b"}}, manualSelector=True), None,
+     "spec.template.metadata.labels", "does not match"),
+    ("job container without image", JOB, job(template={"spec": {"restartPolicy": "Never",
+                                                                 "containers": [{"name": "c"}]}}), None,
+     "spec.template.spec.containers[0].image", "Required value"),
+    ("job duplicate container names", JOB, job(template={"spec": {"restartPolicy": "Never", "containers": [
+        {"name": "c", "image": "i"}, {"name": "c", "image": "i"}]}}), None,
+     "spec.template.spec.containers[1].name", "Duplicate value"),
+    ("job bad quantity", JOB, job(template=pod_template(cpu="1 core")), None,
+     "spec.template.spec.containers[0].resources.requests[cpu]", "quantities must match the regular expression"),
+    ("job request above limit", JOB, job(template=pod_template(resources={"requests": {"cpu": "2"},
+                                                                           "limits": {"cpu": "1"}})), None,
+     "spec.template.spec.containers[0].resources.requests", "must be less than or equal to cpu limit"),
+    ("job name", JOB, {**job(), "metadata": {"name": "Job_1", "namespace": "default"}}, None, "metadata.name",
+     "RFC 1123"),
+    ("job bad label", JOB, {**job(), "metadata": {"name": "j", "labels": {"a": "no spaces"}}}, None,
+     "metadata.labels", "a valid label must be"),
+    ("job completions immutable", JOB, job(completions=3), job(completions=2), "spec.completions",
+     "field is immutable"),
+    ("job template immutable while running", JOB,
+     job(template={**pod_template(), "spec": {**pod_template()["spec"], "nodeSelector": {"a": "b"}}}),
+     job(suspend=False), "spec.template", "field is immutable"),
+    ("job type error", JOB, job(parallelism="two"), None, "spec.parallelism", "must be of type integer"),
+    ("pod without containers", POD, _pod(containers=[]), None, "spec.containers", "Required value"),
+    ("pod bad restartPolicy", POD, _pod(restartPolicy="Sometimes"), None, "spec.restartPolicy", "Unsupported"),
+    ("pod spec update forbidden", POD, _pod(restartPolicy="Never"), _pod(restartPolicy="Always"), "spec",
+     "pod updates may not change fields"),
+    ("pod scheduling gate added", POD, _pod(schedulingGates=[{"name": "g"}]), _pod(), "spec.schedulingGates",
+     "only deletion is allowed"),
+    ("priority class too high", PC, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                     "metadata": {"name": "hi"}, "value": 2_000_000_000}, None, "value",
+     "must be less than or equal to 1000000000"),
+    ("priority class value immutable", PC, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                            "metadata": {"name": "hi"}, "value": 2},
+     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 1},
+     "value", "may not be changed"),
+    ("namespace name is a DNS label", info("Namespace", ""), {"apiVersion": "v1", "kind": "Namespace",
+                                                               "metadata": {"name": "a.b"}}, None,
+     "metadata.name", "RFC 1123 label"),
+]
+
+
+@pytest.mark.parametrize(("name", "kind_info", "obj", "old", "want_field", "want_message"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_core_rule(name: str, kind_info: Any, obj: dict[str, Any], old: dict[str, Any] | None,
+                   want_field: str, want_message: str) -> None:
+    errors = check(kind_info, obj, old)
+    matching = [e for e in errors if e.field == want_field]
+    assert matching, f"{name}: no error at {want_field}; got {errors}"
+    assert any(want_message in e.message for e in matching), matching
+
+
+def test_suspended_job_may_change_scheduling_directives() -> None:
+    """Kueue injects flavor node labels into a suspended, never-started Job before unsuspending it."""
+    old = job(suspend=True)
+    new = job(suspend=True, template={**pod_template(), "spec": {**pod_template()["spec"],
+                                                                  "nodeSelector": {"pool": "spot"}}})
+    assert check(JOB, new, old) == []
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+    assert any(e.field == "spec.template" for e in check(JOB, new, old))
+
+
+def test_pod_image_may_change_and_node_name_may_be_bound() -> None:
+    old = _pod()
+    new = _pod(nodeName="node-1")
+    new["spec"]["containers"][0]["image"] = "busybox:1.37"
+    assert check(POD, new, old) == []
+
+
+# ------------------------------------------------------------------ unknown fields
+
+def test_job_unknown_fields_are_detected_with_paths() -> None:
+    obj = job()
+    obj["spec"]["paralelism"] = 2
+    obj["spec"]["template"]["spec"]["containers"][0]["comand"] = ["x"]
+    obj["metadata"]["lables"] = {}
+    paths = unknown_fields(JOB, "v1", obj)
+    assert sorted(paths) == ["metadata.lables", "spec.paralelism", "spec.template.spec.containers[0].comand"]
+    assert strict_decoding_error(["spec.paralelism"]) == 'strict decoding error: unknown field "spec.paralelism"'
+
+
+def test_known_fields_and_maps_are_not_reported() -> None:
+    obj = job()
+    obj["metadata"]["labels"] = {"anything.example.com/x": "y"}
+    obj["spec"]["template"]["spec"]["nodeSelector"] = {"whatever": "x"}
+    assert unknown_fields(JOB, "v1", JOB.default(obj)) == []
+
+
+def test_kueue_unknown_fields() -> None:
+    from .kueue_builders import cluster_queue
+
+    cq = cluster_queue()
+    cq["spec"]["cohort"] = "v1beta1-name"
+    cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["max"] = 1
+    cq_info = info("ClusterQueue")
+    assert sorted(unknown_fields(cq_info, "v1beta2", cq)) == [
+        "spec.cohort", "spec.resourceGroups[0].flavors[0].resources[0].max"]
+    v1beta1 = {**cluster_queue(), "apiVersion": "kueue.x-k8s.io/v1beta1"}
+    v1beta1["spec"]["cohort"] = "team"
+    assert unknown_fields(cq_info, "v1beta1", v1beta1) == []
