@@ -1,0 +1,60 @@
+"""Fixtures for the client contract tests: a real registry, and each Client implementation over it.
+
+``client`` is parametrized: ``local`` calls the registry in process; ``http`` goes through the real
+embedded API server (``pykueue.apiserver.serve``) on a free loopback port. The http cases skip
+only while the API server module does not exist yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from pykueue.api.clock import SystemClock
+from pykueue.client import Client, HttpClient, LocalClient
+from pykueue.registry.registry import Registry
+from pykueue.store import Store
+
+
+def make_registry(*, compaction_window: int = 100_000) -> Registry:
+    return Registry(Store(None, compaction_window=compaction_window), clock=SystemClock())
+
+
+async def start_server(registry: Registry) -> tuple[Any, str, str]:
+    try:
+        from pykueue.apiserver import serve  # type: ignore[attr-defined]
+    except ImportError:
+        pytest.skip("pykueue.apiserver.serve is not available yet")
+    token = secrets.token_urlsafe(16)
+    server = await serve(registry, "127.0.0.1", 0, token=token)
+    return server, f"http://127.0.0.1:{server.port}", token
+
+
+@contextlib.asynccontextmanager
+async def open_client(kind: str, registry: Registry) -> AsyncIterator[Client]:
+    """``kind`` "local" or "http" (the real API server on a free port)."""
+    if kind == "local":
+        yield LocalClient(registry)
+        return
+    server, url, token = await start_server(registry)
+    http = HttpClient(url, token=token)
+    try:
+        yield http
+    finally:
+        await http.close()
+        await server.close()
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return make_registry()
+
+
+@pytest.fixture(params=["local", "http"])
+async def client(request: pytest.FixtureRequest, registry: Registry) -> AsyncIterator[Client]:
+    async with open_client(request.param, registry) as client:
+        yield client
