@@ -145,6 +145,36 @@ def test_force_takes_ownership() -> None:
     assert "f:replicas" in owners(got)["kubectl"]["fieldsV1"]["f:spec"]
 
 
+def test_list_owned_whole_by_an_updater_conflicts_when_apply_changes_an_item() -> None:
+    """An Update writer that tracked containers as one atomic list (no merge keys) still owns the
+    list: an apply changing an item inside it conflicts on the list, and force takes it."""
+    live = update_managed_fields(None, deploy(), manager="creator", operation="Update", now=T0)
+    assert "f:containers" in str(live["metadata"]["managedFields"])
+    config = deploy(containers=[{"name": "nginx", "image": "nginx:2"}])
+    with pytest.raises(Conflict, match=r"\.spec\.template\.spec\.containers$"):
+        apply(live, config)
+    forced = apply(live, config, force=True)
+    assert "f:containers" not in str(owners(forced)["creator"]["fieldsV1"])
+    assert forced["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2"
+
+
+def test_empty_map_owned_by_another_does_not_conflict_when_filled() -> None:
+    base = deploy()
+    base["spec"]["template"]["metadata"] = {}
+    live = update(None, base, "creator")
+    config = deploy()
+    config["spec"]["template"]["metadata"] = {"labels": {"a": "b"}}
+    assert apply(live, config)["spec"]["template"]["metadata"] == {"labels": {"a": "b"}}
+
+
+def test_merge_keys_written_with_brackets_are_understood() -> None:
+    keys = {"spec.template.spec.containers": "name", "spec.template.spec.containers[].env": "name"}
+    live = server_side_apply(None, deploy(containers=[{"name": "c", "env": [{"name": "A", "value": "1"}]}]),
+                             manager="a", force=False, merge_keys=keys, now=T0)
+    container = owners(live)["a"]["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"c"}']
+    assert 'k:{"name":"A"}' in container["f:env"]
+
+
 def test_conflict_between_appliers_names_the_applier_plainly() -> None:
     live = apply(None, deploy(), manager="team-a")
     with pytest.raises(Conflict, match=r'conflict with "team-a": \.spec\.replicas$'):

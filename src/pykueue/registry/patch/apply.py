@@ -47,6 +47,7 @@ from pykueue.registry.patch.managed import (
     encode_entries,
     with_managed_fields,
 )
+from pykueue.registry.patch.strategic import normalize_merge_keys
 
 __all__ = ["BEFORE_FIRST_APPLY", "server_side_apply"]
 
@@ -61,6 +62,7 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
         raise BadRequest("error decoding YAML: the applied configuration must be an object")
     if (applied.get("metadata") or {}).get("managedFields"):
         raise BadRequest("metadata.managedFields must be nil")
+    merge_keys = normalize_merge_keys(merge_keys)
     config = _effective_config(applied, subresource)
     _check_keys(config, "", merge_keys, "")
     live = _without_managed_fields(current or {})
@@ -84,18 +86,53 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
 
     diff = compare(live, merged, merge_keys)
     changed = (diff.added | diff.modified) - STRIPPED
-    conflicts = {e.identity: (e, sorted(e.fields & changed)) for e in others if e.fields & changed}
+    conflicts: dict[tuple[str, str, str, str], tuple[ManagedEntry, set[Path]]] = {}
+    for entry in others:
+        clashes = _clashes(entry.fields, changed, live)
+        if clashes:
+            conflicts[entry.identity] = (entry, clashes)
     if conflicts and not force:
-        raise _conflict_error([(e, paths) for e, paths in conflicts.values()])
+        raise _conflict_error([(e, sorted(paths)) for e, paths in conflicts.values()])
     removed = diff.removed
     kept: list[ManagedEntry] = []
     for entry in others:
-        fields = entry.fields - removed - (changed if entry.identity in conflicts else frozenset())
+        lost = conflicts[entry.identity][1] if entry.identity in conflicts else frozenset()
+        fields = entry.fields - removed - lost
         if fields:
             kept.append(entry if fields == entry.fields else replace(entry, fields=fields))
     if applied_set:
         kept.append(replace(me, fields=applied_set - removed))
     return with_managed_fields(merged, encode_entries(cap_update_managers(kept, now)))
+
+
+def _clashes(owned: FieldSet, changed: set[Path], live: Mapping[str, Any]) -> set[Path]:
+    """Owned paths this apply changes: the paths themselves, and whole lists owned as one leaf
+    (written by a caller that tracked that list as atomic) that the apply changes inside."""
+    clashes = set(owned & changed)
+    inner: set[Path] | None = None
+    for path in changed:
+        for end in range(1, len(path)):
+            prefix = path[:end]
+            if prefix not in owned or not prefix[-1].startswith("f:"):
+                continue
+            if inner is None:
+                inner = set(prefixes(owned))
+            if prefix not in inner and isinstance(_value_at(live, prefix), list):
+                clashes.add(prefix)
+    return clashes
+
+
+def _value_at(obj: Any, path: Path) -> Any:
+    node = obj
+    for element in path:
+        if element.startswith("f:") and isinstance(node, dict):
+            node = node.get(element[2:])
+        elif isinstance(node, list):
+            index = _find_item(node, element)
+            node = None if index is None else node[index]
+        else:
+            return None
+    return node
 
 
 def _before_first_apply(live: dict[str, Any], merge_keys: Mapping[str, str], now: str) -> list[ManagedEntry]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pykueue.registry.patch.fieldpaths import FieldSet, compare, decode, encode
+from pykueue.registry.patch.strategic import normalize_merge_keys
 
 __all__ = ["ManagedEntry", "decode_entries", "encode_entries", "update_managed_fields"]
 
@@ -165,7 +166,7 @@ def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, ma
     same mapping server-side apply gets, or ownership of lists is coarser (whole lists). The
     result is a shallow copy of ``new`` with a new ``metadata`` dict; ``new`` is not mutated.
     """
-    keys: Mapping[str, str] = merge_keys or {}
+    keys = normalize_merge_keys(merge_keys)
     raw = stored_or_requested(old, new, subresource)
     diff = compare(_without_managed_fields(old or {}), _without_managed_fields(new), keys)
     changed = (diff.added | diff.modified) - STRIPPED

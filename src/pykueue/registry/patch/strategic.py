@@ -20,12 +20,15 @@ patch raises ``BadRequest`` before anything is returned.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 from pykueue.registry.patch._common import JSON, bad_request, deep_copy
 
-__all__ = ["METADATA_MERGE_KEYS", "apply_strategic_merge_patch", "merge_key_for"]
+__all__ = ["METADATA_MERGE_KEYS", "apply_strategic_merge_patch", "merge_key_for", "normalize_merge_keys"]
+
+_INDEX = re.compile(r"\[[^\]]*\]")
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -37,6 +40,16 @@ METADATA_MERGE_KEYS: Mapping[str, str] = {
     "metadata.finalizers": "",
 }
 """ObjectMeta's merging lists, shared by every kind; "" marks a merging list of scalars (a set)."""
+
+
+def normalize_merge_keys(merge_keys: Mapping[str, str] | None) -> Mapping[str, str]:
+    """Accept list paths written with ``[]`` for elided indices ("spec.containers[].env") as well
+    as plain dotted paths ("spec.containers.env"); returns the plain form."""
+    if not merge_keys:
+        return {}
+    if not any("[" in path for path in merge_keys):
+        return merge_keys
+    return {_INDEX.sub("", path): key for path, key in merge_keys.items()}
 
 
 def merge_key_for(merge_keys: Mapping[str, str], path: str) -> str | None:
@@ -58,7 +71,7 @@ def apply_strategic_merge_patch(current: dict[str, Any], patch: dict[str, Any],
     """Return ``current`` with the strategic merge ``patch`` applied."""
     if not isinstance(patch, dict):
         raise bad_request("json: cannot unmarshal strategic merge patch: the patch must be a JSON object")
-    return _Merger(merge_keys).merge_map(deep_copy(current), deep_copy(patch), "")
+    return _Merger(normalize_merge_keys(merge_keys)).merge_map(deep_copy(current), deep_copy(patch), "")
 
 
 def _child(path: str, key: str) -> str:
