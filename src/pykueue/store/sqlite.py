@@ -2,7 +2,8 @@
 
 Owned by ``store/``; only :class:`pykueue.store.Store` calls it, from the event-loop thread
 (stdlib ``sqlite3`` called directly: a commit of a batch takes well under a millisecond, so
-hopping to a thread pool would cost more than it saves).
+hopping to a thread pool would cost more than it saves). The fsyncs of WAL checkpoints, which
+do take milliseconds, run on a background thread (:mod:`pykueue.store.checkpoint`).
 
 Invariants:
 - the database holds, per key, the newest *committed* body and its rv, plus the global rv counter
@@ -15,8 +16,12 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Iterable, Iterator
+import weakref
+from collections.abc import Iterator
+
+from pykueue.store.checkpoint import Checkpointer
 
 __all__ = ["SqliteBackend", "StoreFileError"]
 
@@ -53,17 +58,31 @@ class SqliteBackend:
         self._path = path
         try:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            version = self._meta("schema")
-            if version is None:
-                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
-            elif version > _SCHEMA_VERSION:
-                raise StoreFileError(f"{path}: store schema {version} is newer than this pykueue "
-                                     f"understands ({_SCHEMA_VERSION})")
-        except sqlite3.DatabaseError as err:
+        except sqlite3.Error as err:
             raise StoreFileError(f"{path}: cannot open the store: {err}") from err
+        try:
+            self._prepare()
+        except sqlite3.Error as err:
+            self._db.close()
+            raise StoreFileError(f"{path}: cannot open the store: {err}") from err
+        except StoreFileError:
+            self._db.close()
+            raise
+        self._checkpointer = Checkpointer(path)
+        weakref.finalize(self, self._checkpointer.stop)  # a store dropped unclosed ends its thread
+
+    def _prepare(self) -> None:
+        db = self._db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer thread does it, off the loop
+        db.executescript(_SCHEMA)
+        version = self._meta("schema")
+        if version is None:
+            db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
+        elif version > _SCHEMA_VERSION:
+            raise StoreFileError(f"{self._path}: store schema {version} is newer than this pykueue "
+                                 f"understands ({_SCHEMA_VERSION})")
 
     def _meta(self, key: str) -> int | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -75,7 +94,7 @@ class SqliteBackend:
         rows = self._db.execute("SELECT resource, namespace, name, rv, body FROM objects")
         return rv, iter(rows)
 
-    def commit(self, upserts: Iterable[Row], deletes: Iterable[tuple[str, str, str]], rv: int) -> None:
+    def commit(self, upserts: list[Row], deletes: list[tuple[str, str, str]], rv: int) -> None:
         """Apply one batch atomically; on any error nothing of it is applied and the error raises."""
         db = self._db
         db.execute("BEGIN")
@@ -89,6 +108,13 @@ class SqliteBackend:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+        # WAL growth, roughly: the bodies plus a share of each touched B-tree page.
+        self._checkpointer.after_commit(4096 + sum(len(row[4]) for row in upserts)
+                                        + 512 * (len(upserts) + len(deletes)))
 
     def close(self) -> None:
+        """Stop the checkpointer and fold the WAL into the database file (a tidy file on disk)."""
+        self._checkpointer.stop()
+        with contextlib.suppress(sqlite3.Error):  # a reader elsewhere: the WAL stays, nothing lost
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         self._db.close()

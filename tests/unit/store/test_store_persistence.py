@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
 from pykueue.api.errors import Gone
-from pykueue.store import Store, StoreFileError
+from pykueue.store import Store, StoreFileError, checkpoint
 from pykueue.store import sqlite as sqlite_backend
 
 from .builders import cq, names, pod
@@ -232,3 +234,44 @@ def test_kill_9_at_a_random_moment_never_corrupts(tmp_path: Path) -> None:
         assert len(items) % 20 == 0  # whole batches only
         assert names(items) == [f"p{i:06d}" for i in range(len(items))]
         assert store.resource_version == len(items)
+
+
+# --------------------------------------------------------------------------- WAL checkpoints
+
+
+def _checkpoint_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("store-checkpoint:")]
+
+
+def test_background_checkpoints_fold_the_wal_and_stop_on_close(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", 20_000)
+    path = tmp_path / "s.db"
+    store = Store(str(path), auto_flush=False)
+    assert _checkpoint_threads() == []  # started lazily
+    for batch in range(20):
+        for i in range(10):
+            store.create("pods", {**pod(f"p{batch}-{i}"), "spec": {"pad": "x" * 1000}})
+        store.flush()
+    assert len(_checkpoint_threads()) == 1
+    deadline = 200
+    while os.path.getsize(str(path)) < 100_000 and deadline:  # the checkpoints reach the main file
+        threading.Event().wait(0.05)
+        deadline -= 1
+    assert os.path.getsize(str(path)) >= 100_000
+    store.close()
+    assert _checkpoint_threads() == []
+    assert not Path(str(path) + "-wal").exists() or Path(str(path) + "-wal").stat().st_size == 0
+    with Store(str(path)) as reopened:
+        assert len(reopened.list("pods").items) == 200
+
+
+def test_unclosed_store_ends_its_checkpoint_thread_when_dropped(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", 1)
+    store = Store(str(tmp_path / "s.db"))
+    store.create("pods", pod("a"))
+    assert len(_checkpoint_threads()) == 1
+    del store
+    gc.collect()
+    assert _checkpoint_threads() == []
