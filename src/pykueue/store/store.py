@@ -300,6 +300,10 @@ class Store:
 
         ``namespace`` ``None`` means every namespace. Raises ``Gone`` (410) when the log no longer
         holds every event after ``resource_version`` (compacted, or before the last restart).
+
+        A watch subscribes first, then replays ``events_since``: the two never overlap nor leave a
+        gap. A list's rv may include writes not yet flushed, whose events reach subscribers
+        later: a watch starting from a list's rv N must drop events with rv <= N.
         """
         return self._log.events_since(resource, resource_version, namespace)
 
