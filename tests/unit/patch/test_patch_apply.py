@@ -297,4 +297,23 @@ def test_applied_fields_end_up_in_the_object(first: dict[str, Any], second: dict
     assert got["spec"].get("queueName") == second["spec"].get("queueName", live["spec"].get("queueName"))
     got_sets = {p["name"]: p for p in got["spec"].get("podSets", [])}
     for pod_set in second["spec"].get("podSets", []):
-        assert got_sets[pod_set["name"]].items() >= pod_set.items()
+        got_set = got_sets[pod_set["name"]]
+        assert got_set.get("count") == pod_set.get("count", got_set.get("count"))
+        assert got_set.get("extra", {}).items() >= pod_set.get("extra", {}).items()  # maps merge
+
+
+_order_names = st.lists(st.sampled_from("abcdefg"), unique=True, max_size=6)
+
+
+@_SETTINGS
+@given(_order_names, _order_names)
+def test_keyed_list_merge_keeps_both_relative_orders(live_names: list[str], config_names: list[str]) -> None:
+    def workload(names: list[str]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "W", "metadata": {"name": "w"},
+                "spec": {"podSets": [{"name": n} for n in names]}}
+
+    live = apply(None, workload(live_names), manager="m1", now=T0)
+    got = [p["name"] for p in apply(live, workload(config_names))["spec"].get("podSets", [])]
+    assert sorted(got) == sorted(set(live_names) | set(config_names))
+    assert [n for n in got if n in config_names] == config_names
+    assert [n for n in got if n not in config_names] == [n for n in live_names if n not in config_names]

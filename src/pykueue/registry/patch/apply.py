@@ -117,7 +117,8 @@ def _clashes(owned: FieldSet, changed: set[Path], live: Mapping[str, Any]) -> se
                 continue
             if inner is None:
                 inner = set(prefixes(owned))
-            if prefix not in inner and isinstance(_value_at(live, prefix), list):
+            value = _value_at(live, prefix)
+            if prefix not in inner and isinstance(value, list) and value:  # an empty list proves nothing
                 clashes.add(prefix)
     return clashes
 
