@@ -77,6 +77,9 @@ class Cache:
         for cohort in cohorts.values():
             if cohort.parent is None:
                 cohort.compute_quotas()
+        for cq in self.cqs.values():
+            root = cq.root()
+            cq.tree_key = ("cohort/" if root is not cq else "cq/") + root.name
         self.cohorts = cohorts
 
     @staticmethod
@@ -106,8 +109,8 @@ class Cache:
 
     # -- read side ---------------------------------------------------------------------------
     def tree_key(self, cq: ClusterQueue) -> str:
-        root = cq.root()
-        return ("cohort/" if root is not cq else "cq/") + root.name
+        """Identity of the cohort tree (or lone CQ) ``cq`` belongs to; cached at rebuild."""
+        return cq.tree_key
 
     def tree_cqs(self, cq: ClusterQueue) -> Iterator[ClusterQueue]:
         root = cq.root()

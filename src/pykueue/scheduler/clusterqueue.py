@@ -72,7 +72,7 @@ class ClusterQueue(ResourceNode):
         "admission_checks", "admitted_count", "admitted_usage", "afs", "borrow_within_cohort",
         "cohort_name", "cyclic", "deleting", "max_priority_threshold", "namespace_selector",
         "preference", "reclaim_within_cohort", "resource_groups", "rg_by_resource", "spec",
-        "stop_policy", "strategy", "when_can_borrow", "when_can_preempt", "within_cluster_queue",
+        "stop_policy", "strategy", "tree_key", "when_can_borrow", "when_can_preempt", "within_cluster_queue",
         "workloads",
     )
 
@@ -101,6 +101,7 @@ class ClusterQueue(ResourceNode):
         self.admission_checks: list[tuple[str, tuple[str, ...]]] = []
         self.stop_policy = "None"
         self.afs = False
+        self.tree_key = "cq/" + name
 
     def load(self, obj: Mapping[str, Any]) -> None:
         """Parse the spec; usage and workloads are kept (they do not depend on the spec)."""

@@ -101,7 +101,7 @@ class Round:
         if wl.failed_checks:
             entry.fail("PendingEvaluation", "The workload has failed admission checks", strict)
             return entry
-        if not s.cache.namespace_matches(cq, wl.namespace):
+        if not s.namespace_matches(cq, wl.namespace):
             entry.fail("Misconfigured", "Workload namespace doesn't match ClusterQueue selector", False)
             return entry
         assignment, targets = self._assign(wl, cq, None)
@@ -121,7 +121,8 @@ class Round:
         assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
                                   fungibility=s.config.flavor_fungibility,
                                   fair_sharing=s.config.fair_sharing is not None,
-                                  ignore_undeclared=s.config.ignore_undeclared_resources)
+                                  ignore_undeclared=s.config.ignore_undeclared_resources,
+                                  eligibility=s.eligibility)
         assignment = assigner.assign(counts)
         targets: list[Target] = []
         if assignment.mode == Mode.PREEMPT:
@@ -275,7 +276,7 @@ class Round:
         preemptor_path = queue_path(e.cq)
         for t in e.targets:
             victim = t.wl
-            if victim.evicted or victim.key in s.expectations:
+            if victim.key in s.expectations:
                 continue
             new += 1
             s.expectations.add(victim.key)

@@ -10,6 +10,7 @@ admitted set equals what one-head-per-cycle scheduling would produce, in the sam
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +52,8 @@ class Scheduler:
         self.preemptor = Preemptor(self.cache, self.config.fair_sharing, self.expectations, self.clock.now,
                                    self.afs_usage)
         self.stats_rounds = 0
+        self.eligibility: dict[tuple[str, str], str | None] = {}
+        self._ns_memo: dict[tuple[str, str], bool] = {}
 
     # ------------------------------------------------------------------------------ namespaces
     def upsert_namespace(self, obj: Mapping[str, Any]) -> None:
@@ -64,10 +67,12 @@ class Scheduler:
     # ------------------------------------------------------------------------------ flavors
     def upsert_resource_flavor(self, obj: Mapping[str, Any]) -> None:
         self.cache.flavors[obj["metadata"]["name"]] = obj
+        self.eligibility.clear()
         self._requeue_all = True
 
     def delete_resource_flavor(self, name: str) -> None:
         self.cache.flavors.pop(name, None)
+        self.eligibility.clear()
         self._requeue_all = True
 
     # ------------------------------------------------------------------------------ cohorts
@@ -175,8 +180,6 @@ class Scheduler:
         held = self.cache.reserved.get(key)
         if wl.state == RESERVED:
             self._leave_queues(key, old)
-            if wl.evicted:
-                self.expectations.discard(key)
             self.cache.add_reserved(wl)
             if held is not None and _usage_shrank(held.usage, wl.usage):
                 self._requeue_tree_of(wl.cq_name)
@@ -248,43 +251,67 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ scheduling
     def schedule(self) -> CycleResult:
+        """Run Kueue cycles until no cohort tree changes (or ``heads_per_cycle`` cycles)."""
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # a cycle allocates many short-lived, acyclic records; collect afterwards
+        try:
+            return self._schedule()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _schedule(self) -> CycleResult:
         self.cache.ensure_fresh()
         self._apply_requeues()
         now = self.clock.now()
         self.queues.wake(now)
+        self._ns_memo.clear()
         admitted: list[Any] = []
         preempted: list[Any] = []
         pending: list[Pending] = self._notices()
         limit = self.config.heads_per_cycle
-        live = self._live(None)
+        active = {name: cq for name, cq in self.cache.cqs.items() if self.cache.is_active(cq)}
+        live = self._live(active, None)
         rounds = 0
         while live:
             rnd = Round(self)
-            rnd.run(sorted(live))
+            rnd.run(live)
             rounds += 1
             admitted.extend(rnd.admitted)
             preempted.extend(rnd.preempted)
             pending.extend(rnd.pending)
             if limit and rounds >= limit:
                 break
-            live = self._live(rnd.changed_trees)
+            live = self._live(active, rnd.changed_trees)
         self.stats_rounds += rounds
-        done = {(a.namespace, a.name) for a in admitted}
-        pending = [p for p in _last_per_workload(pending) if (p.namespace, p.name) not in done]
+        if admitted:
+            done = {(a.namespace, a.name) for a in admitted}
+            pending = [p for p in _last_per_workload(pending) if (p.namespace, p.name) not in done]
+        else:
+            pending = _last_per_workload(pending)
         return CycleResult(admitted=admitted, preempted=preempted, pending=pending)
 
-    def _live(self, trees: set[str] | None) -> list[str]:
+    def _live(self, active: dict[str, ClusterQueue], trees: set[str] | None) -> list[str]:
+        """CQs to take a head from in the next round: active, with queued workloads, and (after
+        the first round) in a cohort tree whose state changed in the previous round."""
+        cqs = self.queues.cqs
         out: list[str] = []
-        for name, q in self.queues.cqs.items():
-            if not q.members:
+        for name, cq in active.items():
+            q = cqs.get(name)
+            if q is None or not q.members:
                 continue
-            cq = self.cache.cqs.get(name)
-            if cq is None or not self.cache.is_active(cq):
-                continue
-            if trees is not None and self.cache.tree_key(cq) not in trees:
+            if trees is not None and cq.tree_key not in trees:
                 continue
             out.append(name)
         return out
+
+    def namespace_matches(self, cq: ClusterQueue, namespace: str) -> bool:
+        """Memoised per cycle: namespaces and selectors do not change inside ``schedule``."""
+        key = (cq.name, namespace)
+        found = self._ns_memo.get(key)
+        if found is None:
+            found = self._ns_memo[key] = self.cache.namespace_matches(cq, namespace)
+        return found
 
     def _apply_requeues(self) -> None:
         def ns_ok(cq_name: str, wl: WorkloadInfo) -> bool:

@@ -112,19 +112,23 @@ class PodSetAssignment:
 
 
 class Assignment:
-    __slots__ = ("borrowing", "last_tried", "podsets", "usage")
+    __slots__ = ("_mode", "borrowing", "last_tried", "podsets", "usage")
 
     def __init__(self) -> None:
         self.podsets: list[PodSetAssignment] = []
         self.borrowing = 0
         self.usage: dict[FR, int] = {}
         self.last_tried: dict[tuple[int, str], int] = {}
+        self._mode: Mode | None = None
 
     @property
     def mode(self) -> Mode:
-        if not self.podsets:
-            return Mode.NO_FIT
-        return min(ps.mode for ps in self.podsets)
+        """Worst pod-set mode; computed once (an assignment is not changed after ``assign``)."""
+        mode = self._mode
+        if mode is None:
+            mode = min(ps.mode for ps in self.podsets) if self.podsets else Mode.NO_FIT
+            self._mode = mode
+        return mode
 
     @property
     def no_fit_reason(self) -> str:
@@ -165,7 +169,8 @@ class FlavorAssigner:
 
     def __init__(self, wl: WorkloadInfo, cq: ClusterQueue, flavors: Mapping[str, Mapping[str, Any]],
                  oracle: Oracle | None, *, fungibility: bool = True, fair_sharing: bool = False,
-                 ignore_undeclared: bool = False, resume: Mapping[tuple[int, str], int] | None = None) -> None:
+                 ignore_undeclared: bool = False, resume: Mapping[tuple[int, str], int] | None = None,
+                 eligibility: dict[tuple[str, str], str | None] | None = None) -> None:
         self.wl = wl
         self.cq = cq
         self.flavors = flavors
@@ -174,6 +179,7 @@ class FlavorAssigner:
         self.fair_sharing = fair_sharing
         self.ignore_undeclared = ignore_undeclared
         self.resume = resume or {}
+        self.eligibility = eligibility if eligibility is not None else {}
 
     def assign(self, counts: list[int] | None = None) -> Assignment:
         cq = self.cq
@@ -244,20 +250,9 @@ class FlavorAssigner:
         for idx in range(start, len(flavors)):
             attempted = idx
             fname = flavors[idx]
-            rf = self.flavors.get(fname)
-            if rf is None:
-                reasons.append(f"flavor {fname} not found")
-                min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
-                continue
-            spec = rf.get("spec") or {}
-            taint = find_untolerated_taint(spec.get("nodeTaints") or (),
-                                           list(ps.tolerations) + list(spec.get("tolerations") or ()))
-            if taint is not None:
-                reasons.append(f"untolerated taint {taint_string(taint)} in flavor {fname}")
-                min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
-                continue
-            if not flavor_matches_affinity(ps.node_selector, ps.affinity_terms, spec.get("nodeLabels") or {}):
-                reasons.append(f"flavor {fname} doesn't match node affinity")
+            blocked = self._ineligible(ps, fname)
+            if blocked is not None:
+                reasons.append(blocked)
                 min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
                 continue
             chosen: dict[str, tuple[str, Granular, int]] = {}
@@ -294,6 +289,28 @@ class FlavorAssigner:
             return None, best_mode, reasons, no_fit_reason, last
         return best, best_mode, reasons, no_fit_reason, last
 
+    def _ineligible(self, ps: PodSetInfo, fname: str) -> str | None:
+        """Why the flavor cannot host this pod set (taints, affinity), or None. Memoised per
+        (pod-template matching shape, flavor); the engine clears the memo when flavors change."""
+        memo_key = (ps.match_key, fname)
+        memo = self.eligibility
+        if memo_key in memo:
+            return memo[memo_key]
+        rf = self.flavors.get(fname)
+        reason: str | None = None
+        if rf is None:
+            reason = f"flavor {fname} not found"
+        else:
+            spec = rf.get("spec") or {}
+            taint = find_untolerated_taint(spec.get("nodeTaints") or (),
+                                           list(ps.tolerations) + list(spec.get("tolerations") or ()))
+            if taint is not None:
+                reason = f"untolerated taint {taint_string(taint)} in flavor {fname}"
+            elif not flavor_matches_affinity(ps.node_selector, ps.affinity_terms, spec.get("nodeLabels") or {}):
+                reason = f"flavor {fname} doesn't match node affinity"
+        memo[memo_key] = reason
+        return reason
+
     def _should_try_next(self, mode: GranularMode) -> bool:
         cq = self.cq
         if mode[0] in (Granular.NO_FIT, Granular.NO_CANDIDATES):
@@ -307,6 +324,11 @@ class FlavorAssigner:
         cq = self.cq
         flavor, res = fr
         val = assumed + request
+        available = cq.available(fr)
+        if val <= available:
+            if cq.parent is None or not cq.borrowing_with(fr, val):
+                return Granular.FIT, 0, "", ""
+            return Granular.FIT, find_height_of_lowest_subtree_that_fits(cq, fr, val)[0], "", ""
         max_capacity = cq.potential_available(fr)
         if val > max_capacity:
             return (Granular.NO_FIT, 0,
@@ -314,9 +336,6 @@ class FlavorAssigner:
                     f"requests ({fmt(res, assumed)}) + current podset request ({fmt(res, request)}) > "
                     f"maximum capacity ({fmt(res, max_capacity)})", EXCEEDS_MAX_QUOTA)
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
-        available = cq.available(fr)
-        if val <= available:
-            return Granular.FIT, borrow, "", ""
         msg = f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, val - available)} more needed"
         if self.oracle is not None and (cq.nominal(fr) >= val or may_reclaim or self._can_preempt_while_borrowing()):
             mode, borrow_after = self.oracle(cq, self.wl, fr, val)

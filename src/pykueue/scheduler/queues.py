@@ -21,7 +21,7 @@ from .workload import WorkloadInfo, WorkloadKey
 
 __all__ = ["ClusterQueueQueue", "LocalQueue", "QueueManager"]
 
-HeapItem = tuple[int, float, str, WorkloadKey]
+HeapItem = tuple[int, float, str, int, WorkloadKey]
 
 
 class LocalQueue:
@@ -47,7 +47,7 @@ class LocalQueue:
 class ClusterQueueQueue:
     """The waiting room of one ClusterQueue."""
 
-    __slots__ = ("heap", "inadmissible", "members", "name", "parked", "sticky", "strategy")
+    __slots__ = ("heap", "inadmissible", "members", "name", "parked", "seq", "sticky", "strategy")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -57,16 +57,18 @@ class ClusterQueueQueue:
         self.inadmissible: dict[WorkloadKey, WorkloadInfo] = {}
         self.parked: dict[WorkloadKey, WorkloadInfo] = {}
         self.sticky: WorkloadKey | None = None
+        self.seq = 0
 
     def __len__(self) -> int:
         return len(self.members) + len(self.inadmissible) + len(self.parked)
 
     def push(self, wl: WorkloadInfo) -> None:
-        entry = ((-wl.priority, wl.timestamp, wl.uid, wl.key), wl)
+        self.seq += 1
+        entry = ((-wl.priority, wl.timestamp, wl.uid, self.seq, wl.key), wl)
         self.members[wl.key] = entry
         heapq.heappush(self.heap, entry)
         if len(self.heap) > 2 * len(self.members) + 64:
-            self.heap = [e for e in self.heap if self.members.get(e[0][3]) is e]
+            self.heap = [e for e in self.heap if self.members.get(e[0][4]) is e]
             heapq.heapify(self.heap)
 
     def discard(self, key: WorkloadKey) -> WorkloadInfo | None:
@@ -99,7 +101,7 @@ class ClusterQueueQueue:
         members = self.members
         while heap:
             entry = heapq.heappop(heap)
-            key = entry[0][3]
+            key = entry[0][4]
             if members.get(key) is entry:
                 del members[key]
                 return entry[1]

@@ -33,11 +33,26 @@ def fmt(resource: str, amount: int) -> str:
     return format_amount(resource, amount)
 
 
+_AMOUNTS: dict[tuple[str, Any], int] = {}
+
+
+def amount(resource: str, value: Any) -> int:
+    """``to_amount`` memoised: workloads repeat the same few quantity strings endlessly."""
+    key = (resource, value)
+    found = _AMOUNTS.get(key)
+    if found is None:
+        found = to_amount(resource, value)
+        if len(_AMOUNTS) > 50_000:
+            _AMOUNTS.clear()
+        _AMOUNTS[key] = found
+    return found
+
+
 def quantity_map(values: Mapping[str, Any] | None) -> Requests:
     """Convert a ResourceList dict to amounts; a malformed quantity raises QuantityError."""
     if not values:
         return {}
-    return {name: to_amount(name, value) for name, value in values.items()}
+    return {name: amount(name, value) for name, value in values.items()}
 
 
 def add_into(target: dict[Any, int], other: Mapping[Any, int], sign: int = 1) -> None:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykueue.api.clock import parse_time
-from pykueue.api.quantity import to_amount
 
 from .resources import FR, Requests, fmt, pod_requests
+from .resources import amount as to_amount
 
 __all__ = ["PodSetInfo", "WorkloadInfo", "WorkloadKey", "parse_workload"]
 
@@ -32,7 +32,7 @@ PRIORITY_BOOST = "kueue.x-k8s.io/priority-boost"
 class PodSetInfo:
     """One pod set: per-pod requests and the pod-template bits flavor matching needs."""
 
-    __slots__ = ("affinity_terms", "count", "min_count", "name", "node_selector", "per_pod",
+    __slots__ = ("affinity_terms", "count", "match_key", "min_count", "name", "node_selector", "per_pod",
                  "reclaimable", "tolerations")
 
     def __init__(self, name: str, count: int, min_count: int | None, per_pod: Requests,
@@ -46,6 +46,8 @@ class PodSetInfo:
         self.node_selector = node_selector
         self.affinity_terms = affinity_terms
         self.reclaimable = reclaimable
+        self.match_key = repr((tolerations, sorted(node_selector.items()), affinity_terms)) \
+            if (tolerations or node_selector or affinity_terms) else ""
 
     @property
     def effective_count(self) -> int:
@@ -56,10 +58,32 @@ class WorkloadInfo:
     """Everything the scheduler needs about one Workload, computed once per upsert."""
 
     __slots__ = (
-        "active", "admission", "admitted", "cq_name", "creation", "creation_str", "evicted",
-        "failed_checks", "gated", "key", "name", "namespace", "obj", "owner_references",
-        "podsets", "preemption_gated", "priority", "queue_name", "quota_reserved_time",
-        "requeue_at", "requeued_false", "state", "timestamp", "uid", "usage",
+        "active",
+        "admission",
+        "admitted",
+        "cq_name",
+        "creation",
+        "creation_str",
+        "evicted",
+        "failed_checks",
+        "gated",
+        "key",
+        "name",
+        "namespace",
+        "obj",
+        "owner_references",
+        "podsets",
+        "preemption_gated",
+        "priority",
+        "queue_name",
+        "quota_reserved_time",
+        "requests_status",
+        "requeue_at",
+        "requeued_false",
+        "state",
+        "timestamp",
+        "uid",
+        "usage",
     )
 
     def __init__(self) -> None:
@@ -88,6 +112,7 @@ class WorkloadInfo:
         self.usage: dict[FR, int] = {}
         self.quota_reserved_time = 0.0
         self.owner_references: list[dict[str, Any]] = []
+        self.requests_status: list[dict[str, Any]] | None = None
 
     @property
     def lq_key(self) -> tuple[str, str]:
@@ -108,6 +133,11 @@ class WorkloadInfo:
 
     def resource_requests(self) -> list[dict[str, Any]]:
         """`status.resourceRequests`: total requests of each pod set, as quantity strings."""
+        if self.requests_status is None:
+            self.requests_status = self._resource_requests()
+        return self.requests_status
+
+    def _resource_requests(self) -> list[dict[str, Any]]:
         return [
             {"name": ps.name, "resources": {r: fmt(r, v * ps.effective_count)
                                             for r, v in sorted(ps.per_pod.items())}}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..cache import Cache
-from ..clusterqueue import ClusterQueue
+from ..clusterqueue import NEVER, ClusterQueue
 from ..flavorassigner import Granular
 from ..hierarchy import find_height_of_lowest_subtree_that_fits
 from ..resources import FR
@@ -38,12 +38,17 @@ class Preemptor:
                              self.afs_usage if cq.afs else None)
 
     def targets(self, ctx: PreemptionCtx) -> list[Target]:
+        cq = ctx.cq
+        if cq.within_cluster_queue == NEVER and (cq.parent is None or cq.reclaim_within_cohort == NEVER):
+            return []  # no policy allows any candidate: skip the search entirely
         if self.fair_sharing is not None:
             return fair_targets(ctx, self.fair_sharing)
         return classic_targets(ctx)
 
     def oracle(self, cq: ClusterQueue, wl: WorkloadInfo, fr: FR, val: int) -> tuple[Granular, int]:
         """SimulatePreemption for one fr: can preemption free ``val``, and from whom?"""
+        if cq.within_cluster_queue == NEVER and (cq.parent is None or cq.reclaim_within_cohort == NEVER):
+            return Granular.NO_CANDIDATES, find_height_of_lowest_subtree_that_fits(cq, fr, val)[0]
         ctx = self.context(wl, cq, {fr: val}, {fr})
         targets = self.targets(ctx)
         if not targets:
