@@ -17,7 +17,7 @@ from pykueue.api import names
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity
 
-__all__ = ["validate_job", "validate_pod", "validate_pod_spec", "validate_priority_class"]
+__all__ = ["validate_job", "validate_jobset", "validate_pod", "validate_pod_spec", "validate_priority_class"]
 
 _IMMUTABLE = "field is immutable"
 _HIGHEST_USER_PRIORITY = 1_000_000_000
@@ -211,4 +211,22 @@ def validate_priority_class(obj: JSONDict, old: JSONDict | None) -> list[FieldEr
             errors.append(fe.forbidden("value", "may not be changed in an update."))
         if obj.get("preemptionPolicy") != old.get("preemptionPolicy"):
             errors.append(fe.invalid("preemptionPolicy", policy, _IMMUTABLE))
+    return errors
+
+
+def validate_jobset(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
+    """Each replicated Job's pod template follows the batch Job rules; names fit into pod names."""
+    errors: list[FieldError] = []
+    name = str(_d(obj.get("metadata")).get("name") or "")
+    for index, replicated in enumerate(_l(_d(obj.get("spec")).get("replicatedJobs"))):
+        replicated = _d(replicated)
+        path = f"spec.replicatedJobs[{index}]"
+        job_name = f"{name}-{replicated.get('name', '')}-0"
+        if name and len(job_name) > 63:
+            errors.append(fe.invalid(f"{path}.name", replicated.get("name"),
+                                     f"JobSet name and replicated job name together are too long: child Job "
+                                     f"name {job_name!r} must be no more than 63 characters"))
+        template = _d(_d(_d(replicated.get("template")).get("spec")).get("template"))
+        errors.extend(validate_pod_spec(_d(template.get("spec")), f"{path}.template.spec.template.spec",
+                                        restart_policies=("OnFailure", "Never")))
     return errors

@@ -119,9 +119,15 @@ def validate_metadata(meta: Any, *, name_format: str = "subdomain", path: str = 
         return [fe.type_invalid(path, meta, "must be an object")]
     errors: list[FieldError] = []
     name = meta.get("name")
+    generate = meta.get("generateName")
     if isinstance(name, str) and name:
         check = dns1123_label_errors if name_format == "label" else dns1123_subdomain_errors
-        errors.extend(fe.invalid(f"{path}.name", name, msg) for msg in check(name))
+        # A generated name's problems are the prefix's: report them where the user wrote it.
+        field = f"{path}.generateName" if isinstance(generate, str) and generate and \
+            name.startswith(generate) else f"{path}.name"
+        errors.extend(fe.invalid(field, name, msg) for msg in check(name))
+    elif not generate:
+        errors.append(fe.required(f"{path}.name", "name or generateName is required"))
     errors.extend(validate_labels(meta.get("labels"), f"{path}.labels"))
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):

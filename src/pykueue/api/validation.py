@@ -28,6 +28,7 @@ _RULES: dict[tuple[str, str], _KindRule] = {
     ("batch", "Job"): core_validation.validate_job,
     ("", "Pod"): core_validation.validate_pod,
     ("scheduling.k8s.io", "PriorityClass"): core_validation.validate_priority_class,
+    ("jobset.x-k8s.io", "JobSet"): core_validation.validate_jobset,
 }
 
 # Kinds whose names must be DNS labels rather than subdomains.

@@ -199,3 +199,52 @@ def test_kueue_unknown_fields() -> None:
     v1beta1 = {**cluster_queue(), "apiVersion": "kueue.x-k8s.io/v1beta1"}
     v1beta1["spec"]["cohort"] = "team"
     assert unknown_fields(cq_info, "v1beta1", v1beta1) == []
+
+
+# ------------------------------------------------------------------ JobSet and metadata
+
+JOBSET = info("JobSet", "jobset.x-k8s.io")
+
+
+def _jobset(name: str = "js", **pod_spec: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}]}
+    spec.update(pod_spec)
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicatedJobs": [{"name": "workers", "template": {"spec": {"template": {"spec": spec}}}}]}}
+
+
+def test_jobset_defaults() -> None:
+    out = JOBSET.default(_jobset())
+    spec = out["spec"]
+    assert spec["successPolicy"]["operator"] == "All"
+    assert spec["startupPolicy"]["startupPolicyOrder"] == "AnyOrder"
+    assert spec["network"]["enableDNSHostnames"] is True
+    replicated = spec["replicatedJobs"][0]
+    assert replicated["replicas"] == 1
+    job_spec = replicated["template"]["spec"]
+    assert job_spec["completionMode"] == "Indexed"
+    assert job_spec["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert check(JOBSET, _jobset()) == []
+
+
+def test_jobset_rules() -> None:
+    errors = check(JOBSET, _jobset(restartPolicy="Always"))
+    assert any(e.field == "spec.replicatedJobs[0].template.spec.template.spec.restartPolicy" for e in errors)
+    long_name = check(JOBSET, _jobset(name="x" * 60))
+    assert any(e.field == "spec.replicatedJobs[0].name" and "too long" in e.message for e in long_name)
+    unknown = _jobset()
+    unknown["spec"]["replicatedJobs"][0]["replica"] = 2
+    assert unknown_fields(JOBSET, "v1alpha2", unknown) == ["spec.replicatedJobs[0].replica"]
+
+
+def test_name_or_generate_name_required() -> None:
+    obj = job()
+    del obj["metadata"]["name"]
+    errors = check(JOB, obj)
+    assert [e.message for e in errors if e.field == "metadata.name"] == [
+        "Required value: name or generateName is required"]
+    obj["metadata"]["generateName"] = "sample-"
+    assert check(JOB, obj) == []
+    obj["metadata"].update(generateName="Sample-", name="Sample-abcde")
+    assert any(e.field == "metadata.generateName" for e in check(JOB, obj))

@@ -169,3 +169,12 @@ def test_generic_validator_schema_errors() -> None:
     assert fields["spec.mode"].type == "FieldValueNotSupported"
     assert fields["spec.items[0].k"].type == "FieldValueRequired"
     assert fields["spec.items[2]"].type == "FieldValueDuplicate"
+
+
+def test_cel_runtime_error_is_reported_not_raised() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.missing.field == 1", "message": "never shown"}]}}}
+    errors = validate_schema(schema, {"spec": {}})
+    assert len(errors) == 1
+    assert errors[0].field == "spec"
+    assert "evaluation error" in errors[0].message
