@@ -224,12 +224,15 @@ class Registry:
         for _ in range(_GENERATE_ATTEMPTS):
             name = given_name or (om.generate_name(prefix) if prefix else "")
             candidate = clone(obj)
-            om.meta(candidate)["name"] = name
+            # System fields exist before admission (as kube's FillObjectMetaSystemFields runs before
+            # Validate): defaulting may derive from the uid (a Job's controller-uid selector).
+            system = {"name": name, "uid": om.new_uid(), "creationTimestamp": self.now(), "generation": 1}
+            om.meta(candidate).update(system)
             errors = om.name_errors(kind, name, generate=not given_name and bool(prefix))
             request = AdmissionRequest("CREATE", kind, ns, name, candidate, None, "", dry_run)
             admitted = self._chain.admit(request, extra_errors=errors)
             final = om.meta(admitted)
-            final.update(name=name, uid=om.new_uid(), creationTimestamp=self.now(), generation=1)
+            final.update(system)
             if kind.namespaced:
                 final["namespace"] = ns
             else:

@@ -201,3 +201,16 @@ def test_terminating_namespace_refuses_new_content(registry: Registry) -> None:
     assert registry.get(ns, "", "team", version="v1")["status"]["phase"] == "Terminating"
     with pytest.raises(Forbidden, match="being terminated"):
         registry.create(cm, "team", configmap("new", namespace="team"), version="v1")
+
+
+def test_uid_exists_before_defaulting_so_derived_defaults_are_stable(registry: Registry) -> None:
+    jobs = kind(registry, "batch", "v1", "jobs")
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    created, _ = registry.create(jobs, "default", job, version="v1")
+    uid = created["metadata"]["uid"]
+    assert created["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"] == uid
+    labelled, _ = registry.patch(jobs, "default", "j", b'{"metadata":{"labels":{"a":"b"}}}',
+                                 "application/strategic-merge-patch+json", version="v1")
+    assert labelled["metadata"]["labels"] == {"a": "b"}
+    assert labelled["spec"] == created["spec"]
