@@ -2,9 +2,10 @@
 
 Owns Pod / PodSpec / Container defaults (restartPolicy, dnsPolicy, schedulerName, grace period,
 imagePullPolicy, termination message, port protocol), batch/v1 Job defaults (parallelism,
-completions, backoffLimit, completionMode, suspend, podReplacementPolicy, the generated selector
-and labels once the Job has a uid), PriorityClass, Secret and JobSet defaults. Called by
-:mod:`pykueue.api.defaulting` on a private copy: functions here mutate the dict they are given.
+completions, backoffLimit, completionMode, suspend, podReplacementPolicy; the generated selector
+and labels via :func:`generate_job_selector`, for the registry at create), PriorityClass, Secret
+and JobSet defaults. Called by :mod:`pykueue.api.defaulting` on a private copy: functions here
+mutate the dict they are given.
 """
 
 from __future__ import annotations
@@ -13,8 +14,16 @@ from typing import Any
 
 from pykueue.api.kinds import JSONDict
 
-__all__ = ["default_job", "default_jobset", "default_pod", "default_pod_spec", "default_priority_class",
-           "default_secret", "image_pull_policy"]
+__all__ = [
+    "default_job",
+    "default_jobset",
+    "default_pod",
+    "default_pod_spec",
+    "default_priority_class",
+    "default_secret",
+    "generate_job_selector",
+    "image_pull_policy",
+]
 
 _MAX_INT32 = 2**31 - 1
 
@@ -100,21 +109,29 @@ def default_job_spec(spec: JSONDict) -> None:
 
 def default_job(obj: JSONDict) -> None:
     spec = obj.setdefault("spec", {})
-    if not isinstance(spec, dict):
+    if isinstance(spec, dict):
+        default_job_spec(spec)
+
+
+def generate_job_selector(obj: JSONDict, uid: str) -> None:
+    """What kube-apiserver's Job strategy does on create (not defaulting: it needs the new uid).
+
+    Unless ``manualSelector`` is true, sets ``spec.selector`` to the controller-uid label and adds the
+    matching labels to the pod template. The registry calls it once, when it assigns the uid;
+    calling it from ``default`` would change the (immutable) selector on the first update.
+    """
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict) or spec.get("manualSelector") or "selector" in spec:
         return
-    default_job_spec(spec)
-    uid = (obj.get("metadata") or {}).get("uid")
     name = (obj.get("metadata") or {}).get("name")
-    if uid and not spec.get("manualSelector") and "selector" not in spec:
-        # kube-apiserver's Job strategy generates the selector and the matching template labels.
-        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-        template = spec.setdefault("template", {})
-        labels = template.setdefault("metadata", {}).setdefault("labels", {})
-        labels.setdefault("batch.kubernetes.io/controller-uid", uid)
-        labels.setdefault("controller-uid", uid)
-        if name:
-            labels.setdefault("batch.kubernetes.io/job-name", name)
-            labels.setdefault("job-name", name)
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    template = spec.setdefault("template", {})
+    labels = template.setdefault("metadata", {}).setdefault("labels", {})
+    labels.setdefault("batch.kubernetes.io/controller-uid", uid)
+    labels.setdefault("controller-uid", uid)
+    if name:
+        labels.setdefault("batch.kubernetes.io/job-name", name)
+        labels.setdefault("job-name", name)
 
 
 def default_priority_class(obj: JSONDict) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pykueue.api import core_schemas, kueue_models, workload_models
+from pykueue.api import cluster_queue_models, core_schemas, kueue_models, workload_models
 from pykueue.api.kinds import JSONDict
 from pykueue.api.kueue_types import PLACEHOLDER
 
@@ -24,8 +24,8 @@ __all__ = ["MODELS", "schema", "to_structural"]
 
 MODELS: dict[str, type[BaseModel]] = {
     "ResourceFlavor": kueue_models.ResourceFlavor,
-    "ClusterQueue": kueue_models.ClusterQueue,
-    "Cohort": kueue_models.Cohort,
+    "ClusterQueue": cluster_queue_models.ClusterQueue,
+    "Cohort": cluster_queue_models.Cohort,
     "LocalQueue": kueue_models.LocalQueue,
     "Workload": workload_models.Workload,
     "WorkloadPriorityClass": kueue_models.WorkloadPriorityClass,

@@ -24,6 +24,7 @@ __all__ = [
     "KueueModel",
     "Quantity",
     "ResourceName",
+    "StopPolicy",
     "Time",
     "cel",
     "condition_list",
@@ -48,6 +49,7 @@ Time = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 Quantity = Annotated[int | str, WithJsonSchema(quantity_schema())]
 Int32 = Annotated[int, WithJsonSchema({"type": "integer", "format": "int32"})]
 Int64 = Annotated[int, WithJsonSchema({"type": "integer", "format": "int64"})]
+StopPolicy = Literal["None", "Hold", "HoldAndDrain"]
 
 
 def CoreRef(class_name: str) -> Any:

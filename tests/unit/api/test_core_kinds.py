@@ -52,14 +52,29 @@ def test_job_backoff_limit_per_index_raises_default_backoff_limit() -> None:
     assert spec["backoffLimit"] == 2**31 - 1
 
 
-def test_job_selector_generated_once_uid_is_known() -> None:
-    obj = job()
-    obj["metadata"]["uid"] = "u-1"
-    out = JOB.default(obj)
-    assert out["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}
-    labels = out["spec"]["template"]["metadata"]["labels"]
+def test_job_selector_generated_at_create_only() -> None:
+    from pykueue.api.core_defaults import generate_job_selector
+
+    obj = JOB.default(job())
+    assert "selector" not in obj["spec"]
+    generate_job_selector(obj, "u-1")
+    assert obj["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}
+    labels = obj["spec"]["template"]["metadata"]["labels"]
     assert labels["batch.kubernetes.io/job-name"] == "job"
-    assert check(JOB, out) == []
+    assert check(JOB, obj) == []
+    # a later update (uid now set) neither regenerates nor trips the selector's immutability
+    obj["metadata"]["uid"] = "u-1"
+    updated = JOB.default(obj)
+    updated["spec"]["suspend"] = True
+    assert check(JOB, updated, obj) == []
+
+
+def test_first_update_of_a_stored_job_is_valid() -> None:
+    stored = JOB.default(job())
+    stored["metadata"]["uid"] = "u-2"
+    update = JOB.default(stored)
+    update["spec"]["parallelism"] = 2
+    assert check(JOB, update, stored) == []
 
 
 def test_pod_defaults() -> None:
