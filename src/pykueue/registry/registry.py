@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pykueue.api.clock import Clock, format_time
+from pykueue.api.core_defaults import generate_job_selector
 from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound, UnsupportedMediaType
 from pykueue.api.kinds import KindInfo, all_kinds
 from pykueue.store import Store
@@ -224,10 +225,13 @@ class Registry:
         for _ in range(_GENERATE_ATTEMPTS):
             name = given_name or (om.generate_name(prefix) if prefix else "")
             candidate = clone(obj)
-            # System fields exist before admission (as kube's FillObjectMetaSystemFields runs before
-            # Validate): defaulting may derive from the uid (a Job's controller-uid selector).
-            system = {"name": name, "uid": om.new_uid(), "creationTimestamp": self.now(), "generation": 1}
+            # System fields exist before admission (kube's FillObjectMetaSystemFields runs before
+            # Validate, where a Job's controller-uid selector is generated from the new uid).
+            uid = om.new_uid()
+            system: JSONDict = {"name": name, "uid": uid, "creationTimestamp": self.now(), "generation": 1}
             om.meta(candidate).update(system)
+            if kind.resource_key == "jobs.batch":
+                generate_job_selector(candidate, uid)
             errors = om.name_errors(kind, name, generate=not given_name and bool(prefix))
             request = AdmissionRequest("CREATE", kind, ns, name, candidate, None, "", dry_run)
             admitted = self._chain.admit(request, extra_errors=errors)
