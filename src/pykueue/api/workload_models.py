@@ -164,19 +164,47 @@ class WorkloadSpec(KueueModel):
     """preemptionGates are gates that block the workload from issuing preemptions."""
 
 
+class TopologyIndividualValues(KueueModel):
+    prefix: str | None = None
+    """prefix is a common prefix of the values of the domains at this level."""
+    suffix: str | None = None
+    """suffix is a common suffix of the values of the domains at this level."""
+    roots: list[str] = Field(min_length=1)
+    """roots are the values of the domains with the prefix and suffix removed, one per domain."""
+
+
 class TopologyAssignmentValues(KueueModel):
+    """The node-label values of one topology level for the domains of a slice."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
+        ("has(self.universal) != has(self.individual)", "exactly one of universal, individual must be set"),
+    )})
+
     universal: str | None = None
     """universal is the value shared by every domain at this level."""
-    individual: dict[str, object] | None = None
+    individual: TopologyIndividualValues | None = None
     """individual holds per-domain values, as prefix, suffix and roots."""
+
+
+class TopologyPodCounts(KueueModel):
+    """The number of pods per domain of a slice."""
+
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
+        ("has(self.universal) != has(self.individual)", "exactly one of universal, individual must be set"),
+    )})
+
+    universal: Annotated[int, Field(ge=1)] | None = None
+    """universal is the pod count of every domain of the slice."""
+    individual: list[Annotated[int, Field(ge=0)]] | None = None
+    """individual lists the pod count of each domain of the slice."""
 
 
 class TopologyAssignmentSlice(KueueModel):
     domainCount: Annotated[int, Field(ge=1)]
     """domainCount is the number of domains in this slice."""
-    valuesPerLevel: list[TopologyAssignmentValues] | None = None
+    valuesPerLevel: list[TopologyAssignmentValues] | None = Field(default=None, max_length=16)
     """valuesPerLevel holds, for each topology level, the domain values."""
-    podCounts: dict[str, object] | None = None
+    podCounts: TopologyPodCounts | None = None
     """podCounts holds the pod counts per domain, universal or individual."""
 
 

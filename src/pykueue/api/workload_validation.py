@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from pykueue.api import field_errors as fe
+from pykueue.api import names
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity, to_amount
 
@@ -60,7 +61,10 @@ def _validate_resources(resources: JSONDict, path: str) -> list[FieldError]:
 def _validate_pod_sets(spec: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
     for pi, pod_set in enumerate(_l(spec.get("podSets"))):
-        pod_spec = _d(_d(_d(pod_set).get("template")).get("spec"))
+        template = _d(_d(pod_set).get("template"))
+        errors.extend(names.validate_labels(_d(template.get("metadata")).get("labels"),
+                                            f"spec.podSets[{pi}].template.metadata.labels"))
+        pod_spec = _d(template.get("spec"))
         for key in ("initContainers", "containers"):
             for ci, container in enumerate(_l(pod_spec.get(key))):
                 resources = _d(_d(container).get("resources"))

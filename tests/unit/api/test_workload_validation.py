@@ -211,3 +211,23 @@ def test_tas_fields_of_admission_may_change() -> None:
     new = copy.deepcopy(_RESERVED)
     new["status"]["admission"]["podSetAssignments"][0]["delayedTopologyRequest"] = "Ready"
     assert check(WL, new, _RESERVED) == []
+
+
+def test_topology_assignment_shape_rules() -> None:
+    wl = reserved(workload())
+    assignment = wl["status"]["admission"]["podSetAssignments"][0]
+    assignment["topologyAssignment"] = {"levels": ["rack"], "slices": [
+        {"domainCount": 1, "valuesPerLevel": [{"universal": "r1", "individual": {"roots": ["r1"]}}],
+         "podCounts": {}}]}
+    errors = check(WL, wl)
+    path = "status.admission.podSetAssignments[0].topologyAssignment.slices[0]"
+    assert {e.field for e in errors} >= {f"{path}.valuesPerLevel[0]", f"{path}.podCounts"}
+    assignment["topologyAssignment"]["slices"][0].update(valuesPerLevel=[{"universal": "r1"}],
+                                                          podCounts={"universal": 3})
+    assert check(WL, wl) == []
+
+
+def test_template_label_syntax() -> None:
+    wl = workload(pod_sets=[{"name": "main", "count": 1,
+                             "template": {**pod_template(), "metadata": {"labels": {"bad key": "v"}}}}])
+    assert any(e.field == "spec.podSets[0].template.metadata.labels" for e in check(WL, wl))
