@@ -82,7 +82,7 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
 
     merged = _merge_value(deep_copy(live), deep_copy(config), "", merge_keys)
     owned_now = applied_set.union(*(e.fields for e in others))
-    _prune(merged, last - owned_now, owned_now)
+    _prune(merged, last - owned_now, owned_now, config)
 
     diff = compare(live, merged, merge_keys)
     changed = (diff.added | diff.modified) - STRIPPED
@@ -269,7 +269,7 @@ def _merge_lists(live: dict[str, Any], config: dict[str, Any], dotted: str,
 
 # ---- pruning ---------------------------------------------------------------------------------
 
-def _prune(obj: dict[str, Any], doomed: FieldSet, owned: FieldSet) -> None:
+def _prune(obj: dict[str, Any], doomed: FieldSet, owned: FieldSet, config: Mapping[str, Any]) -> None:
     """Remove fields the applier dropped; keep any node with something owned beneath it."""
     if not doomed:
         return
@@ -277,7 +277,9 @@ def _prune(obj: dict[str, Any], doomed: FieldSet, owned: FieldSet) -> None:
     for path in sorted(doomed, key=len):
         if path in owned_inner or path in owned or _is_key_field(path):
             continue
-        _remove(obj, path, owned)
+        if _value_at(config, path) is not None:  # still named (e.g. an emptied map): keep
+            continue
+        _remove(obj, path, owned, config)
 
 
 def _is_key_field(path: Path) -> bool:
@@ -303,8 +305,9 @@ def _kind_of(element: str, item: Any) -> tuple[str, ...]:
         return ()
 
 
-def _remove(obj: dict[str, Any], path: Path, owned: FieldSet) -> None:
-    """Delete the node at ``path``; then drop containers it left empty that nobody owns."""
+def _remove(obj: dict[str, Any], path: Path, owned: FieldSet, config: Mapping[str, Any]) -> None:
+    """Delete the node at ``path``; then drop containers it left empty that nobody owns and the
+    configuration does not name."""
     trail: list[tuple[Any, Any]] = []  # (container, key-or-index) from the root down
     node: Any = obj
     for element in path:
@@ -325,6 +328,8 @@ def _remove(obj: dict[str, Any], path: Path, owned: FieldSet) -> None:
         del container[key]
         depth -= 1
         if container or depth == 0 or path[:depth] in owned or not path[depth - 1].startswith("f:"):
+            return
+        if _value_at(config, path[:depth]) is not None:
             return
 
 
