@@ -1,0 +1,101 @@
+"""Helpers for the embedded-cluster tests: a real registry, a LocalClient, the cluster, builders."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pykueue.api.clock import SystemClock
+from pykueue.client import LocalClient
+from pykueue.client.res import JOBS, PODS
+from pykueue.cluster import EmbeddedCluster, NodeSpec
+from pykueue.registry.registry import Registry
+from pykueue.store import Store
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class Env:
+    registry: Registry
+    client: LocalClient
+    cluster: EmbeddedCluster
+
+    async def job(self, name: str) -> JSON:
+        return await self.client.get(JOBS, name, "default")
+
+    async def pods_of(self, job: str) -> list[JSON]:
+        pods, _ = await self.client.list(PODS, "default", label_selector=f"batch.kubernetes.io/job-name={job}")
+        return pods
+
+
+@contextlib.asynccontextmanager
+async def running_cluster(nodes: list[NodeSpec], tmp_path: Path) -> AsyncIterator[Env]:
+    registry = Registry(Store(None), clock=SystemClock())
+    client = LocalClient(registry)
+    cluster = EmbeddedCluster(client, nodes, SystemClock(), log_root=tmp_path / "nodes")
+    await cluster.start()
+    try:
+        yield Env(registry, client, cluster)
+    finally:
+        await cluster.stop()
+
+
+async def wait_for(check: Callable[[], Awaitable[Any]], within: float = 30.0) -> Any:
+    """Poll ``check`` until it returns something truthy (a bound on waiting, not a timing assertion)."""
+    result: Any = None
+    for _ in range(int(within / 0.05)):
+        result = await check()
+        if result:
+            return result
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"condition not reached within {within}s; last value: {result!r}")
+
+
+def has_condition(obj: JSON, kind: str, status: str = "True") -> bool:
+    return any(c.get("type") == kind and c.get("status") == status
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def make_job(name: str, command: str, *, parallelism: int = 1, completions: int | None = 1,
+             backoff_limit: int = 6, indexed: bool = False, suspend: bool = False,
+             requests: dict[str, str] | None = None) -> JSON:
+    spec: JSON = {
+        "parallelism": parallelism, "backoffLimit": backoff_limit, "suspend": suspend,
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{
+            "name": "main", "image": "busybox", "command": ["sh", "-c", command],
+            "resources": {"requests": requests or {"cpu": "100m"}}}]}},
+    }
+    if completions is not None:
+        spec["completions"] = completions
+    if indexed:
+        spec["completionMode"] = "Indexed"
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
+            "spec": spec}
+
+
+def make_pod(name: str, *, cpu: str = "1", node_selector: dict[str, str] | None = None,
+             tolerations: list[JSON] | None = None, annotations: dict[str, str] | None = None,
+             command: str = "sleep 30", gates: list[str] | None = None) -> JSON:
+    spec: JSON = {"restartPolicy": "Never", "containers": [{
+        "name": "main", "image": "busybox", "command": ["sh", "-c", command],
+        "resources": {"requests": {"cpu": cpu}}}]}
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if gates:
+        spec["schedulingGates"] = [{"name": g} for g in gates]
+    meta: JSON = {"name": name, "namespace": "default"}
+    if annotations:
+        meta["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(3)}"

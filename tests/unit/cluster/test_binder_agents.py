@@ -1,0 +1,160 @@
+"""The binder and the node agents on a real registry (LocalClient): placement, waiting, running, killing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pykueue.client.res import NODES, PODS
+from pykueue.cluster import NodeSpec
+
+from .conftest import has_condition, make_pod, running_cluster, wait_for
+
+JSON = dict[str, Any]
+
+
+def small(name: str, cpu: str = "4", **kwargs: Any) -> NodeSpec:
+    return NodeSpec(name=name, kind="simulated", capacity={"cpu": cpu, "memory": "8Gi", "pods": "10"},
+                    default_duration=60, **kwargs)
+
+
+async def test_nodes_register_ready_with_capacity_labels_and_taints(tmp_path: Path) -> None:
+    taint = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
+    async with running_cluster([small("a", labels={"zone": "x"}, taints=[taint])], tmp_path) as env:
+        node = await env.client.get(NODES, "a")
+        assert node["status"]["allocatable"]["cpu"] == "4"
+        assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "a"
+        assert node["metadata"]["labels"]["zone"] == "x"
+        assert node["spec"]["taints"] == [taint]
+        assert has_condition(node, "Ready")
+
+
+async def test_binder_respects_capacity_and_explains_unschedulable_pods(tmp_path: Path) -> None:
+    async with running_cluster([small("only")], tmp_path) as env:
+        await env.client.create(PODS, make_pod("first", cpu="3"))
+        await env.client.create(PODS, make_pod("second", cpu="3"))
+
+        async def placed() -> JSON | None:
+            first = await env.client.get(PODS, "first", "default")
+            second = await env.client.get(PODS, "second", "default")
+            return (first, second) if first["spec"].get("nodeName") and has_condition(
+                second, "PodScheduled", "False") else None
+
+        first, second = await wait_for(placed)
+        assert first["spec"]["nodeName"] == "only"
+        assert not second["spec"].get("nodeName")
+        [cond] = [c for c in second["status"]["conditions"] if c["type"] == "PodScheduled"]
+        assert cond["reason"] == "Unschedulable"
+        assert cond["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+        # Freeing the CPU lets the waiting pod in.
+        await env.client.delete(PODS, "first", "default")
+
+        async def second_bound() -> bool:
+            return bool((await env.client.get(PODS, "second", "default"))["spec"].get("nodeName"))
+
+        await wait_for(second_bound)
+
+
+async def test_binder_honours_selectors_and_taints(tmp_path: Path) -> None:
+    taint = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
+    nodes = [small("plain"), small("gpu", labels={"accel": "a100"}, taints=[taint])]
+    async with running_cluster(nodes, tmp_path) as env:
+        await env.client.create(PODS, make_pod("tolerant", node_selector={"accel": "a100"},
+                                               tolerations=[{"key": "gpu", "operator": "Exists"}]))
+        await env.client.create(PODS, make_pod("intolerant", node_selector={"accel": "a100"}))
+        await env.client.create(PODS, make_pod("anywhere"))
+
+        async def settled() -> dict[str, str] | None:
+            out = {}
+            for name in ("tolerant", "intolerant", "anywhere"):
+                p = await env.client.get(PODS, name, "default")
+                if p["spec"].get("nodeName"):
+                    out[name] = p["spec"]["nodeName"]
+                elif has_condition(p, "PodScheduled", "False"):
+                    out[name] = next(c for c in p["status"]["conditions"] if c["type"] == "PodScheduled")["message"]
+            return out if len(out) == 3 else None
+
+        placed = await wait_for(settled)
+        assert placed["tolerant"] == "gpu"
+        assert placed["anywhere"] == "plain", "untolerated taints keep ordinary pods off the gpu node"
+        assert placed["intolerant"] == ("0/2 nodes are available: 1 node(s) didn't match Pod's node "
+                                        "affinity/selector, 1 node(s) had untolerated taint {gpu: yes}.")
+
+
+async def test_gated_pods_wait_until_their_gates_are_removed(tmp_path: Path) -> None:
+    async with running_cluster([small("n")], tmp_path) as env:
+        await env.client.create(PODS, make_pod("gated", gates=["example.com/wait"]))
+        await env.client.create(PODS, make_pod("canary"))
+
+        async def canary_bound() -> bool:
+            return bool((await env.client.get(PODS, "canary", "default"))["spec"].get("nodeName"))
+
+        await wait_for(canary_bound)  # the binder has had its chance at both pods
+        assert not (await env.client.get(PODS, "gated", "default"))["spec"].get("nodeName")
+        await env.client.patch(PODS, "gated", {"spec": {"schedulingGates": None}}, namespace="default")
+
+        async def gated_bound() -> bool:
+            return bool((await env.client.get(PODS, "gated", "default"))["spec"].get("nodeName"))
+
+        await wait_for(gated_bound)
+
+
+async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit_code(tmp_path: Path) -> None:
+    async with running_cluster([small("sim")], tmp_path) as env:
+        await env.client.create(PODS, make_pod("ok", annotations={"pykueue.io/simulated-duration": "0.2"}))
+        await env.client.create(PODS, make_pod("bad", annotations={"pykueue.io/simulated-duration": "0.1",
+                                                                   "pykueue.io/simulated-exit-code": "3"}))
+        await env.client.create(PODS, make_pod("long", annotations={"pykueue.io/simulated-duration": "3600"}))
+
+        async def finished() -> tuple[JSON, JSON] | None:
+            ok = await env.client.get(PODS, "ok", "default")
+            bad = await env.client.get(PODS, "bad", "default")
+            done = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in (ok, bad))
+            return (ok, bad) if done else None
+
+        ok, bad = await wait_for(finished)
+        assert ok["status"]["phase"] == "Succeeded"
+        assert ok["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+        assert bad["status"]["phase"] == "Failed"
+        assert bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 3
+        long = await env.client.get(PODS, "long", "default")
+        assert long["status"]["phase"] == "Running"
+        assert has_condition(long, "Ready")
+
+
+async def test_process_node_runs_commands_and_deleting_a_pod_kills_its_process(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    node = NodeSpec(name="proc", kind="process")
+    async with running_cluster([node], tmp_path) as env:
+        pod = make_pod("runner", command=f"echo started; echo $$ > {pid_file}; exec sleep 600")
+        await env.client.create(PODS, pod)
+
+        async def running() -> bool:
+            p = await env.client.get(PODS, "runner", "default")
+            phase = p.get("status", {}).get("phase")
+            return phase == "Running" and pid_file.exists() and pid_file.read_text().strip() != ""
+
+        await wait_for(running)
+        pid = int(pid_file.read_text())
+        assert _alive(pid)
+        assert "started" in env.cluster.pod_log("default", "runner")
+        await env.client.delete(PODS, "runner", "default")
+
+        async def dead() -> bool:
+            return not _alive(pid)
+
+        await wait_for(dead)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,147 @@
+"""The embedded Job controller with process and simulated nodes, on a real registry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from pykueue.client.res import JOBS
+from pykueue.cluster import NodeSpec
+from pykueue.cluster.jobs import INDEX_KEY, format_indexes, parse_indexes
+
+from .conftest import Env, has_condition, make_job, running_cluster, wait_for
+
+JSON = dict[str, Any]
+
+PROCESS = NodeSpec(name="local", kind="process")
+
+
+async def finished(env: Env, name: str, kind: str = "Complete") -> JSON:
+    async def check() -> JSON | None:
+        job = await env.job(name)
+        return job if has_condition(job, kind) else None
+
+    return await wait_for(check)
+
+
+async def test_parallel_job_completes_on_a_process_node_and_its_logs_are_served(tmp_path: Path) -> None:
+    async with running_cluster([PROCESS], tmp_path) as env:
+        await env.client.create(JOBS, make_job("hello", 'echo "hello from $HOSTNAME"', parallelism=2,
+                                               completions=2))
+        job = await finished(env, "hello")
+        status = job["status"]
+        assert status["succeeded"] == 2
+        assert not status.get("active")
+        assert status["startTime"]
+        assert status["completionTime"]
+        assert has_condition(job, "SuccessCriteriaMet")
+        pods = await env.pods_of("hello")
+        assert len(pods) == 2
+        uid = job["metadata"]["uid"]
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            assert re.fullmatch(r"hello-[a-z0-9]{5}", name)
+            labels = pod["metadata"]["labels"]
+            assert labels["batch.kubernetes.io/job-name"] == labels["job-name"] == "hello"
+            assert labels["batch.kubernetes.io/controller-uid"] == labels["controller-uid"] == uid
+            [owner] = pod["metadata"]["ownerReferences"]
+            assert (owner["kind"], owner["uid"], owner["controller"]) == ("Job", uid, True)
+            assert pod["status"]["phase"] == "Succeeded"
+            assert env.cluster.pod_log("default", name) == f"hello from {name}\n"
+
+
+async def test_logs_through_the_real_api_server(tmp_path: Path) -> None:
+    from tests.unit.client.conftest import start_server  # the same API server the client tests use
+
+    async with running_cluster([PROCESS], tmp_path) as env:
+        server, url, token = await start_server(env.registry)
+        server.set_pod_log_handler(env.cluster.pod_log)
+        try:
+            await env.client.create(JOBS, make_job("served", "echo via http"))
+            await finished(env, "served")
+            [pod] = await env.pods_of("served")
+            async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session, \
+                    session.get(f"{url}/api/v1/namespaces/default/pods/{pod['metadata']['name']}/log") as resp:
+                assert resp.status == 200
+                assert await resp.text() == "via http\n"
+        finally:
+            await server.close()
+
+
+async def test_backoff_limit_exceeded_fails_the_job(tmp_path: Path) -> None:
+    async with running_cluster([PROCESS], tmp_path) as env:
+        await env.client.create(JOBS, make_job("flaky", "exit 2", backoff_limit=1))
+        job = await finished(env, "flaky", "Failed")
+        [cond] = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
+        assert cond["reason"] == "BackoffLimitExceeded"
+        assert has_condition(job, "FailureTarget")
+        assert job["status"]["failed"] == 2, "backoffLimit 1 allows one retry: two failed pods"
+        assert not has_condition(job, "Complete")
+        pods = await env.pods_of("flaky")
+        assert sorted(p["status"]["phase"] for p in pods) == ["Failed", "Failed"]
+
+
+async def test_suspend_deletes_active_pods_and_resume_starts_again(tmp_path: Path) -> None:
+    sim = NodeSpec(name="sim", kind="simulated", default_duration=3600)
+    async with running_cluster([sim], tmp_path) as env:
+        await env.client.create(JOBS, make_job("pausable", "true", parallelism=2, completions=2))
+
+        async def two_active() -> JSON | None:
+            job = await env.job("pausable")
+            return job if (job.get("status") or {}).get("active") == 2 else None
+
+        first = await wait_for(two_active)
+        first_start = first["status"]["startTime"]
+        await env.client.patch(JOBS, "pausable", {"spec": {"suspend": True}}, namespace="default")
+
+        async def suspended() -> JSON | None:
+            job = await env.job("pausable")
+            pods = await env.pods_of("pausable")
+            return job if has_condition(job, "Suspended") and not pods else None
+
+        job = await wait_for(suspended)
+        assert not job["status"].get("active")
+        assert "startTime" not in job["status"]
+        await env.client.patch(JOBS, "pausable", {"spec": {"suspend": False}}, namespace="default")
+        resumed = await wait_for(two_active)
+        assert has_condition(resumed, "Suspended", "False")
+        assert resumed["status"]["startTime"] >= first_start
+        assert len(await env.pods_of("pausable")) == 2
+
+
+async def test_created_suspended_job_makes_no_pods(tmp_path: Path) -> None:
+    async with running_cluster([PROCESS], tmp_path) as env:
+        await env.client.create(JOBS, make_job("held", "true", suspend=True))
+        job = await wait_for(lambda: _with_condition(env, "held", "Suspended"))
+        assert not job["status"].get("startTime")
+        assert await env.pods_of("held") == []
+
+
+async def _with_condition(env: Env, name: str, kind: str) -> JSON | None:
+    job = await env.job(name)
+    return job if has_condition(job, kind) else None
+
+
+async def test_indexed_job_runs_each_index_once(tmp_path: Path) -> None:
+    async with running_cluster([PROCESS], tmp_path) as env:
+        await env.client.create(JOBS, make_job("idx", "echo index=$JOB_COMPLETION_INDEX", parallelism=2,
+                                               completions=3, indexed=True))
+        job = await finished(env, "idx")
+        assert job["status"]["completedIndexes"] == "0-2"
+        assert job["status"]["succeeded"] == 3
+        pods = await env.pods_of("idx")
+        indexes = sorted(int(p["metadata"]["annotations"][INDEX_KEY]) for p in pods)
+        assert indexes == [0, 1, 2]
+        for pod in pods:
+            index = pod["metadata"]["labels"][INDEX_KEY]
+            assert pod["metadata"]["name"].startswith(f"idx-{index}-")
+            assert env.cluster.pod_log("default", pod["metadata"]["name"]) == f"index={index}\n"
+
+
+def test_completed_indexes_round_trip() -> None:
+    assert parse_indexes("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
+    assert format_indexes({8, 0, 1, 2, 5, 7}) == "0-2,5,7-8"
+    assert format_indexes(set()) == ""
