@@ -40,12 +40,12 @@ from typing import Any
 import orjson
 
 from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, NotFound
-from pykueue.store.index import Entry, Key, ResourceIndex, count_after, match_into, snapshot_view
+from pykueue.store.index import DATA, RV, Entry, Key, ResourceIndex, count_after, match_into, snapshot_view
 from pykueue.store.pagination import decode_continue, encode_continue
 from pykueue.store.selectors import parse_field_selector, parse_label_selector
 from pykueue.store.sqlite import Row, SqliteBackend
 from pykueue.store.types import EventType, ListResult, WatchEvent
-from pykueue.store.watchlog import LogEntry, WatchLog
+from pykueue.store.watchlog import WatchLog, to_event
 
 __all__ = ["Store"]
 
@@ -114,7 +114,7 @@ class Store:
         newest = 0
         for resource, namespace, name, rv, body in rows:
             labels = (orjson.loads(body).get("metadata") or {}).get("labels") or _EMPTY
-            self._resource(resource).put((namespace, name), Entry(rv, body, labels))
+            self._resource(resource).put((namespace, name), (rv, body), dict(labels))
             newest = max(newest, rv)
         return max(counter, newest)
 
@@ -190,7 +190,7 @@ class Store:
                 if not self._subscribers:
                     continue
                 for entry in entries:
-                    event = entry.event()
+                    event = to_event(entry)
                     for callback in tuple(self._subscribers):
                         try:
                             callback(event)
@@ -207,7 +207,7 @@ class Store:
         obj = res.objects.get((namespace, name)) if res is not None else None
         if obj is None:
             raise _not_found(resource, name)
-        result: dict[str, Any] = orjson.loads(obj.data)
+        result: dict[str, Any] = orjson.loads(obj[DATA])
         return result
 
     def create(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +219,7 @@ class Store:
             raise AlreadyExists.object(plural, key[1], group)
         data, labels = _encode(obj, self._rv + 1)
         self._rv += 1
-        res.put(key, Entry(self._rv, data, labels))
+        res.put(key, (self._rv, data), labels)
         self._record("ADDED", resource, key, data, None)
         result: dict[str, Any] = orjson.loads(data)
         return result
@@ -231,8 +231,8 @@ class Store:
         current = self._current(resource, key, expected_rv)
         data, labels = _encode(obj, self._rv + 1)
         self._rv += 1
-        self._resources[resource].put(key, Entry(self._rv, data, labels))
-        self._record("MODIFIED", resource, key, data, current.data)
+        self._resources[resource].put(key, (self._rv, data), labels)
+        self._record("MODIFIED", resource, key, data, current[DATA])
         result: dict[str, Any] = orjson.loads(data)
         return result
 
@@ -241,12 +241,12 @@ class Store:
         self._check_open()
         key = (namespace, name)
         current = self._current(resource, key, expected_rv)
-        body = orjson.loads(current.data)
+        body = orjson.loads(current[DATA])
         body["metadata"]["resourceVersion"] = str(self._rv + 1)
         data = orjson.dumps(body)
         self._rv += 1
         self._resources[resource].remove(key)
-        self._record("DELETED", resource, key, data, current.data)
+        self._record("DELETED", resource, key, data, current[DATA])
         body_copy: dict[str, Any] = orjson.loads(data)
         return body_copy
 
@@ -255,13 +255,13 @@ class Store:
         current = res.objects.get(key) if res is not None else None
         if current is None:
             raise _not_found(resource, key[1])
-        if expected_rv and expected_rv != str(current.rv):
+        if expected_rv and expected_rv != str(current[RV]):
             plural, group = _split_resource(resource)
             raise Conflict.stale(plural, key[1], group)
         return current
 
     def _record(self, type: EventType, resource: str, key: Key, data: bytes, prev: bytes | None) -> None:
-        self._log.append(LogEntry(self._rv, type, resource, key, data, prev))
+        self._log.append((self._rv, type, resource, key, data, prev))
         if self._db is None:
             if self._auto_flush:
                 self.flush()
@@ -285,7 +285,7 @@ class Store:
             res.remove(key)
         if prev is not None:
             meta = orjson.loads(prev)["metadata"]
-            res.put(key, Entry(int(meta["resourceVersion"]), prev, dict(meta.get("labels") or {})))
+            res.put(key, (int(meta["resourceVersion"]), prev), dict(meta.get("labels") or {}))
         self._rv -= 1
 
     def _check_open(self) -> None:

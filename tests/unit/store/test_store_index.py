@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from pykueue.store.index import Entry, ResourceIndex
 
-ENTRY = Entry(1, b"{}", {})
+ENTRY: Entry = (1, b"{}")
 keys = st.tuples(st.sampled_from(["", "a", "b", "a-b"]), st.sampled_from(["x", "y", "z", "w"]))
 
 
@@ -17,7 +17,7 @@ def test_keys_read_sorted_after_any_put_remove_sequence(ops: list[tuple[bool, tu
     index = ResourceIndex()
     for put, key, read in ops:
         if put:
-            index.put(key, ENTRY)
+            index.put(key, ENTRY, {})
         elif key in index.objects:
             index.remove(key)
         if read:  # reading sorts and purges midway; later writes must keep it right
@@ -31,8 +31,9 @@ def test_keys_read_sorted_after_any_put_remove_sequence(ops: list[tuple[bool, tu
 def test_churn_without_reads_keeps_the_key_list_bounded() -> None:
     index = ResourceIndex()
     for i in range(10_000):
-        index.put(("ns", f"pod-{i}"), ENTRY)
+        index.put(("ns", f"pod-{i}"), ENTRY, {"app": "x"})
         index.remove(("ns", f"pod-{i}"))
-    index.put(("ns", "last"), ENTRY)
+    index.put(("ns", "last"), ENTRY, {})
     assert len(index._keys) <= 2100  # purged as tombstones pile up, not only when read
     assert index.keys == [("ns", "last")]
+    assert index.labels == {}
