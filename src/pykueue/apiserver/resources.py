@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pykueue.api.errors import BadRequest, MethodNotAllowed, NotFound
+from pykueue.api.errors import BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
 from pykueue.api.kinds import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
@@ -196,6 +196,7 @@ class ResourceHandler:
     async def _create(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         if target.subresource:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        _check_media(request)
         body = decode_object(await read_body(request))
         query = request.query
         dry_run = _dry_run(query)
@@ -206,6 +207,7 @@ class ResourceHandler:
         return json_response(obj, status=201, warnings=warnings + more)
 
     async def _update(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
+        _check_media(request)
         body = decode_object(await read_body(request))
         query = request.query
         obj, more = self.registry.update(target.kind, target.namespace or "", target.name, body,
@@ -258,6 +260,13 @@ class ResourceHandler:
             propagation=propagation or "Background", dry_run=dry_run)
         await self.durable()
         return json_response(listed, warnings=warnings)
+
+
+def _check_media(request: web.Request) -> None:
+    media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    if media in ("application/vnd.kubernetes.protobuf", "application/cbor"):
+        raise UnsupportedMediaType('the body of the request was in an unknown format - accepted media types '
+                                   'include: application/json, application/yaml')
 
 
 async def read_body_optional(request: web.Request) -> bytes:
