@@ -21,7 +21,6 @@ Invariant: inputs are never mutated; a conflict raises before anything is return
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -32,12 +31,14 @@ from pykueue.registry.patch.fieldpaths import (
     FieldSet,
     Path,
     compare,
+    find_item,
     index_items,
     item_element,
     list_kind,
     path_string,
     prefixes,
     to_field_set,
+    value_at,
 )
 from pykueue.registry.patch.managed import (
     STRIPPED,
@@ -117,23 +118,10 @@ def _clashes(owned: FieldSet, changed: set[Path], live: Mapping[str, Any]) -> se
                 continue
             if inner is None:
                 inner = set(prefixes(owned))
-            value = _value_at(live, prefix)
+            value = value_at(live, prefix)
             if prefix not in inner and isinstance(value, list) and value:  # an empty list proves nothing
                 clashes.add(prefix)
     return clashes
-
-
-def _value_at(obj: Any, path: Path) -> Any:
-    node = obj
-    for element in path:
-        if element.startswith("f:") and isinstance(node, dict):
-            node = node.get(element[2:])
-        elif isinstance(node, list):
-            index = _find_item(node, element)
-            node = None if index is None else node[index]
-        else:
-            return None
-    return node
 
 
 def _before_first_apply(live: dict[str, Any], merge_keys: Mapping[str, str], now: str) -> list[ManagedEntry]:
@@ -277,7 +265,7 @@ def _prune(obj: dict[str, Any], doomed: FieldSet, owned: FieldSet, config: Mappi
     for path in sorted(doomed, key=len):
         if path in owned_inner or path in owned or _is_key_field(path):
             continue
-        if _value_at(config, path) is not None:  # still named (e.g. an emptied map): keep
+        if value_at(config, path) is not None:  # still named (e.g. an emptied map): keep
             continue
         _remove(obj, path, owned, config)
 
@@ -287,22 +275,6 @@ def _is_key_field(path: Path) -> bool:
     if len(path) < 2 or not path[-2].startswith("k:") or not path[-1].startswith("f:"):
         return False
     return f'"{path[-1][2:]}":' in path[-2]
-
-
-def _find_item(items: list[Any], element: str) -> int | None:
-    for index, item in enumerate(items):
-        if item_element(item, _kind_of(element, item)) == element:
-            return index
-    return None
-
-
-def _kind_of(element: str, item: Any) -> tuple[str, ...]:
-    if element.startswith("v:") or not isinstance(item, dict):
-        return ()
-    try:
-        return tuple(json.loads(element[2:]))
-    except ValueError:
-        return ()
 
 
 def _remove(obj: dict[str, Any], path: Path, owned: FieldSet, config: Mapping[str, Any]) -> None:
@@ -315,7 +287,7 @@ def _remove(obj: dict[str, Any], path: Path, owned: FieldSet, config: Mapping[st
             trail.append((node, element[2:]))
             node = node[element[2:]]
         elif element[:2] in ("k:", "v:") and isinstance(node, list):
-            index = _find_item(node, element)
+            index = find_item(node, element)
             if index is None:
                 return
             trail.append((node, index))
@@ -329,7 +301,7 @@ def _remove(obj: dict[str, Any], path: Path, owned: FieldSet, config: Mapping[st
         depth -= 1
         if container or depth == 0 or path[:depth] in owned or not path[depth - 1].startswith("f:"):
             return
-        if _value_at(config, path[:depth]) is not None:
+        if value_at(config, path[:depth]) is not None:
             return
 
 

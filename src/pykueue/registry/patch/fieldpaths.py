@@ -26,12 +26,14 @@ __all__ = [
     "compare",
     "decode",
     "encode",
+    "find_item",
     "index_items",
     "item_element",
     "list_kind",
     "path_string",
     "prefixes",
     "to_field_set",
+    "value_at",
 ]
 
 Path = tuple[str, ...]
@@ -308,3 +310,34 @@ def prefixes(paths: Iterable[Path]) -> Iterator[Path]:
     for path in paths:
         for end in range(1, len(path)):
             yield path[:end]
+
+
+def value_at(obj: Any, path: Path) -> Any:
+    """The value at ``path`` in ``obj``, or None when absent."""
+    node = obj
+    for element in path:
+        if element.startswith("f:") and isinstance(node, dict):
+            node = node.get(element[2:])
+        elif isinstance(node, list):
+            index = find_item(node, element)
+            node = None if index is None else node[index]
+        else:
+            return None
+    return node
+
+
+def find_item(items: list[Any], element: str) -> int | None:
+    """Index of the list item ``element`` (``k:``/``v:``) names, or None."""
+    for index, item in enumerate(items):
+        if item_element(item, _kind_of(element, item)) == element:
+            return index
+    return None
+
+
+def _kind_of(element: str, item: Any) -> tuple[str, ...]:
+    if element.startswith("v:") or not isinstance(item, dict):
+        return ()
+    try:
+        return tuple(json.loads(element[2:]))
+    except ValueError:
+        return ()
