@@ -84,8 +84,9 @@ def validate_resource_groups(groups: Any, path: str, *, has_parent: bool, parent
                 quota = _as_dict(quota)
                 quota_path = f"{flavor_path}.resources[{qi}]"
                 if qi < len(covered) and quota.get("name") != covered[qi]:
+                    expected = fe.render_value(covered[qi])
                     errors.append(fe.invalid(f"{quota_path}.name", quota.get("name"),
-                                             f"must match the name in coveredResources[{qi}] ({covered[qi]!r})"))
+                                             f"must match the name in coveredResources[{qi}] ({expected})"))
                 errors.extend(_validate_quota(quota, quota_path, has_parent=has_parent, parent_word=parent_word,
                                               check_lending_vs_nominal=check_lending_vs_nominal))
     if total_flavors > _MAX_FLAVORS:
