@@ -22,6 +22,7 @@ from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
 
 from .http import TABLE_V1, accepts_table, json_response, read_body
+from .protobuf import PROTOBUF, decode_protobuf
 from .tables import table
 from .watch import WatchOptions, serve_watch
 
@@ -196,8 +197,7 @@ class ResourceHandler:
     async def _create(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         if target.subresource:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
-        _check_media(request)
-        body = decode_object(await read_body(request))
+        body = await _read_object(request)
         query = request.query
         dry_run = _dry_run(query)
         obj, more = self.registry.create(target.kind, target.namespace or "", body, version=target.version,
@@ -207,8 +207,7 @@ class ResourceHandler:
         return json_response(obj, status=201, warnings=warnings + more)
 
     async def _update(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
-        _check_media(request)
-        body = decode_object(await read_body(request))
+        body = await _read_object(request)
         query = request.query
         obj, more = self.registry.update(target.kind, target.namespace or "", target.name, body,
                                          version=target.version, subresource=target.subresource or None,
@@ -262,11 +261,17 @@ class ResourceHandler:
         return json_response(listed, warnings=warnings)
 
 
-def _check_media(request: web.Request) -> None:
+async def _read_object(request: web.Request) -> JSONDict:
+    """The request body as an object: JSON or YAML, or protobuf for the kinds kubectl sends that way."""
     media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-    if media in ("application/vnd.kubernetes.protobuf", "application/cbor"):
-        raise UnsupportedMediaType('the body of the request was in an unknown format - accepted media types '
-                                   'include: application/json, application/yaml')
+    if media == "application/cbor":
+        raise UnsupportedMediaType("the body of the request was in an unknown format - accepted media types "
+                                   "include: application/json, application/yaml, "
+                                   "application/vnd.kubernetes.protobuf")
+    data = await read_body(request)
+    if media == PROTOBUF:
+        return decode_protobuf(data)
+    return decode_object(data)
 
 
 async def read_body_optional(request: web.Request) -> bytes:

@@ -184,3 +184,20 @@ async def test_wrong_token_is_rejected(kubectl: Kubectl) -> None:
     code, _, err = await kubectl.run("--token", "wrong", "get", "cq", check=False)
     assert code != 0
     assert "Unauthorized" in err or "logged in" in err
+
+
+async def test_typed_create_commands_and_namespace_deletion(kubectl: Kubectl) -> None:
+    _, out, _ = await kubectl.run("create", "namespace", "team")
+    assert out.strip() == "namespace/team created"
+    await kubectl.run("create", "configmap", "settings", "--from-literal=a=b", "-n", "team")
+    _, out, _ = await kubectl.run("get", "configmap", "settings", "-n", "team", "-o", "jsonpath={.data.a}")
+    assert out == "b"
+    _, out, _ = await kubectl.run("get", "ns", "team")
+    assert out.splitlines()[1].split()[:2] == ["team", "Active"]
+    _, out, _ = await kubectl.run("delete", "namespace", "team")
+    assert out.strip() == 'namespace "team" deleted'
+    code, _, err = await kubectl.run("get", "configmap", "settings", "-n", "team", check=False)
+    assert code != 0
+    assert "not found" in err
+    code, _, _ = await kubectl.run("get", "ns", "team", check=False)
+    assert code != 0
