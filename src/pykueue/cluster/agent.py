@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +65,7 @@ class NodeAgent:
         self._runs: dict[str, asyncio.Task[None]] = {}
         self._done: set[str] = set()
         """uids of pods this agent ran to the end (late events about them must not start them again)."""
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
 
     @property
@@ -79,15 +79,20 @@ class NodeAgent:
 
     async def start(self) -> None:
         await self.register()
-        self._tasks.append(asyncio.create_task(self._heartbeat(), name=f"node-{self.name}-heartbeat"))
+        self._spawn(self._heartbeat(), f"node-{self.name}-heartbeat")
         self.pods.add_handler(self._on_pod)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def stop(self) -> None:
         self._stopping = True
-        runs = list(self._runs.values())
-        for task in [*self._tasks, *runs]:
+        tasks = [*self._tasks, *self._runs.values()]
+        for task in tasks:
             task.cancel()
-        for task in [*self._tasks, *runs]:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
@@ -167,13 +172,21 @@ class NodeAgent:
         if (pod.get("spec") or {}).get("nodeName") != self.name or self._stopping:
             return
         key = key_of(pod)
-        if kind == "DELETED" or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        uid = str(pod["metadata"].get("uid"))
+        if kind == "DELETED":
             task = self._runs.pop(key, None)
             if task is not None:
                 task.cancel()
-            if kind == "DELETED":
-                self._done.discard(str(pod["metadata"].get("uid")))
-                self.forget(key)
+            self._done.discard(uid)
+            self.forget(key)
+            return
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            # Graceful deletion held by finalizers: stop the containers and report a terminal phase,
+            # as a kubelet does, so whoever holds the finalizer sees the pod finish.
+            if uid not in self._done and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                self._done.add(uid)
+                task = self._runs.pop(key, None)
+                self._spawn(self._terminate(pod, task), f"node-{self.name}-terminate-{key}")
             return
         phase = (pod.get("status") or {}).get("phase", "Pending")
         if phase in ("Succeeded", "Failed") or key in self._runs or pod["metadata"].get("uid") in self._done:
@@ -182,6 +195,17 @@ class NodeAgent:
         task = asyncio.create_task(self._run(pod, resume=resume), name=f"node-{self.name}-pod-{key}")
         self._runs[key] = task
         task.add_done_callback(lambda done: self._run_finished(key, done))
+
+    async def _terminate(self, pod: JSON, task: asyncio.Task[None] | None) -> None:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        now = self.clock.now()
+        results = [ContainerResult(str(c.get("name", "")), 143, "Error", "the pod was deleted", now, now)
+                   for c in (pod.get("spec") or {}).get("containers") or []]
+        with contextlib.suppress(NotFound):
+            await self._report_finished(pod, results)
 
     def _run_finished(self, key: str, task: asyncio.Task[None]) -> None:
         if self._runs.get(key) is task:

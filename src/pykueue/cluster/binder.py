@@ -51,6 +51,8 @@ class PodBinder:
         self.queue: WorkQueue[str] = WorkQueue("binder")
         self._charges: dict[str, tuple[str, dict[str, int]]] = {}
         """pod key -> (node, requests) for every pod holding resources on a node."""
+        self._usage: dict[str, dict[str, int]] = {}
+        """node -> the sum of its charges, kept incrementally (a bind never rescans every pod)."""
         self._assumed: set[str] = set()
         """Pods bound by us whose binding the informer has not shown yet."""
         self._unschedulable: set[str] = set()
@@ -64,12 +66,12 @@ class PodBinder:
         if kind == "DELETED" or not _holds_resources(pod):
             if key in self._assumed and kind != "DELETED" and not (pod.get("spec") or {}).get("nodeName"):
                 pass  # a stale event from before our binding: keep the charge
-            elif self._charges.pop(key, None) is not None:
+            elif self._uncharge(key):
                 self._assumed.discard(key)
                 self._retry_unschedulable()
         else:
             self._assumed.discard(key)
-            self._charges[key] = (str(pod["spec"]["nodeName"]), pod_requests(pod))
+            self._charge(key, str(pod["spec"]["nodeName"]), pod_requests(pod))
         if kind == "DELETED":
             self._unschedulable.discard(key)
         elif _needs_binding(pod):
@@ -90,14 +92,26 @@ class PodBinder:
 
     # -- reconcile --------------------------------------------------------------------------------
 
+    def _charge(self, key: str, node: str, requests: dict[str, int]) -> None:
+        self._uncharge(key)
+        self._charges[key] = (node, requests)
+        bucket = self._usage.setdefault(node, {})
+        for resource, amount in requests.items():
+            bucket[resource] = bucket.get(resource, 0) + amount
+
+    def _uncharge(self, key: str) -> bool:
+        charged = self._charges.pop(key, None)
+        if charged is None:
+            return False
+        node, requests = charged
+        bucket = self._usage.get(node, {})
+        for resource, amount in requests.items():
+            bucket[resource] = bucket.get(resource, 0) - amount
+        return True
+
     def used_on(self, node_name: str) -> dict[str, int]:
         """Requests charged to ``node_name`` (bound, unfinished pods)."""
-        used: dict[str, int] = {}
-        for node, requests in self._charges.values():
-            if node == node_name:
-                for resource, amount in requests.items():
-                    used[resource] = used.get(resource, 0) + amount
-        return used
+        return dict(self._usage.get(node_name, {}))
 
     async def reconcile(self, key: str) -> float | None:
         pod = self.pods.get_by_key(key)
@@ -106,16 +120,11 @@ class PodBinder:
             return None
         requests = pod_requests(pod)
         nodes = sorted(self.nodes.list(), key=lambda n: str(n["metadata"]["name"]))
-        usage: dict[str, dict[str, int]] = {}
-        for node_name, charged in self._charges.values():
-            bucket = usage.setdefault(node_name, {})
-            for resource, amount in charged.items():
-                bucket[resource] = bucket.get(resource, 0) + amount
         best: tuple[float, str] | None = None
         all_reasons: list[list[str]] = []
         for node in nodes:
             name = str(node["metadata"]["name"])
-            used = usage.get(name, {})
+            used = self._usage.get(name, {})
             reasons = fit_reasons(pod, node, requests, used)
             all_reasons.append(reasons)
             if reasons:
@@ -141,18 +150,18 @@ class PodBinder:
             if cond["type"] == "PodScheduled":
                 cond.pop("reason", None)
                 cond.pop("message", None)
-        self._charges[key] = (node, requests)
+        self._charge(key, node, requests)
         self._assumed.add(key)
         try:
             await self.client.patch(PODS, name, {"status": {"conditions": conditions}}, namespace=namespace,
                                     subresource="status")
             await self.client.patch(PODS, name, {"spec": {"nodeName": node}}, namespace=namespace)
         except (NotFound, Conflict):
-            self._charges.pop(key, None)
+            self._uncharge(key)
             self._assumed.discard(key)
             return
         except Exception:
-            self._charges.pop(key, None)
+            self._uncharge(key)
             self._assumed.discard(key)
             raise
         log.debug("bound pod %s to node %s", key, node)

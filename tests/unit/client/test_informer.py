@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.client import Client, Informer, Res
+from pykueue.client import Client, Informer, LocalClient, Res
 
 from .conftest import make_registry, open_client
 
@@ -152,3 +152,27 @@ async def test_watch_resumes_from_the_last_seen_version_without_duplicates(clien
         assert events == [("ADDED", "one"), ("ADDED", "two")]
     finally:
         await informer.stop()
+
+
+async def test_http_informer_survives_an_api_server_restart() -> None:
+    from pykueue.client import HttpClient
+
+    from .conftest import start_server
+
+    registry = make_registry()
+    server, url, token = await start_server(registry)
+    port = server.port
+    client = HttpClient(url, token=token)
+    informer = Informer(client, CONFIGMAPS, namespace="default")
+    await informer.start()
+    try:
+        await server.close()  # the watch connection drops
+        await LocalClient(registry).create(CONFIGMAPS, cm("while-down"))
+        from pykueue.apiserver import serve  # type: ignore[attr-defined]
+
+        server = await serve(registry, "127.0.0.1", port, token=token)
+        await eventually(lambda: informer.get("while-down", "default") is not None, within=30)
+    finally:
+        await informer.stop()
+        await client.close()
+        await server.close()

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pykueue.client.res import NODES, PODS
+from pykueue.api.errors import NotFound
+from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 
 from .conftest import has_condition, make_pod, running_cluster, wait_for
@@ -158,3 +159,47 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
+        pod = make_pod("held", command=f"echo $$ > {pid_file}; exec sleep 600")
+        pod["metadata"]["finalizers"] = ["example.com/keep"]
+        await env.client.create(PODS, pod)
+
+        async def running() -> bool:
+            p = await env.client.get(PODS, "held", "default")
+            return p.get("status", {}).get("phase") == "Running" and pid_file.exists() and bool(
+                pid_file.read_text().strip())
+
+        await wait_for(running)
+        pid = int(pid_file.read_text())
+        await env.client.delete(PODS, "held", "default")
+
+        async def failed() -> JSON | None:
+            p = await env.client.get(PODS, "held", "default")
+            return p if p.get("status", {}).get("phase") == "Failed" else None
+
+        p = await wait_for(failed)
+        assert p["metadata"]["deletionTimestamp"]
+        assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
+        await wait_for(lambda: _async(not _alive(pid)))
+        await env.client.patch(PODS, "held", {"metadata": {"finalizers": None}}, namespace="default")
+
+
+async def test_node_heartbeats_through_a_lease(tmp_path: Path) -> None:
+    async with running_cluster([small("beating")], tmp_path) as env:
+        async def lease() -> JSON | None:
+            try:
+                return await env.client.get(LEASES, "beating", "kube-node-lease")
+            except NotFound:
+                return None
+
+        found = await wait_for(lease)
+        assert found["spec"]["holderIdentity"] == "beating"
+        assert found["spec"]["renewTime"]
+
+
+async def _async(value: bool) -> bool:
+    return value
