@@ -24,6 +24,8 @@ from pykueue.api.quantity import QuantityError, parse_quantity
 __all__ = ["strict_decoding_error", "unknown_field_paths", "validate_schema"]
 
 _MISSING = object()
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 
 @cache
@@ -114,6 +116,11 @@ class _Walker:
                     errors.append(fe.invalid(path, value, str(exc)))
             elif pattern and (compiled := _regex(pattern)) is not None and not compiled.search(value):
                 errors.append(fe.invalid(path, value, f"{path} in body should match '{pattern}'"))
+            fmt = schema.get("format")
+            if fmt == "date-time" and not _DATE_TIME.match(value):
+                errors.append(fe.invalid(path, value, f"{path} in body must be of type date-time: {value!r}"))
+            elif fmt == "byte" and (len(value) % 4 or not _BASE64.match(value)):
+                errors.append(fe.invalid(path, value, "illegal base64 data"))
             if "maxLength" in schema and len(value) > schema["maxLength"]:
                 errors.append(fe.too_long(path, schema["maxLength"]))
             if "minLength" in schema and len(value) < schema["minLength"]:

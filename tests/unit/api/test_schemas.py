@@ -178,3 +178,13 @@ def test_cel_runtime_error_is_reported_not_raised() -> None:
     assert len(errors) == 1
     assert errors[0].field == "spec"
     assert "evaluation error" in errors[0].message
+
+
+def test_formats_date_time_and_byte() -> None:
+    schema = {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
+                                               "b": {"type": "string", "format": "byte"}}}
+    assert validate_schema(schema, {"t": "2026-01-01T00:00:00Z", "b": "aGVsbG8="}) == []
+    assert validate_schema(schema, {"t": "2026-01-01T00:00:00.123456+02:00"}) == []
+    fields = {e.field: e.message for e in validate_schema(schema, {"t": "yesterday", "b": "not base64!"})}
+    assert "must be of type date-time" in fields["t"]
+    assert "illegal base64 data" in fields["b"]
