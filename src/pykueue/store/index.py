@@ -11,16 +11,18 @@ Invariants:
 
 from __future__ import annotations
 
+import gc
 import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 import orjson
 
 from pykueue.store.selectors import FieldSelector, LabelSelector
 
-__all__ = ["DATA", "RV", "Entry", "Key", "ResourceIndex", "count_after", "match_into", "snapshot_view"]
+__all__ = ["DATA", "RV", "Entry", "Key", "ResourceIndex", "count_after", "gc_paused", "match_into", "snapshot_view"]
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""
@@ -157,3 +159,22 @@ def count_after(res: ResourceIndex, namespace: str | None, last: Key, before: Sn
         if key > last and (namespace is None or key[0] == namespace):
             count += (body is not None) - (key in res.objects)
     return count
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while decoding many objects at once.
+
+    A list of 20,000 objects allocates ~500,000 dicts and lists that all stay alive until the list
+    returns, so the collector runs over and over (up to full collections) finding nothing: decoded
+    JSON has no reference cycles. Measured: it made large lists ~4x slower. Memory is still freed
+    by reference counting; the previous state is restored even on error.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

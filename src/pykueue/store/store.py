@@ -40,7 +40,17 @@ from typing import Any
 import orjson
 
 from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, NotFound
-from pykueue.store.index import DATA, RV, Entry, Key, ResourceIndex, count_after, match_into, snapshot_view
+from pykueue.store.index import (
+    DATA,
+    RV,
+    Entry,
+    Key,
+    ResourceIndex,
+    count_after,
+    gc_paused,
+    match_into,
+    snapshot_view,
+)
 from pykueue.store.pagination import decode_continue, encode_continue
 from pykueue.store.selectors import parse_field_selector, parse_label_selector
 from pykueue.store.sqlite import Row, SqliteBackend
@@ -332,14 +342,15 @@ class Store:
         page_size = limit if limit is not None and limit > 0 else None
         items: list[dict[str, Any]] = []
         last: Key | None = None
-        for key, data, key_labels in snapshot_view(res, namespace, after, before):
-            if not match_into(key, data, key_labels, labels, fields, items):
-                continue
-            last = key
-            if page_size is not None and len(items) == page_size:
-                break
-        else:
-            return ListResult(items, snapshot)
+        with gc_paused():
+            for key, data, key_labels in snapshot_view(res, namespace, after, before):
+                if not match_into(key, data, key_labels, labels, fields, items):
+                    continue
+                last = key
+                if page_size is not None and len(items) == page_size:
+                    break
+            else:
+                return ListResult(items, snapshot)
         assert last is not None
         remaining = count_after(res, namespace, last, before)
         if remaining == 0:

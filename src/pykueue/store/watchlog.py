@@ -23,11 +23,11 @@ from operator import itemgetter
 import orjson
 
 from pykueue.api.errors import Gone
+from pykueue.store.index import Key, gc_paused
 from pykueue.store.types import EventType, WatchEvent
 
 __all__ = ["LogEntry", "WatchLog", "to_event"]
 
-Key = tuple[str, str]
 
 
 LogEntry = tuple[int, EventType, str, Key, bytes, "bytes | None"]
@@ -91,10 +91,11 @@ class WatchLog:
         self._check(rv)
         start = bisect_right(self._entries, rv, self._head, self._visible, key=_rv_of)
         events = []
-        for i in range(start, self._visible):
-            entry = self._entries[i]
-            if entry[2] == resource and (namespace is None or entry[3][0] == namespace):
-                events.append(to_event(entry))
+        with gc_paused():
+            for i in range(start, self._visible):
+                entry = self._entries[i]
+                if entry[2] == resource and (namespace is None or entry[3][0] == namespace):
+                    events.append(to_event(entry))
         return events
 
     def changes_after(self, resource: str, rv: int) -> dict[Key, bytes | None]:

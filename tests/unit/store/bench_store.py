@@ -46,13 +46,18 @@ def workload(i: int) -> dict[str, Any]:
     }
 
 
-def rate(label: str, n: int, fn: Callable[[], None]) -> float:
-    """Run ``fn`` (n operations) once and print operations per second."""
-    start = time.perf_counter()
-    fn()
-    per_s = n / (time.perf_counter() - start)
-    print(f"{label:<58} {per_s:>12,.0f} /s")
-    return per_s
+def rate(label: str, n: int, fn: Callable[[int], None], repeat: int = 3) -> float:
+    """Run ``fn(attempt)`` (n operations) ``repeat`` times; print the best operations per second.
+
+    The best of a few runs filters out noise from other processes sharing the machine.
+    """
+    best = 0.0
+    for attempt in range(repeat):
+        start = time.perf_counter()
+        fn(attempt)
+        best = max(best, n / (time.perf_counter() - start))
+    print(f"{label:<58} {best:>12,.0f} /s")
+    return best
 
 
 def each(items: Iterable[T], fn: Callable[[T], object]) -> None:
@@ -65,49 +70,62 @@ def main(n: int = 20_000) -> None:
     res = "workloads.kueue.x-k8s.io"
     print(f"{n} objects of {len(orjson.dumps(bodies[0]))} bytes, Python {sys.version.split()[0]}")
 
-    mem = Store()
-    rate("create, in memory", n, lambda: each(bodies, lambda b: mem.create(res, b)))
-    rate("update, in memory", n, lambda: each(bodies, lambda b: mem.update(res, b, expected_rv=None)))
-    seen: list[object] = []
-    mem.subscribe(seen.append)
+    stores = [Store() for _ in range(3)]
+    rate("create, in memory", n, lambda a: each(bodies, lambda b: stores[a].create(res, b)))
+    mem = stores[0]
+    rate("update, in memory", n, lambda a: each(bodies, lambda b: mem.update(res, b, expected_rv=None)))
+    delivered = [0]
+
+    def subscriber(event: object) -> None:  # hands events on, keeps none (like a watch queue)
+        delivered[0] += 1
+
+    mem.subscribe(subscriber)
     rate("update, in memory, one subscriber", n,
-         lambda: each(bodies, lambda b: mem.update(res, b, expected_rv=None)))
+         lambda a: each(bodies, lambda b: mem.update(res, b, expected_rv=None)))
     keys = [(b["metadata"]["namespace"], b["metadata"]["name"]) for b in bodies]
-    rate("get", n, lambda: each(keys, lambda k: mem.get(res, *k)))
-    rate("list all (objects/s)", n * 5, lambda: each(range(5), lambda _: mem.list(res)))
-    rate("list one namespace, label selector (objects/s)", n // 10 * 5,
-         lambda: each(range(5), lambda _: mem.list(res, "team-3", label_selector="team=t3")))
-    rate("list label selector matching 1/10 (scanned objects/s)", n * 5,
-         lambda: each(range(5), lambda _: mem.list(res, label_selector="team=t3")))
+    rate("get", n, lambda a: each(keys, lambda k: mem.get(res, *k)))
+    rate("list all (objects/s)", n, lambda a: mem.list(res) and None)
+    rate("list one namespace, label selector (objects/s)", n // 10,
+         lambda a: mem.list(res, "team-3", label_selector="team=t3") and None)
+    rate("list label selector matching 1/10 (scanned objects/s)", n,
+         lambda a: mem.list(res, label_selector="team=t3") and None)
+    rate("list, paginated by 500 (objects/s)", n, lambda a: paginate(mem, res, 500))
 
     with tempfile.TemporaryDirectory() as tmp:
-        grouped = Store(str(Path(tmp) / "grouped.db"), auto_flush=False)
+        grouped = [Store(str(Path(tmp) / f"grouped{a}.db"), auto_flush=False) for a in range(3)]
 
-        def group_commit() -> None:
+        def group_commit(attempt: int) -> None:
+            store = grouped[attempt]
             for i, b in enumerate(bodies):
-                grouped.create(res, b)
+                store.create(res, b)
                 if i % 100 == 99:
-                    grouped.flush()
-            grouped.flush()
+                    store.flush()
+            store.flush()
 
         rate("create, SQLite, group commit of 100", n, group_commit)
-        single = Store(str(Path(tmp) / "single.db"))
+        single = [Store(str(Path(tmp) / f"single{a}.db")) for a in range(3)]
         m = n // 4
         rate("create, SQLite, commit per write (auto_flush)", m,
-             lambda: each(bodies[:m], lambda b: single.create(res, b)))
-        grouped.close()
-        single.close()
+             lambda a: each(bodies[:m], lambda b: single[a].create(res, b)))
+        for store in grouped + single:
+            store.close()
         start = time.perf_counter()
-        reopened = Store(str(Path(tmp) / "grouped.db"))
+        reopened = Store(str(Path(tmp) / "grouped0.db"))
         print(f"{'reopen (reload ' + str(n) + ' objects)':<58} {time.perf_counter() - start:>12.3f} s")
         reopened.close()
 
     stored = orjson.dumps(bodies[0])
     as_dict = orjson.loads(stored)
-    k = 50_000
-    rate("copy for a reader: orjson.loads(bytes)", k, lambda: each(range(k), lambda _: orjson.loads(stored)))
+    k = 20_000
+    rate("copy for a reader: orjson.loads(bytes)", k, lambda a: each(range(k), lambda _: orjson.loads(stored)))
     rate("copy for a reader: copy.deepcopy(dict)", k // 5,
-         lambda: each(range(k // 5), lambda _: copy.deepcopy(as_dict)))
+         lambda a: each(range(k // 5), lambda _: copy.deepcopy(as_dict)))
+
+
+def paginate(store: Store, resource: str, limit: int) -> None:
+    page = store.list(resource, limit=limit)
+    while page.continue_token:
+        page = store.list(resource, limit=limit, continue_token=page.continue_token)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pykueue.store.index import Entry, ResourceIndex
+from pykueue.store.index import Entry, ResourceIndex, gc_paused
 
 ENTRY: Entry = (1, b"{}")
 keys = st.tuples(st.sampled_from(["", "a", "b", "a-b"]), st.sampled_from(["x", "y", "z", "w"]))
@@ -37,3 +40,20 @@ def test_churn_without_reads_keeps_the_key_list_bounded() -> None:
     assert len(index._keys) <= 2100  # purged as tombstones pile up, not only when read
     assert index.keys == [("ns", "last")]
     assert index.labels == {}
+
+
+def test_gc_paused_restores_the_collector_state() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="boom"), gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # an application that turned it off keeps it off
+    finally:
+        gc.enable()
