@@ -102,9 +102,9 @@ class AdmissionChain:
         reported together with the kind's own validation errors, as kube-apiserver does.
         """
         kind = request.kind
-        obj = self.mutate(request)
-        if request.operation != "DELETE":
-            obj = kind.default(obj)
+        obj = request.object
+        if request.operation != "DELETE":  # deletes only meet validating hooks
+            obj = kind.default(self.mutate(request))
         errors: list[FieldError] = list(extra_errors or [])
         if request.operation != "DELETE":
             errors.extend(kind.validate(obj, request.old_object))

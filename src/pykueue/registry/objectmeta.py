@@ -27,6 +27,7 @@ __all__ = [
     "finalizer_errors",
     "generate_name",
     "meta",
+    "metadata_errors",
     "name_errors",
     "new_uid",
     "spec_changed",
@@ -93,6 +94,69 @@ def name_errors(kind: KindInfo, name: str, *, generate: bool = False) -> list[Fi
         errors.append(fe.invalid("metadata.name", name, _SUBDOMAIN_MSG))
     if errors and generate:
         return [FieldError("metadata.generateName", e.message, e.type) for e in errors]
+    return errors
+
+
+_QUALIFIED_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_QUALIFIED_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                  "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+                  "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+                    "'my_value',  or '12345', regex used for validation is "
+                    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+_ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def _qualified_name_errors(path: str, key: str) -> list[FieldError]:
+    prefix, _, name = key.rpartition("/")
+    errors: list[FieldError] = []
+    if "/" in key and (not prefix or len(prefix) > 253 or not _SUBDOMAIN_RE.match(prefix)):
+        errors.append(fe.invalid(path, key, "prefix part " + _SUBDOMAIN_MSG))
+    if not name or len(name) > 63 or not _QUALIFIED_RE.match(name):
+        detail = "name part must be no more than 63 characters" if len(name) > 63 else _QUALIFIED_MSG
+        errors.append(fe.invalid(path, key, detail))
+    return errors
+
+
+def metadata_errors(obj: JSONDict) -> list[FieldError]:
+    """Labels, annotations, finalizers and ownerReferences, validated as kube-apiserver does."""
+    metadata = obj.get("metadata") or {}
+    errors: list[FieldError] = []
+    labels = metadata.get("labels") or {}
+    if not isinstance(labels, dict):
+        return [fe.invalid("metadata.labels", labels, "must be a map of strings")]
+    for key, value in labels.items():
+        errors.extend(_qualified_name_errors("metadata.labels", str(key)))
+        if not isinstance(value, str):
+            errors.append(fe.invalid(f"metadata.labels[{key}]", value, "must be a string"))
+        elif value and (len(value) > 63 or not _QUALIFIED_RE.match(value)):
+            errors.append(fe.invalid("metadata.labels", value, "must be no more than 63 characters"
+                                     if len(value) > 63 else _LABEL_VALUE_MSG))
+    annotations = metadata.get("annotations") or {}
+    if not isinstance(annotations, dict):
+        return [*errors, fe.invalid("metadata.annotations", annotations, "must be a map of strings")]
+    size = 0
+    for key, value in annotations.items():
+        errors.extend(_qualified_name_errors("metadata.annotations", str(key).lower()))
+        size += len(str(key)) + len(str(value))
+    if size > _ANNOTATIONS_LIMIT:
+        errors.append(fe.too_long("metadata.annotations", _ANNOTATIONS_LIMIT))
+    for index, name in enumerate(metadata.get("finalizers") or []):
+        errors.extend(_qualified_name_errors(f"metadata.finalizers[{index}]", str(name)))
+    controllers = 0
+    for index, ref in enumerate(metadata.get("ownerReferences") or []):
+        path = f"metadata.ownerReferences[{index}]"
+        if not isinstance(ref, dict):
+            errors.append(fe.invalid(path, ref, "must be an object"))
+            continue
+        for required in ("apiVersion", "kind", "name", "uid"):
+            if not ref.get(required):
+                errors.append(fe.required(f"{path}.{required}", f"{required} must not be empty"))
+        controllers += bool(ref.get("controller"))
+    if controllers > 1:
+        errors.append(fe.invalid("metadata.ownerReferences", metadata.get("ownerReferences"),
+                                 "Only one reference can have Controller set to true"))
     return errors
 
 

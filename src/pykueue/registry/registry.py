@@ -233,6 +233,7 @@ class Registry:
             if kind.resource_key == "jobs.batch":
                 generate_job_selector(candidate, uid)
             errors = om.name_errors(kind, name, generate=not given_name and bool(prefix))
+            errors += om.metadata_errors(candidate)
             request = AdmissionRequest("CREATE", kind, ns, name, candidate, None, "", dry_run)
             admitted = self._chain.admit(request, extra_errors=errors)
             final = om.meta(admitted)
@@ -327,7 +328,7 @@ class Registry:
         metadata = current["metadata"]
         new = om.split_status(kind, current, new, subresource)
         om.carry_server_metadata(current, new)
-        errors = om.finalizer_errors(current, new)
+        errors = om.finalizer_errors(current, new) + om.metadata_errors(new)
         request = AdmissionRequest("UPDATE", kind, metadata.get("namespace") or "", metadata["name"], new,
                                    current, subresource, dry_run)
         new = self._chain.admit(request, extra_errors=errors)
@@ -427,11 +428,19 @@ class Registry:
 
     # ------------------------------------------------------------------ delete
 
+    def _admit_delete(self, kind: KindInfo, current: JSONDict, dry_run: bool) -> None:
+        """Validating hooks that asked for DELETE see the object about to be deleted."""
+        metadata = current["metadata"]
+        request = AdmissionRequest("DELETE", kind, metadata.get("namespace") or "", metadata["name"],
+                                   clone(current), current, "", dry_run)
+        self._chain.admit(request)
+
     def delete(self, kind: KindInfo, namespace: str, name: str, *, version: str,
                propagation: str | None = "Background", dry_run: bool = False,
                preconditions: Mapping[str, Any] | None = None) -> JSONDict:
         current = self.get_stored(kind, namespace, name)
         _check_preconditions(current, preconditions)
+        self._admit_delete(kind, current, dry_run)
         result = self._deleter.delete(kind, current, propagation=propagation or "Background", dry_run=dry_run)
         return self.to_version(kind, result, version)
 
@@ -446,6 +455,7 @@ class Registry:
                 current = self.get_stored(kind, item["metadata"].get("namespace") or "", item["metadata"]["name"])
             except NotFound:
                 continue
+            self._admit_delete(kind, current, dry_run)
             result = self._deleter.delete(kind, current, propagation=propagation or "Background",
                                           dry_run=dry_run)
             deleted.append(self.to_version(kind, result, version))

@@ -103,3 +103,38 @@ def test_strategic_merge_patch_on_crd_is_415(registry: Registry) -> None:
         registry.patch(cq, "", "cq", b'{"spec":{}}', "application/strategic-merge-patch+json", version="v1beta2")
     assert "application/merge-patch+json" in err.value.message
     assert "strategic" not in err.value.message
+
+
+def test_delete_reaches_only_hooks_that_ask_for_it(registry: Registry) -> None:
+    seen: list[str] = []
+
+    def guard(request: AdmissionRequest) -> list[FieldError]:
+        seen.append(request.operation)
+        if (request.object["metadata"].get("labels") or {}).get("protected") == "true":
+            raise Forbidden(f'configmaps "{request.name}" is protected')
+        return []
+
+    registry.add_admission_hook(AdmissionHook("guard", operations=frozenset({"DELETE"}), validate=guard))
+    cm = kind(registry, "", "v1", "configmaps")
+    registry.create(cm, "default", configmap("keep", labels={"protected": "true"}), version="v1")
+    registry.create(cm, "default", configmap("drop"), version="v1")
+    with pytest.raises(Forbidden, match="protected"):
+        registry.delete(cm, "default", "keep", version="v1")
+    registry.delete(cm, "default", "drop", version="v1")
+    assert seen == ["DELETE", "DELETE"]
+    assert registry.get(cm, "default", "keep", version="v1")["metadata"]["name"] == "keep"
+
+
+def test_labels_annotations_finalizers_and_owner_references_are_validated(registry: Registry) -> None:
+    cm = kind(registry, "", "v1", "configmaps")
+    bad = configmap("a", labels={"bad key!": "x", "ok": "-bad-"}, finalizers=["not a finalizer"],
+                    ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}])
+    with pytest.raises(Invalid) as err:
+        registry.create(cm, "default", bad, version="v1")
+    assert err.value.details is not None
+    fields = [c["field"] for c in err.value.details["causes"]]
+    assert fields == ["metadata.labels", "metadata.labels", "metadata.finalizers[0]",
+                      "metadata.ownerReferences[0].uid"]
+    good = configmap("b", labels={"example.com/team": "a_b.c", "empty": ""}, finalizers=["example.com/x"])
+    created, _ = registry.create(cm, "default", good, version="v1")
+    assert created["metadata"]["labels"]["empty"] == ""
