@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.unit.client.conftest import open_client
+
 from pykueue.api.clock import SystemClock
-from pykueue.client import LocalClient
+from pykueue.client import Client
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster import EmbeddedCluster, NodeSpec
 from pykueue.registry.registry import Registry
@@ -23,7 +25,7 @@ JSON = dict[str, Any]
 @dataclass
 class Env:
     registry: Registry
-    client: LocalClient
+    client: Client
     cluster: EmbeddedCluster
 
     async def job(self, name: str) -> JSON:
@@ -35,15 +37,16 @@ class Env:
 
 
 @contextlib.asynccontextmanager
-async def running_cluster(nodes: list[NodeSpec], tmp_path: Path) -> AsyncIterator[Env]:
+async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "local") -> AsyncIterator[Env]:
+    """The cluster over ``via``: "local" (LocalClient) or "http" (HttpClient to the real API server)."""
     registry = Registry(Store(None), clock=SystemClock())
-    client = LocalClient(registry)
-    cluster = EmbeddedCluster(client, nodes, SystemClock(), log_root=tmp_path / "nodes")
-    await cluster.start()
-    try:
-        yield Env(registry, client, cluster)
-    finally:
-        await cluster.stop()
+    async with open_client(via, registry) as client:
+        cluster = EmbeddedCluster(client, nodes, SystemClock(), log_root=tmp_path / "nodes")
+        await cluster.start()
+        try:
+            yield Env(registry, client, cluster)
+        finally:
+            await cluster.stop()
 
 
 async def wait_for(check: Callable[[], Awaitable[Any]], within: float = 30.0) -> Any:

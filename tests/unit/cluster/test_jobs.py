@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from pykueue.client.res import JOBS
 from pykueue.cluster import NodeSpec
@@ -27,8 +28,9 @@ async def finished(env: Env, name: str, kind: str = "Complete") -> JSON:
     return await wait_for(check)
 
 
-async def test_parallel_job_completes_on_a_process_node_and_its_logs_are_served(tmp_path: Path) -> None:
-    async with running_cluster([PROCESS], tmp_path) as env:
+@pytest.mark.parametrize("via", ["local", "http"])
+async def test_parallel_job_completes_on_a_process_node_and_its_logs_are_served(tmp_path: Path, via: str) -> None:
+    async with running_cluster([PROCESS], tmp_path, via=via) as env:
         await env.client.create(JOBS, make_job("hello", 'echo "hello from $HOSTNAME"', parallelism=2,
                                                completions=2))
         job = await finished(env, "hello")
