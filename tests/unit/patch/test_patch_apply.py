@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -225,6 +226,15 @@ def test_first_apply_to_untracked_object_conflicts_with_before_first_apply() -> 
         apply(live, deploy(replicas=4))
     got = apply(live, deploy(replicas=2, labels={"a": "b"}))
     assert set(owners(got)) == {"before-first-apply", "kubectl"}
+
+
+def test_kubectl_server_side_apply_refreshes_client_side_annotation() -> None:
+    annotation = "kubectl.kubernetes.io/last-applied-configuration"
+    live = update(None, deploy(annotations={annotation: '{"old":true}\n'}), "kubectl-client-side-apply")
+    got = apply(live, deploy(), force=True)
+    assert json.loads(got["metadata"]["annotations"][annotation]) == deploy()
+    other = apply(live, deploy(), manager="helm", force=True)
+    assert other["metadata"]["annotations"][annotation] == '{"old":true}\n'
 
 
 def test_main_resource_apply_ignores_status() -> None:

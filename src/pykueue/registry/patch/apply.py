@@ -12,7 +12,9 @@ Follows Kubernetes' structured-merge-diff model:
 4. changing a field another manager owns is a conflict (409) unless ``force``, which moves
    ownership; setting it to the value it already has shares ownership instead.
 
-An object without managedFields is first attributed to "before-first-apply". ``null`` values in
+An object without managedFields is first attributed to "before-first-apply". When the manager is
+"kubectl" and the object carries a client-side-apply annotation, the annotation is refreshed from
+the configuration. ``null`` values in
 a configuration are ignored. On the main resource ``status`` is not applied;
 on the ``status`` subresource only ``status`` is.
 
@@ -21,6 +23,7 @@ Invariant: inputs are never mutated; a conflict raises before anything is return
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -53,6 +56,7 @@ from pykueue.registry.patch.strategic import normalize_merge_keys
 __all__ = ["BEFORE_FIRST_APPLY", "server_side_apply"]
 
 BEFORE_FIRST_APPLY = "before-first-apply"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *, manager: str,
@@ -103,7 +107,27 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
             kept.append(entry if fields == entry.fields else replace(entry, fields=fields))
     if applied_set:
         kept.append(replace(me, fields=applied_set - removed))
+    if manager == "kubectl":
+        _sync_last_applied(merged, applied)
     return with_managed_fields(merged, encode_entries(cap_update_managers(kept, now)))
+
+
+def _sync_last_applied(obj: dict[str, Any], applied: Mapping[str, Any]) -> None:
+    """kubectl's server-side apply keeps an existing client-side-apply annotation in step with
+    the configuration (so a later client-side ``kubectl apply`` diffs against it), as kube does."""
+    annotations = (obj.get("metadata") or {}).get("annotations")
+    if not isinstance(annotations, dict) or LAST_APPLIED not in annotations:
+        return
+    config = deep_copy(dict(applied))
+    metadata = config.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+        config_annotations = metadata.get("annotations")
+        if isinstance(config_annotations, dict):
+            config_annotations.pop(LAST_APPLIED, None)
+            if not config_annotations:
+                del metadata["annotations"]
+    annotations[LAST_APPLIED] = json.dumps(config, separators=(",", ":"), sort_keys=True) + "\n"
 
 
 def _clashes(owned: FieldSet, changed: set[Path], live: Mapping[str, Any]) -> set[Path]:
