@@ -147,3 +147,30 @@ def test_completed_indexes_round_trip() -> None:
     assert parse_indexes("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
     assert format_indexes({8, 0, 1, 2, 5, 7}) == "0-2,5,7-8"
     assert format_indexes(set()) == ""
+
+
+async def test_deleting_a_job_removes_its_pods_and_stops_their_processes(tmp_path: Path) -> None:
+    marker = tmp_path / "pids"
+    async with running_cluster([PROCESS], tmp_path) as env:
+        await env.client.create(JOBS, make_job("doomed", f"echo $$ >> {marker}; exec sleep 600",
+                                               parallelism=2, completions=2))
+
+        async def both_running() -> list[int] | None:
+            pids = marker.read_text().split() if marker.exists() else []
+            return [int(p) for p in pids] if len(pids) == 2 else None
+
+        pids = await wait_for(both_running)
+        await env.client.delete(JOBS, "doomed", "default", propagation="Background")
+
+        async def gone() -> bool:
+            return not await env.pods_of("doomed") and not any(_alive(pid) for pid in pids)
+
+        await wait_for(gone)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
