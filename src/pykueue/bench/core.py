@@ -1,0 +1,294 @@
+"""``pykueue bench core``: how fast the scheduler engine makes admission decisions.
+
+Owns two measurements of ``pykueue.scheduler.Scheduler`` driven in process, with an injected
+virtual clock and the workload controller's feedback (admitted status echoed back, finished
+workloads reported), but no API server:
+
+* **Scaling**: N pending 1-cpu workloads over M ClusterQueues in C cohorts (each CQ nominal 4 cpu).
+  Every cycle admits what fits; the workloads admitted by the previous cycle then finish, so the
+  run is a steady stream of decisions until the queues drain. Run for N/10, N/5, N/2 and N; the
+  per-decision cost at N over N/10 shows whether a decision gets dearer as queues grow (ideal: 1).
+* **Baseline shape** (spec §6.3): 5 cohorts x 6 CQs (nominal 20, borrowingLimit 100, reclaim Any,
+  withinClusterQueue LowerPriority), per CQ 350 small / 100 medium / 50 large workloads arriving
+  and running in virtual time, reporting the makespan against the §6.4 lower bound (66.84 s).
+
+Who calls it: ``pykueue.cli.bench`` (``pykueue bench core``) and its test. Invariant: only time
+spent inside engine calls is charged to decisions (``time.perf_counter`` for wall,
+``time.process_time`` for CPU); building the workload dicts is not. Ratios come from one run.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pykueue.api.clock import ManualClock, format_time
+from pykueue.scheduler import Scheduler, SchedulerConfig
+
+__all__ = ["BaselineResult", "ScaleResult", "run_baseline", "run_core", "run_scale"]
+
+API = "kueue.x-k8s.io/v1beta2"
+START = 1_700_000_000.0
+NOMINAL_PER_CQ = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleResult:
+    workloads: int
+    decisions: int
+    cycles: int
+    wall_s: float
+    cpu_s: float
+
+    @property
+    def per_second(self) -> float:
+        return self.decisions / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def wall_us(self) -> float:
+        return self.wall_s * 1e6 / self.decisions if self.decisions else 0.0
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu_s * 1e6 / self.decisions if self.decisions else 0.0
+
+
+class _Meter:
+    """Accumulates wall and CPU time spent inside engine calls."""
+
+    def __init__(self) -> None:
+        self.wall = 0.0
+        self.cpu = 0.0
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        w0, c0 = time.perf_counter(), time.process_time()
+        try:
+            return fn(*args)
+        finally:
+            self.wall += time.perf_counter() - w0
+            self.cpu += time.process_time() - c0
+
+
+def _cq(name: str, cohort: str, nominal: str, borrowing_limit: str | None = None,
+        preemption: dict[str, str] | None = None) -> dict[str, Any]:
+    res: dict[str, Any] = {"name": "cpu", "nominalQuota": nominal}
+    if borrowing_limit is not None:
+        res["borrowingLimit"] = borrowing_limit
+    spec: dict[str, Any] = {"cohortName": cohort, "namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
+                            "resourceGroups": [{"coveredResources": ["cpu"],
+                                                "flavors": [{"name": "rf", "resources": [res]}]}]}
+    if preemption:
+        spec["preemption"] = preemption
+    return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _setup(s: Scheduler, cq_objs: list[dict[str, Any]]) -> None:
+    s.upsert_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
+    s.upsert_resource_flavor({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "rf"}})
+    for cq in cq_objs:
+        name = cq["metadata"]["name"]
+        s.upsert_cluster_queue(cq)
+        s.upsert_local_queue({"apiVersion": API, "kind": "LocalQueue",
+                              "metadata": {"name": name, "namespace": "bench"}, "spec": {"clusterQueue": name}})
+
+
+def _pod_sets(cpu: str) -> list[dict[str, Any]]:
+    return [{"name": "main", "count": 1, "template": {"spec": {"containers": [
+        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}}}]
+
+
+def _workload(name: str, queue: str, created: float, priority: int, pod_sets: list[dict[str, Any]]) -> dict[str, Any]:
+    # pod_sets is shared between workloads: the engine treats input dicts as read-only
+    return {"apiVersion": API, "kind": "Workload",
+            "metadata": {"name": name, "namespace": "bench", "uid": name, "creationTimestamp": format_time(created)},
+            "spec": {"queueName": queue, "priority": priority, "podSets": pod_sets}}
+
+
+def _with_status(wl: dict[str, Any], admission: dict[str, Any], now: float, finished: bool) -> dict[str, Any]:
+    when = format_time(now)
+    conds = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
+              "lastTransitionTime": when},
+             {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "", "lastTransitionTime": when}]
+    if finished:
+        conds.append({"type": "Finished", "status": "True", "reason": "Succeeded", "message": "",
+                      "lastTransitionTime": when})
+    return {**wl, "status": {"admission": admission, "conditions": conds}}
+
+
+def run_scale(workloads: int, cqs: int, cohorts: int) -> ScaleResult:
+    """Drain ``workloads`` 1-cpu workloads through ``cqs`` CQs; finished work frees quota each cycle."""
+    clock = ManualClock(start=START)
+    s = Scheduler(SchedulerConfig(), clock=clock)
+    _setup(s, [_cq(f"cq-{i}", f"cohort-{i % max(cohorts, 1)}", str(NOMINAL_PER_CQ)) for i in range(cqs)])
+    pod_sets = _pod_sets("1")
+    objs: dict[tuple[str, str], dict[str, Any]] = {}
+    meter = _Meter()
+    for i in range(workloads):
+        wl = _workload(f"wl-{i:07d}", f"cq-{i % cqs}", START - workloads + i, 0, pod_sets)
+        objs[("bench", wl["metadata"]["name"])] = wl
+        meter.call(s.upsert_workload, wl)
+    meter = _Meter()  # charge decisions only, not the initial queueing
+    decisions = cycles = 0
+    running: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    idle_cycles = 0
+    while decisions < workloads and idle_cycles < 3:
+        result = meter.call(s.schedule)
+        cycles += 1
+        now = clock.now()
+        for wl, admission in running:  # the previous cycle's work completes
+            meter.call(s.upsert_workload, _with_status(wl, admission, now, finished=True))
+        running = []
+        for adm in result.admitted:
+            wl = objs[(adm.namespace, adm.name)]
+            meter.call(s.upsert_workload, _with_status(wl, adm.admission, now, finished=False))
+            running.append((wl, adm.admission))
+        decisions += len(result.admitted)
+        idle_cycles = 0 if result.admitted else idle_cycles + 1
+        clock.advance(1.0)
+    return ScaleResult(workloads, decisions, cycles, meter.wall, meter.cpu)
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineResult:
+    workloads: int
+    admissions: int
+    preemptions: int
+    cycles: int
+    makespan_s: float
+    avg_time_to_admission_ms: dict[str, int]
+    cq_usage_pct: float
+    wall_s: float
+    cpu_s: float
+
+
+# (class, count per CQ, interval s, runtime s, priority, cpu) — spec §6.3 baseline
+BASELINE_CLASSES = (("small", 350, 0.1, 0.2, 50, 1), ("medium", 100, 0.5, 0.5, 100, 5),
+                    ("large", 50, 1.2, 1.0, 200, 20))
+BASELINE_LOWER_BOUND_S = 66.84
+
+
+def run_baseline(scale: float = 1.0) -> BaselineResult:
+    """The §6.3 baseline in virtual time; ``scale`` shrinks the per-class counts (tests)."""
+    clock = ManualClock(start=START)
+    s = Scheduler(SchedulerConfig(), clock=clock)
+    preemption = {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    names = [f"cq-{c}-{q}" for c in range(5) for q in range(6)]
+    _setup(s, [_cq(n, f"cohort-{n.split('-')[1]}", "20", "100", preemption) for n in names])
+    events: list[tuple[float, int, str, str]] = []  # (time, seq, kind, key)
+    info: dict[str, tuple[dict[str, Any], str, float, float]] = {}  # key -> (obj, class, runtime, created)
+    seq = 0
+    for cq in names:
+        for cls, count, interval, runtime, priority, cpu in BASELINE_CLASSES:
+            pod_sets = _pod_sets(str(cpu))
+            for i in range(max(1, round(count * scale))):
+                created = START + interval * (i + 1)
+                name = f"{cq}-{cls}-{i}"
+                info[name] = (_workload(name, cq, created, priority, pod_sets), cls, runtime, created)
+                heapq.heappush(events, (created, seq, "create", name))
+                seq += 1
+    meter = _Meter()
+    finish_at: dict[str, float] = {}
+    admissions = preemptions = cycles = 0
+    first_admit: dict[str, float] = {}
+    last_admit: dict[str, float] = {}
+    busy_cpu_s = 0.0
+    last_finish = START
+    while events:
+        now = events[0][0]
+        clock.set(max(now, clock.now()))
+        while events and events[0][0] <= now:
+            at, _, kind, key = heapq.heappop(events)
+            if kind == "create":
+                meter.call(s.upsert_workload, info[key][0])
+            elif kind == "finish" and finish_at.get(key) == at:  # not preempted since it was admitted
+                del finish_at[key]
+                obj = info[key][0]
+                finished = {**obj, "status": {**obj["status"], "conditions": [
+                    *obj["status"]["conditions"],
+                    {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "",
+                     "lastTransitionTime": format_time(now)}]}}
+                info[key] = (finished, *info[key][1:])
+                meter.call(s.upsert_workload, finished)
+                last_finish = max(last_finish, now)
+        result = meter.call(s.schedule)
+        cycles += 1
+        for pre in result.preempted:
+            key = pre.name
+            preemptions += 1
+            started = finish_at.pop(key, None)
+            if started is not None:
+                busy_cpu_s -= (started - now) * _cpu_of(info[key][1])  # the unrun part is given back
+            obj = info[key][0]
+            evicted = {**obj, "status": {"conditions": [
+                {"type": "Evicted", "status": "True", "reason": "Preempted", "message": pre.message,
+                 "lastTransitionTime": format_time(now)},
+                {"type": "Requeued", "status": "True", "reason": "Preempted", "message": "",
+                 "lastTransitionTime": format_time(now)}]}}
+            info[key] = (evicted, *info[key][1:])
+            meter.call(s.upsert_workload, evicted)
+        for adm in result.admitted:
+            admissions += 1
+            obj, cls, runtime, created = info[adm.name]
+            admitted = _with_status(obj, adm.admission, now, finished=False)
+            info[adm.name] = (admitted, cls, runtime, created)
+            meter.call(s.upsert_workload, admitted)
+            first_admit.setdefault(adm.name, now)
+            last_admit[adm.name] = now
+            finish_at[adm.name] = now + runtime
+            busy_cpu_s += runtime * _cpu_of(cls)
+            heapq.heappush(events, (now + runtime, seq, "finish", adm.name))
+            seq += 1
+        if not events and any(s.cluster_queue_usage(n).pending_workloads for n in names):
+            if cycles > 10 * len(info) + 1000:
+                break  # a stuck queue would otherwise spin forever; the report shows the shortfall
+            heapq.heappush(events, (clock.now() + 1.0, seq, "tick", ""))  # let timed requeues fire
+            seq += 1
+    makespan = last_finish - START
+    per_class: dict[str, list[float]] = {}
+    for key, (_obj, cls, _rt, created) in info.items():
+        per_class.setdefault(cls, []).append((last_admit[key] - created) if key in last_admit else 0.0)
+    avg = {cls: int(sum(v) * 1000 // len(v)) for cls, v in per_class.items()}
+    capacity = 5 * 6 * 20 * makespan
+    return BaselineResult(len(info), admissions, preemptions, cycles, makespan, avg,
+                          100.0 * busy_cpu_s / capacity if capacity else 0.0, meter.wall, meter.cpu)
+
+
+def _cpu_of(cls: str) -> int:
+    return next(c[5] for c in BASELINE_CLASSES if c[0] == cls)
+
+
+def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, baseline_scale: float = 1.0,
+             out: Callable[[str], None] = print) -> float:
+    """Print the report; return (and print last) decisions/s of the full-size run."""
+    out(f"pykueue bench core: {workloads} workloads of 1 cpu, {cqs} ClusterQueues ({NOMINAL_PER_CQ} cpu each) "
+        f"in {cohorts} cohorts; finished work frees quota every cycle")
+    sizes = sorted({max(1, workloads // 10), max(1, workloads // 5), max(1, workloads // 2), workloads})
+    out(f"{'workloads':>10} {'decisions':>10} {'cycles':>7} {'wall_s':>9} {'cpu_s':>9} {'decisions/s':>12} "
+        f"{'us/decision':>12} {'cpu_us/decision':>16}")
+    results = []
+    for n in sizes:
+        r = run_scale(n, cqs, cohorts)
+        results.append(r)
+        out(f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
+            f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f}")
+    first, last = results[0], results[-1]
+    wall_ratio = last.wall_us / first.wall_us if first.wall_us else 0.0
+    cpu_ratio = last.cpu_us / first.cpu_us if first.cpu_us else 0.0
+    out(f"per-decision cost ratio {last.workloads} vs {first.workloads}: wall {wall_ratio:.3f}, cpu {cpu_ratio:.3f}")
+    b = run_baseline(baseline_scale)
+    out(f"baseline shape (spec 6.3, scale {baseline_scale:g}): 5 cohorts x 6 CQs, {b.workloads} workloads, "
+        f"virtual time")
+    bound = f" (lower bound {BASELINE_LOWER_BOUND_S}; ratio {b.makespan_s / BASELINE_LOWER_BOUND_S:.3f})" \
+        if baseline_scale == 1.0 else ""
+    out(f"  makespan_s: {b.makespan_s:.2f}{bound}")
+    for cls, avg in b.avg_time_to_admission_ms.items():
+        out(f"  class {cls}: avg time to admission {avg} ms")
+    out(f"  cq usage: {b.cq_usage_pct:.1f}%")
+    rate = b.admissions / b.wall_s if b.wall_s > 0 else 0.0
+    out(f"  decisions: {b.admissions} admissions, {b.preemptions} preemptions, {b.cycles} cycles in "
+        f"{b.wall_s:.3f} s wall / {b.cpu_s:.3f} s cpu ({rate:.1f} admissions/s)")
+    out(f"decisions/s: {last.per_second:.1f}")
+    return last.per_second

@@ -1,0 +1,38 @@
+"""``pykueue bench``: benchmarks of pykueue's own parts (typer sub-app ``bench_app``).
+
+Owns the command-line surface of the benchmarks; the measuring lives in ``pykueue.bench``. The
+lead registers ``bench_app`` in ``cli/main.py``; ``python -m pykueue.cli.bench core`` works on its
+own too.
+"""
+
+from __future__ import annotations
+
+import typer
+
+bench_app = typer.Typer(no_args_is_help=True, add_completion=False,
+                        help="Benchmarks: scheduler engine throughput and Kueue's baseline shape.")
+
+
+@bench_app.callback()
+def _group() -> None:
+    """Benchmarks: scheduler engine throughput and Kueue's baseline shape."""
+
+
+@bench_app.command()
+def core(
+    workloads: int = typer.Option(100_000, "--workloads", min=1, help="Pending 1-cpu workloads (largest run)."),
+    cqs: int = typer.Option(1_000, "--cqs", min=1, help="ClusterQueues (4 cpu nominal each)."),
+    cohorts: int = typer.Option(10, "--cohorts", min=1, help="Cohorts the ClusterQueues are spread over."),
+    baseline_scale: float = typer.Option(1.0, "--baseline-scale", min=0.001, max=1.0,
+                                         help="Fraction of the spec 6.3 baseline workload counts to run."),
+) -> None:
+    """Admission decisions per second of the scheduler engine at N/10 .. N pending workloads,
+    the per-decision cost ratio, and Kueue's baseline shape in virtual time. The last line is
+    ``decisions/s: <number>`` for the full-size run."""
+    from pykueue.bench.core import run_core
+
+    run_core(workloads, cqs, cohorts, baseline_scale=baseline_scale, out=typer.echo)
+
+
+if __name__ == "__main__":
+    bench_app()
