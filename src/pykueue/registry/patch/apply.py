@@ -78,10 +78,11 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
     applied_set = to_field_set(config, merge_keys) - STRIPPED
     me = ManagedEntry(manager, "Apply", str(applied.get("apiVersion", "")), now, subresource, applied_set)
     last: FieldSet = frozenset()
+    previous: ManagedEntry | None = None
     others: list[ManagedEntry] = []
     for entry in entries:
         if entry.identity == me.identity:
-            last = entry.fields
+            last, previous = entry.fields, entry
         else:
             others.append(entry)
 
@@ -105,8 +106,12 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
         fields = entry.fields - removed - lost
         if fields:
             kept.append(entry if fields == entry.fields else replace(entry, fields=fields))
-    if applied_set:
-        kept.append(replace(me, fields=applied_set - removed))
+    mine = applied_set - removed
+    if mine:
+        if previous is not None and mine == previous.fields:  # same set: reuse its encoding
+            kept.append(replace(me, fields=previous.fields, source=previous.source))
+        else:
+            kept.append(replace(me, fields=mine))
     if manager == "kubectl":
         _sync_last_applied(merged, applied)
     return with_managed_fields(merged, encode_entries(cap_update_managers(kept, now)))
