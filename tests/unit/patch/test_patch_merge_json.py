@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.errors import BadRequest, Invalid
+from pykueue.api.errors import BadRequest, Invalid, RequestEntityTooLarge
 from pykueue.registry.patch import apply_json_patch, apply_merge_patch
 
 DEPLOY: dict[str, Any] = {
@@ -118,6 +118,11 @@ def test_ops_that_do_not_apply_are_422(ops: list[Any]) -> None:
 def test_malformed_json_patch_is_400(ops: Any) -> None:
     with pytest.raises(BadRequest):
         apply_json_patch(DEPLOY, ops)
+
+
+def test_more_than_ten_thousand_operations_is_too_large() -> None:
+    with pytest.raises(RequestEntityTooLarge, match="maximum operations in a JSON patch is 10000, got 10001"):
+        apply_json_patch(DEPLOY, [{"op": "test", "path": "/spec/replicas", "value": 2}] * 10001)
 
 
 def test_replacing_root_with_non_object_is_rejected() -> None:

@@ -18,9 +18,13 @@ import json_merge_patch
 import jsonpatch
 import jsonpointer
 
+from pykueue.api.errors import RequestEntityTooLarge
 from pykueue.registry.patch._common import JSON, bad_request, deep_copy, unprocessable
 
 __all__ = ["apply_json_patch", "apply_merge_patch"]
+
+MAX_JSON_PATCH_OPERATIONS = 10000
+"""kube-apiserver's limit on operations in one JSON patch."""
 
 _OPS_NEEDING_VALUE = frozenset({"add", "replace", "test"})
 _OPS_NEEDING_FROM = frozenset({"move", "copy"})
@@ -57,6 +61,9 @@ def _validate_ops(ops: JSON) -> None:
     """Reject a patch document of the wrong shape before touching the object (400)."""
     if not isinstance(ops, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise RequestEntityTooLarge(f"The allowed maximum operations in a JSON patch is "
+                                    f"{MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
     for index, op in enumerate(ops):
         if not isinstance(op, dict):
             raise bad_request(f"invalid JSON patch: operation {index} is not an object")
