@@ -32,14 +32,20 @@ CREATE TABLE IF NOT EXISTS objects (
     namespace TEXT    NOT NULL,
     name      TEXT    NOT NULL,
     rv        INTEGER NOT NULL,
-    body      BLOB    NOT NULL,
-    PRIMARY KEY (resource, namespace, name)
-) WITHOUT ROWID;
+    body      BLOB    NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS objects_key ON objects (resource, namespace, name);
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 );
 """
+# A rowid table plus a unique key index, written with an upsert that updates the row in place:
+# measured ~4x faster for updates than INSERT OR REPLACE into a WITHOUT ROWID table (bodies of
+# ~1 KB are too large for WITHOUT ROWID's clustered leaves; REPLACE deletes and re-inserts).
+_UPSERT = ("INSERT INTO objects VALUES (?, ?, ?, ?, ?) ON CONFLICT (resource, namespace, name) "
+           "DO UPDATE SET rv = excluded.rv, body = excluded.body")
+_DELETE = "DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?"
 
 BUSY_TIMEOUT_S = 5.0
 """How long a commit waits for another connection's write lock before failing (we are normally
@@ -99,9 +105,8 @@ class SqliteBackend:
         db = self._db
         db.execute("BEGIN")
         try:
-            db.executemany("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)", upserts)
-            db.executemany("DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?",
-                           deletes)
+            db.executemany(_UPSERT, upserts)
+            db.executemany(_DELETE, deletes)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (rv,))
             db.execute("COMMIT")
         except BaseException:

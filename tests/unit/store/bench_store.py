@@ -8,6 +8,7 @@ Numbers depend on the machine; compare them against each other, not across machi
 from __future__ import annotations
 
 import copy
+import random
 import sys
 import tempfile
 import time
@@ -103,6 +104,17 @@ def main(n: int = 20_000) -> None:
             store.flush()
 
         rate("create, SQLite, group commit of 100", n, group_commit)
+
+        def group_update(attempt: int) -> None:
+            store = grouped[attempt]
+            for i, b in enumerate(shuffled):
+                store.update(res, b, expected_rv=None)
+                if i % 100 == 99:
+                    store.flush()
+            store.flush()
+
+        shuffled = random.Random(1).sample(bodies, len(bodies))
+        rate("update (random order), SQLite, group commit of 100", n, group_update)
         single = [Store(str(Path(tmp) / f"single{a}.db")) for a in range(3)]
         m = n // 4
         rate("create, SQLite, commit per write (auto_flush)", m,
