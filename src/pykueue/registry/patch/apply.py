@@ -14,9 +14,9 @@ Follows Kubernetes' structured-merge-diff model:
 
 An object without managedFields is first attributed to "before-first-apply". When the manager is
 "kubectl" and the object carries a client-side-apply annotation, the annotation is refreshed from
-the configuration. ``null`` values in
-a configuration are ignored. On the main resource ``status`` is not applied;
-on the ``status`` subresource only ``status`` is.
+the configuration. ``null`` values in a configuration are ignored. On the main resource
+``status`` is not applied; on the ``status`` subresource only ``status`` is. Nothing the
+configuration still names is pruned (an emptied map stays).
 
 Invariant: inputs are never mutated; a conflict raises before anything is returned.
 """
