@@ -144,6 +144,8 @@ class ClusterQueue(ResourceNode):
 
     def checks_for(self, flavors: set[str]) -> list[str]:
         """Admission checks that apply to an assignment using ``flavors`` (§1.8)."""
+        if not self.admission_checks:
+            return []
         return sorted({name for name, on in self.admission_checks if not on or flavors.intersection(on)})
 
     # -- workloads ---------------------------------------------------------------------------

@@ -38,10 +38,11 @@ PREEMPTING = "preempting"
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
+BYPASSED = "Bypassed scheduling evaluation because an equivalent workload recently failed"
 
 
 class Entry:
-    __slots__ = ("assignment", "cq", "immediate", "message", "reason", "status", "targets", "wl")
+    __slots__ = ("assignment", "cq", "immediate", "message", "reason", "requeue_reason", "status", "targets", "wl")
 
     def __init__(self, wl: WorkloadInfo, cq: ClusterQueue) -> None:
         self.wl = wl
@@ -52,6 +53,7 @@ class Entry:
         self.reason = ""
         self.message = ""
         self.immediate = False
+        self.requeue_reason = ""
 
     def fail(self, reason: str, message: str, immediate: bool) -> None:
         self.status = FAILED
@@ -203,10 +205,12 @@ class Round:
         if mode == Mode.NO_FIT:
             e.status = FAILED
             e.reason, e.message, e.immediate = assignment.no_fit_reason, assignment.message(), strict
+            e.requeue_reason = "NoFit"
             return
         if mode == Mode.PREEMPT and not e.targets:
             e.status = FAILED
             e.reason, e.message, e.immediate = "WaitingForQuota", assignment.message(), strict
+            e.requeue_reason = "PreemptionNoCandidates"
             if cq.reclaim_within_cohort != ANY:
                 self._add_overlay(cq, self._to_reserve(e, cq))
             return
@@ -336,6 +340,11 @@ class Round:
                 self.changed_trees.add(s.cache.tree_key(e.cq))
             self.pending.append(Pending(e.wl.namespace, e.wl.name, e.reason, e.message,
                                         e.wl.resource_requests()))
+            if (e.requeue_reason and not e.immediate and q is not None and s.config.equivalence_hashing
+                    and e.cq.strategy == BEST_EFFORT_FIFO):
+                for moved in q.bulk_move(e.wl.shape_hash, e.reason):
+                    self.pending.append(Pending(moved.namespace, moved.name, e.reason, BYPASSED,
+                                                moved.resource_requests()))
 
 
 def _classic_key(e: Entry) -> tuple[int, float, str]:

@@ -344,6 +344,12 @@ class Scheduler:
                 continue
             out.append(Pending(wl.namespace, wl.name, reason, message, wl.resource_requests()))
         self.notices.clear()
+        for wl, reason in self.queues.bypassed.values():
+            if self.queues.location.get(wl.key) is not None:
+                out.append(Pending(wl.namespace, wl.name, reason,
+                                   "Bypassed scheduling evaluation because an equivalent workload recently failed",
+                                   wl.resource_requests()))
+        self.queues.bypassed.clear()
         for name, q in self.queues.cqs.items():
             cq = self.cache.cqs.get(name)
             if cq is None:

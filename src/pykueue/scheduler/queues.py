@@ -47,7 +47,8 @@ class LocalQueue:
 class ClusterQueueQueue:
     """The waiting room of one ClusterQueue."""
 
-    __slots__ = ("heap", "inadmissible", "members", "name", "parked", "seq", "sticky", "strategy")
+    __slots__ = ("by_hash", "failed", "heap", "inadmissible", "members", "name", "parked", "seq", "sticky",
+                 "strategy")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -58,6 +59,10 @@ class ClusterQueueQueue:
         self.parked: dict[WorkloadKey, WorkloadInfo] = {}
         self.sticky: WorkloadKey | None = None
         self.seq = 0
+        self.by_hash: dict[int, set[WorkloadKey]] = {}
+        """Heap members by scheduling-equivalence hash (SchedulingEquivalenceHashing)."""
+        self.failed: dict[int, str] = {}
+        """Hashes that recently failed (NoFit / no candidates) → the QuotaReserved reason."""
 
     def __len__(self) -> int:
         return len(self.members) + len(self.inadmissible) + len(self.parked)
@@ -66,14 +71,39 @@ class ClusterQueueQueue:
         self.seq += 1
         entry = ((-wl.priority, wl.timestamp, wl.uid, self.seq, wl.key), wl)
         self.members[wl.key] = entry
+        bucket = self.by_hash.get(wl.shape_hash)
+        if bucket is None:
+            self.by_hash[wl.shape_hash] = {wl.key}
+        else:
+            bucket.add(wl.key)
         heapq.heappush(self.heap, entry)
         if len(self.heap) > 2 * len(self.members) + 64:
             self.heap = [e for e in self.heap if self.members.get(e[0][4]) is e]
             heapq.heapify(self.heap)
 
+    def _unindex(self, wl: WorkloadInfo) -> None:
+        bucket = self.by_hash.get(wl.shape_hash)
+        if bucket is not None:
+            bucket.discard(wl.key)
+            if not bucket:
+                del self.by_hash[wl.shape_hash]
+
+    def bulk_move(self, shape_hash: int, reason: str) -> list[WorkloadInfo]:
+        """An equivalent workload failed: park every heap member of that shape as inadmissible
+        and divert new arrivals of that shape too, until the next inadmissible requeue."""
+        self.failed[shape_hash] = reason
+        moved: list[WorkloadInfo] = []
+        for key in self.by_hash.pop(shape_hash, ()):
+            entry = self.members.pop(key, None)
+            if entry is not None:
+                self.inadmissible[key] = entry[1]
+                moved.append(entry[1])
+        return moved
+
     def discard(self, key: WorkloadKey) -> WorkloadInfo | None:
         entry = self.members.pop(key, None)
         if entry is not None:
+            self._unindex(entry[1])
             return entry[1]
         wl = self.inadmissible.pop(key, None)
         if wl is not None:
@@ -90,12 +120,15 @@ class ClusterQueueQueue:
         """Remove and return the head, or None."""
         sticky = self.sticky
         if sticky is not None and sticky in self.members:
-            return self.members.pop(sticky)[1]
+            wl = self.members.pop(sticky)[1]
+            self._unindex(wl)
+            return wl
         if afs_usage is not None:
             if not self.members:
                 return None
             best = min(self.members.values(), key=lambda e: (afs_usage(e[1]), e[0]))
             del self.members[best[1].key]
+            self._unindex(best[1])
             return best[1]
         heap = self.heap
         members = self.members
@@ -104,6 +137,7 @@ class ClusterQueueQueue:
             key = entry[0][4]
             if members.get(key) is entry:
                 del members[key]
+                self._unindex(entry[1])
                 return entry[1]
         return None
 
@@ -123,6 +157,8 @@ class QueueManager:
         self.location: dict[WorkloadKey, str] = {}
         self.by_lq: dict[tuple[str, str], dict[WorkloadKey, WorkloadInfo]] = {}
         self.timers: list[tuple[float, WorkloadKey]] = []
+        self.bypassed: dict[WorkloadKey, tuple[WorkloadInfo, str]] = {}
+        """New arrivals diverted to inadmissible by a failed equivalent (reported once)."""
 
     # -- routing -----------------------------------------------------------------------------
     def target_cq(self, wl: WorkloadInfo) -> str | None:
@@ -153,6 +189,9 @@ class QueueManager:
             q.parked[wl.key] = wl
             if wl.requeue_at is not None and not wl.requeued_false:
                 heapq.heappush(self.timers, (wl.requeue_at, wl.key))
+        elif immediate and wl.shape_hash in q.failed and q.strategy == BEST_EFFORT_FIFO:
+            q.inadmissible[wl.key] = wl
+            self.bypassed[wl.key] = (wl, q.failed[wl.shape_hash])
         elif immediate:
             q.push(wl)
         else:
@@ -194,7 +233,10 @@ class QueueManager:
         """QueueInadmissibleWorkloads: move inadmissible workloads back to their heaps."""
         for name in cq_names:
             q = self.cqs.get(name)
-            if q is None or not q.inadmissible:
+            if q is None:
+                continue
+            q.failed.clear()
+            if not q.inadmissible:
                 continue
             keep: dict[WorkloadKey, WorkloadInfo] = {}
             for key, wl in q.inadmissible.items():

@@ -65,6 +65,9 @@ class SchedulerConfig:
     """`resources.quotaCheckStrategy: IgnoreUndeclared`."""
     exclude_resource_prefixes: tuple[str, ...] = ()
     """`resources.excludeResourcePrefixes`: requests with these prefixes are ignored."""
+    equivalence_hashing: bool = True
+    """Gate SchedulingEquivalenceHashing (Beta, on): a BestEffortFIFO NoFit parks every queued
+    workload of the same shape until the next inadmissible requeue of the CQ."""
     pods_ready_requeue_by_eviction: bool = True
     """`waitForPodsReady.requeuingStrategy.timestamp: Eviction` (the default)."""
 

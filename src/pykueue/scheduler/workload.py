@@ -80,6 +80,7 @@ class WorkloadInfo:
         "requests_status",
         "requeue_at",
         "requeued_false",
+        "shape_hash",
         "state",
         "timestamp",
         "uid",
@@ -113,6 +114,7 @@ class WorkloadInfo:
         self.quota_reserved_time = 0.0
         self.owner_references: list[dict[str, Any]] = []
         self.requests_status: list[dict[str, Any]] | None = None
+        self.shape_hash = 0
 
     @property
     def lq_key(self) -> tuple[str, str]:
@@ -227,6 +229,9 @@ def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (
             reclaimable=reclaimable.get(name, 0),
         ))
 
+    info.shape_hash = hash((info.priority, tuple(
+        (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable, ps.match_key)
+        for ps in info.podsets)))
     conds = _conditions(status)
 
     def is_true(kind: str) -> bool:
