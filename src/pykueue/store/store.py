@@ -163,6 +163,11 @@ class Store:
         pending so a later flush retries it.
         """
         self._check_open()
+        self._commit()
+        self._publish()
+
+    def _commit(self) -> None:
+        """Write the pending batch in one transaction; on error it stays pending."""
         if self._pending and self._db is not None:
             upserts: list[Row] = []
             deletes: list[tuple[str, str, str]] = []
@@ -173,6 +178,9 @@ class Store:
                     upserts.append((resource, namespace, name, value[0], value[1]))
             self._db.commit(upserts, deletes, self._rv)
         self._pending.clear()
+
+    def _publish(self) -> None:
+        """Everything written so far is durable: show it to watches and subscribers."""
         self._log.mark_durable()
         self._dispatch()
 
@@ -272,18 +280,17 @@ class Store:
 
     def _record(self, type: EventType, resource: str, key: Key, data: bytes, prev: bytes | None) -> None:
         self._log.append((self._rv, type, resource, key, data, prev))
-        if self._db is None:
+        if self._db is not None:
+            pending_key = (resource, key[0], key[1])
+            self._pending[pending_key] = None if type == "DELETED" else (self._rv, data)
             if self._auto_flush:
-                self.flush()
-            return
-        pending_key = (resource, key[0], key[1])
-        self._pending[pending_key] = None if type == "DELETED" else (self._rv, data)
+                try:
+                    self._commit()
+                except BaseException:
+                    self._undo_last(pending_key, prev)
+                    raise
         if self._auto_flush:
-            try:
-                self.flush()
-            except BaseException:
-                self._undo_last(pending_key, prev)
-                raise
+            self._publish()
 
     def _undo_last(self, pending_key: tuple[str, str, str], prev: bytes | None) -> None:
         """Take back the newest write whose own commit failed, so a failed write changes nothing."""
