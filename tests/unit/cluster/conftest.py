@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.unit.client.conftest import open_client
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.clock import Clock, SystemClock
 from pykueue.client import Client
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster import EmbeddedCluster, NodeSpec
@@ -37,11 +37,13 @@ class Env:
 
 
 @contextlib.asynccontextmanager
-async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "local") -> AsyncIterator[Env]:
+async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "local",
+                          clock: Clock | None = None) -> AsyncIterator[Env]:
     """The cluster over ``via``: "local" (LocalClient) or "http" (HttpClient to the real API server)."""
-    registry = Registry(Store(None), clock=SystemClock())
+    clock = clock or SystemClock()
+    registry = Registry(Store(None), clock=clock)
     async with open_client(via, registry) as client:
-        cluster = EmbeddedCluster(client, nodes, SystemClock(), log_root=tmp_path / "nodes")
+        cluster = EmbeddedCluster(client, nodes, clock, log_root=tmp_path / "nodes")
         await cluster.start()
         try:
             yield Env(registry, client, cluster)

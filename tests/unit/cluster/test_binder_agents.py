@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pykueue.api.clock import parse_time
 from pykueue.api.errors import NotFound
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
@@ -203,3 +204,30 @@ async def test_node_heartbeats_through_a_lease(tmp_path: Path) -> None:
 
 async def _async(value: bool) -> bool:
     return value
+
+
+class VirtualClock:
+    """A clock with its own ``sleep``: simulated pods wait on it, never on wall time."""
+
+    def __init__(self) -> None:
+        self.time = 1_900_000_000.0
+
+    def now(self) -> float:
+        return self.time
+
+    async def sleep(self, seconds: float) -> None:
+        self.time += seconds
+
+
+async def test_simulated_durations_run_on_a_clock_that_can_sleep(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    async with running_cluster([small("virtual")], tmp_path, clock=clock) as env:
+        await env.client.create(PODS, make_pod("day-long", annotations={"pykueue.io/simulated-duration": "86400"}))
+
+        async def done() -> JSON | None:
+            p = await env.client.get(PODS, "day-long", "default")
+            return p if p.get("status", {}).get("phase") == "Succeeded" else None
+
+        p = await wait_for(done)
+        terminated = p["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert parse_time(terminated["finishedAt"]) - parse_time(terminated["startedAt"]) >= 86400

@@ -9,6 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from pykueue.api.clock import ManualClock, format_time
 from pykueue.client.res import JOBS
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.jobs import INDEX_KEY, format_indexes, parse_indexes
@@ -174,3 +175,30 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+async def test_active_deadline_is_measured_on_the_injected_clock(tmp_path: Path) -> None:
+    clock = ManualClock(start=2_000_000_000.0)
+    sim = NodeSpec(name="sim", kind="simulated", default_duration=3600)
+    async with running_cluster([sim], tmp_path, clock=clock) as env:
+        job = make_job("bounded", "true")
+        job["spec"]["activeDeadlineSeconds"] = 100
+        await env.client.create(JOBS, job)
+
+        async def active() -> JSON | None:
+            current = await env.job("bounded")
+            return current if (current.get("status") or {}).get("active") == 1 else None
+
+        started = await wait_for(active)
+        assert started["status"]["startTime"] == format_time(clock.now())
+        clock.advance(101)
+        # Any event makes the controller look again; the deadline is judged on the clock, not on sleeping.
+        await env.client.patch(JOBS, "bounded", {"metadata": {"labels": {"poke": "1"}}}, namespace="default")
+        failed = await finished(env, "bounded", "Failed")
+        [cond] = [c for c in failed["status"]["conditions"] if c["type"] == "Failed"]
+        assert cond["reason"] == "DeadlineExceeded"
+        assert await wait_for(lambda: _no_active_pods(env, "bounded"))
+
+
+async def _no_active_pods(env: Env, name: str) -> bool:
+    return all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in await env.pods_of(name))
