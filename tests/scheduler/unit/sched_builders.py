@@ -168,3 +168,32 @@ def apply_admit(sched: Any, wl: dict[str, Any], admit: Any) -> dict[str, Any]:
          "reason": "Admitted", "lastTransitionTime": format_time(sched.clock.now())}]}}
     sched.upsert_workload(out)
     return out
+
+
+def make_scheduler(*objs: dict[str, Any], config: Any = None, now: float = T0 + 1000) -> Any:
+    """A Scheduler fed ``objs`` in order (dispatched by kind), with namespace "ns" present."""
+    from pykueue.scheduler import ManualClock, Scheduler, SchedulerConfig
+
+    s = Scheduler(config or SchedulerConfig(), clock=ManualClock(now))
+    s.upsert_namespace(namespace("ns"))
+    for obj in objs:
+        kind = obj["kind"]
+        if kind == "Namespace":
+            s.upsert_namespace(obj)
+        elif kind == "ResourceFlavor":
+            s.upsert_resource_flavor(obj)
+        elif kind == "Cohort":
+            s.upsert_cohort(obj)
+        elif kind == "ClusterQueue":
+            s.upsert_cluster_queue(obj)
+        elif kind == "LocalQueue":
+            s.upsert_local_queue(obj)
+        elif kind == "Workload":
+            s.upsert_workload(obj)
+        else:  # pragma: no cover - test bug
+            raise ValueError(kind)
+    return s
+
+
+def by_name(items: list[Any]) -> dict[str, Any]:
+    return {item.name: item for item in items}
