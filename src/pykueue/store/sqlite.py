@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import weakref
-from collections.abc import Iterator
 
 from pykueue.store.checkpoint import Checkpointer
+from pykueue.store.filelock import FileLock
 
 __all__ = ["SqliteBackend", "StoreFileError"]
 
@@ -56,7 +56,8 @@ Row = tuple[str, str, str, int, bytes]
 
 
 class StoreFileError(RuntimeError):
-    """The store file cannot be used (not SQLite, newer schema, unreadable): check the path."""
+    """The store file cannot be used (not SQLite, newer schema, unreadable, or in use by another
+    store): check the path, and that no other pykueue process uses the same data directory."""
 
 
 class SqliteBackend:
@@ -68,14 +69,17 @@ class SqliteBackend:
             raise StoreFileError(f"{path}: cannot open the store: {err}") from err
         try:
             self._prepare()
-        except sqlite3.Error as err:
+        except (sqlite3.Error, StoreFileError) as err:
             self._db.close()
+            if isinstance(err, StoreFileError):
+                raise
             raise StoreFileError(f"{path}: cannot open the store: {err}") from err
-        except StoreFileError:
-            self._db.close()
-            raise
         self._checkpointer = Checkpointer(path)
-        weakref.finalize(self, self._checkpointer.stop)  # a store dropped unclosed ends its thread
+        self._loaded_rv = 0
+        self._locks: list[FileLock] = []
+        """The writer's lock, taken at the first commit (a store that only reads never takes it)."""
+        # A store dropped without close() still ends its thread and frees the file.
+        self._finalizer = weakref.finalize(self, _release, self._checkpointer, self._locks)
 
     def _prepare(self) -> None:
         db = self._db
@@ -94,14 +98,20 @@ class SqliteBackend:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else int(row[0])
 
-    def load(self) -> tuple[int, Iterator[Row]]:
-        """The persisted rv counter and every stored object."""
-        rv = self._meta("rv") or 0
-        rows = self._db.execute("SELECT resource, namespace, name, rv, body FROM objects")
-        return rv, iter(rows)
+    def load(self) -> tuple[int, list[Row]]:
+        """The persisted rv counter and every stored object, read in one consistent snapshot."""
+        self._db.execute("BEGIN")
+        try:
+            self._loaded_rv = rv = self._meta("rv") or 0
+            rows = self._db.execute("SELECT resource, namespace, name, rv, body FROM objects").fetchall()
+        finally:
+            self._db.execute("COMMIT")
+        return rv, rows
 
     def commit(self, upserts: list[Row], deletes: list[tuple[str, str, str]], rv: int) -> None:
         """Apply one batch atomically; on any error nothing of it is applied and the error raises."""
+        if not self._locks:
+            self._become_writer()
         db = self._db
         db.execute("BEGIN")
         try:
@@ -117,9 +127,32 @@ class SqliteBackend:
         self._checkpointer.after_commit(4096 + sum(len(row[4]) for row in upserts)
                                         + 512 * (len(upserts) + len(deletes)))
 
+    def _become_writer(self) -> None:
+        """Take the writer's lock, and refuse if another writer changed the file since we loaded it
+        (our in-memory index would be stale: writing would silently undo its work)."""
+        try:
+            lock = FileLock(self._path)
+        except OSError as err:
+            raise StoreFileError(f"{self._path}: cannot write: {err}") from err
+        on_disk = self._meta("rv") or 0
+        if on_disk != self._loaded_rv:
+            lock.release()
+            raise StoreFileError(f"{self._path}: cannot write: another store wrote to the file since this "
+                                 f"one loaded it (resourceVersion {on_disk}, loaded {self._loaded_rv}); "
+                                 "reopen the store")
+        self._locks.append(lock)
+
     def close(self) -> None:
         """Stop the checkpointer and fold the WAL into the database file (a tidy file on disk)."""
         self._checkpointer.stop()
-        with contextlib.suppress(sqlite3.Error):  # a reader elsewhere: the WAL stays, nothing lost
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        if self._locks:  # the writer folds the WAL; a reader leaves it to the writer
+            with contextlib.suppress(sqlite3.Error):  # a reader elsewhere: the WAL stays
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         self._db.close()
+        self._finalizer()
+
+
+def _release(checkpointer: Checkpointer, locks: list[FileLock]) -> None:
+    checkpointer.stop()
+    for lock in locks:
+        lock.release()

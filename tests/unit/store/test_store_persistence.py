@@ -275,3 +275,45 @@ def test_unclosed_store_ends_its_checkpoint_thread_when_dropped(tmp_path: Path,
     del store
     gc.collect()
     assert _checkpoint_threads() == []
+
+
+# --------------------------------------------------------------------------- one writer per file
+
+
+def test_second_writer_on_the_same_file_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.db")
+    first = Store(path)
+    second = Store(path)  # opening (and reading) is fine
+    first.create("pods", pod("a"))
+    with pytest.raises(StoreFileError, match=r"cannot write: in use by another store \(pid \d+\)"):
+        second.create("pods", pod("b"))
+    assert second.list("pods").items == []
+    assert second.resource_version == 0
+    first.close()
+    with pytest.raises(StoreFileError, match="another store wrote to the file since this one loaded it"):
+        second.create("pods", pod("b"))  # its index is stale: writing would undo "a"
+    second.close()
+    with Store(path) as reopened:
+        assert names(reopened.list("pods").items) == ["a"]
+        reopened.create("pods", pod("b"))
+
+
+def test_lock_is_released_on_close_and_by_a_killed_process(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.db")
+    with Store(path) as store:
+        store.create("pods", pod("a"))
+    with Store(path) as store:
+        store.create("pods", pod("b"))
+    with _run_writer(tmp_path, "deterministic") as proc:  # writes, flushes, then dies by SIGKILL
+        proc.wait(timeout=60)
+    with Store(str(tmp_path / "s.db")) as store:
+        store.create("pods", pod("after-kill"))
+
+
+def test_reader_only_store_takes_no_lock(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.db")
+    with Store(path) as writer:
+        writer.create("pods", pod("a"))
+        with Store(path) as reader:
+            assert names(reader.list("pods").items) == ["a"]
+        writer.create("pods", pod("b"))
