@@ -1,11 +1,13 @@
 """Property test: random operation sequences against a plain-dict model of the store.
 
 The model is a dict key -> (rv, labels) plus a counter. After every step the store's state,
-its rvs and its event log must agree with the model; a restart (SQLite) must change nothing.
+its rvs and its event log must agree with the model; a restart (SQLite) must change nothing, and
+a crash must keep exactly what was flushed.
 """
 
 from __future__ import annotations
 
+import gc
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ ops = st.one_of(
     st.tuples(st.just("delete"), keys, st.sampled_from(["none", "right", "stale"])),
     st.tuples(st.just("flush")),
     st.tuples(st.just("restart")),
+    st.tuples(st.just("crash")),
 )
 
 
@@ -40,6 +43,7 @@ class Model:
     rv: int = 0
     events: list[tuple[str, tuple[str, str], int]] = field(default_factory=list)
     durable_rv: int = 0
+    durable_objects: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
 
 
 def _expected(choice: str, current: int) -> str | None:
@@ -118,11 +122,20 @@ def test_store_matches_dict_model(operations: list[tuple[Any, ...]], auto_flush:
                 store.close()  # flushes: nothing acknowledged is lost across a restart
                 store = Store(path, auto_flush=auto_flush)
                 since = model.rv
+            elif op[0] == "crash":  # the process dies: unflushed writes are lost, flushed ones stay
+                del store
+                gc.collect()  # like process exit: the file lock and connection go away
+                store = Store(path, auto_flush=auto_flush)
+                model.objects = dict(model.durable_objects)
+                model.rv = model.durable_rv
+                model.events = [e for e in model.events if e[2] <= model.rv]
+                since = model.rv
             else:
                 _apply(store, model, op)
-            durable = auto_flush or op[0] in ("flush", "restart")
+            durable = auto_flush or op[0] in ("flush", "restart", "crash")
             if durable:
                 model.durable_rv = model.rv
+                model.durable_objects = dict(model.objects)
             _check(store, model, since, durable)
         store.close()
 
