@@ -208,7 +208,7 @@ class Store:
         try:
             while entries := self._log.take_undelivered():
                 if not self._subscribers:
-                    continue
+                    break  # take_undelivered took everything, including what we appended
                 for entry in entries:
                     event = to_event(entry)
                     for callback in tuple(self._subscribers):
