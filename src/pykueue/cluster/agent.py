@@ -24,7 +24,7 @@ from pykueue.api.errors import AlreadyExists, ApiError, NotFound
 from pykueue.client import Client, Informer, key_of, split_key
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster.nodes import NodeSpec
-from pykueue.cluster.podutil import set_condition
+from pykueue.cluster.podutil import Record, no_record, set_condition
 
 __all__ = ["ContainerResult", "NodeAgent", "Running"]
 
@@ -57,8 +57,10 @@ class NodeAgent:
 
     kind = "base"
 
-    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock) -> None:
+    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock, *,
+                 record: Record = no_record) -> None:
         self.client = client
+        self.record = record
         self.spec = spec
         self.pods = pods
         self.clock = clock
@@ -197,6 +199,8 @@ class NodeAgent:
         task.add_done_callback(lambda done: self._run_finished(key, done))
 
     async def _terminate(self, pod: JSON, task: asyncio.Task[None] | None) -> None:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            self.record(pod, "Normal", "Killing", f"Stopping container {container.get('name')}")
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -270,6 +274,8 @@ class NodeAgent:
                      "containerID": f"pykueue://{self.name}/{c['name']}", "ready": True, "started": True,
                      "restartCount": 0, "state": {"running": {"startedAt": started_at}}}
                     for c in (pod.get("spec") or {}).get("containers") or []]
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            self.record(pod, "Normal", "Started", f"Started container {container.get('name')}")
         await self._patch_status(pod, {"phase": "Running", "conditions": conditions, "hostIP": "127.0.0.1",
                                        "hostIPs": [{"ip": "127.0.0.1"}], "podIP": "127.0.0.1",
                                        "podIPs": [{"ip": "127.0.0.1"}], "startTime": started_at,

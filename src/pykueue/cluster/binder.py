@@ -21,7 +21,14 @@ from pykueue.api.errors import Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import PODS
 from pykueue.cluster.fit import fit_reasons, unschedulable_message
-from pykueue.cluster.podutil import condition, node_allocatable, pod_requests, set_condition
+from pykueue.cluster.podutil import (
+    Record,
+    condition,
+    no_record,
+    node_allocatable,
+    pod_requests,
+    set_condition,
+)
 
 __all__ = ["PodBinder"]
 
@@ -43,8 +50,10 @@ def _holds_resources(pod: JSON) -> bool:
 
 
 class PodBinder:
-    def __init__(self, client: Client, pods: Informer, nodes: Informer, clock: Clock) -> None:
+    def __init__(self, client: Client, pods: Informer, nodes: Informer, clock: Clock, *,
+                 record: Record = no_record) -> None:
         self.client = client
+        self.record = record
         self.pods = pods
         self.nodes = nodes
         self.clock = clock
@@ -164,7 +173,7 @@ class PodBinder:
             self._uncharge(key)
             self._assumed.discard(key)
             raise
-        log.debug("bound pod %s to node %s", key, node)
+        self.record(pod, "Normal", "Scheduled", f"Successfully assigned {namespace}/{name} to {node}")
 
     async def _mark_unschedulable(self, pod: JSON, message: str) -> None:
         current = condition(pod, "PodScheduled")
@@ -178,6 +187,7 @@ class PodBinder:
                                     namespace=namespace, subresource="status")
         except NotFound:
             return
+        self.record(pod, "Warning", "FailedScheduling", message)
 
 
 def _allocated_fraction(allocatable: dict[str, int], used: dict[str, int], requests: dict[str, int]) -> float:

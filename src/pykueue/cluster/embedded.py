@@ -6,6 +6,9 @@ controller (when the kind is served), the pod binder and one node agent per :cla
 and serves container logs for ``kubectl logs`` (:meth:`EmbeddedCluster.pod_log`).
 
 Everything goes through the :class:`~pykueue.client.Client`; nothing here touches the store.
+Events (SuccessfulCreate, Scheduled, FailedScheduling, Started, Completed, ...) are written with the
+controllers' :class:`~pykueue.controllers.events.EventRecorder`, one per component name, as
+``kubectl describe`` shows them on a real cluster.
 Invariant: ``stop()`` leaves no task and no child process behind.
 """
 
@@ -28,6 +31,7 @@ from pykueue.cluster.jobsets import JobSetController
 from pykueue.cluster.nodes import NodeSpec
 from pykueue.cluster.process import ProcessNodeAgent
 from pykueue.cluster.simulated import SimulatedNodeAgent
+from pykueue.controllers.events import EventRecorder
 
 __all__ = ["EmbeddedCluster"]
 
@@ -46,21 +50,28 @@ class EmbeddedCluster:
         self.nodes = Informer(client, NODES)
         self.jobs = Informer(client, JOBS)
         self.jobsets: Informer | None = None
-        self.job_controller = JobController(client, self.jobs, self.pods, clock)
-        self.binder = PodBinder(client, self.pods, self.nodes, clock)
+        self._recorders = {name: EventRecorder(client, clock, component=name)
+                           for name in ("job-controller", "jobset-controller", "default-scheduler", "kubelet")}
+        self.job_controller = JobController(client, self.jobs, self.pods, clock,
+                                            record=self._recorders["job-controller"].record)
+        self.binder = PodBinder(client, self.pods, self.nodes, clock,
+                                record=self._recorders["default-scheduler"].record)
         self.jobset_controller: JobSetController | None = None
         self.agents: dict[str, NodeAgent] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._queues: list[WorkQueue[str]] = []
 
     async def start(self) -> None:
+        for recorder in self._recorders.values():
+            recorder.start()
         try:
             await self.client.list(JOBSETS)
         except NotFound:
             log.info("JobSet is not served: the embedded JobSet controller stays off")
         else:
             self.jobsets = Informer(self.client, JOBSETS)
-            self.jobset_controller = JobSetController(self.client, self.jobsets, self.jobs, self.clock)
+            self.jobset_controller = JobSetController(self.client, self.jobsets, self.jobs, self.clock,
+                                                      record=self._recorders["jobset-controller"].record)
         for informer in self._informers():
             await informer.start()
         for spec in self.node_specs:
@@ -73,12 +84,13 @@ class EmbeddedCluster:
             self._run(self.jobset_controller.queue, self.jobset_controller.reconcile, self.workers)
 
     def _agent(self, spec: NodeSpec) -> NodeAgent:
+        record = self._recorders["kubelet"].record
         if spec.kind == "simulated":
-            return SimulatedNodeAgent(self.client, spec, self.pods, self.clock)
+            return SimulatedNodeAgent(self.client, spec, self.pods, self.clock, record=record)
         root = self.log_root / spec.name if self.log_root is not None else None
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
-        return ProcessNodeAgent(self.client, spec, self.pods, self.clock, root=root)
+        return ProcessNodeAgent(self.client, spec, self.pods, self.clock, root=root, record=record)
 
     def _informers(self) -> list[Informer]:
         informers = [self.nodes, self.pods, self.jobs]
@@ -106,6 +118,8 @@ class EmbeddedCluster:
         self.agents.clear()
         for informer in self._informers():
             await informer.stop()
+        for recorder in self._recorders.values():
+            await recorder.stop()
 
     def pod_log(self, namespace: str, name: str, container: str = "") -> str:
         """The container's output, for ``GET pods/<name>/log``; errors read like kubelet's."""

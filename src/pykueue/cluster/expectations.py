@@ -40,6 +40,11 @@ class Expectations:
         if entry is not None:
             entry.adds.discard(name)
 
+    def expects_delete(self, key: str, name: str) -> bool:
+        """True when ``name`` is a deletion this controller made and has not seen yet."""
+        entry = self._pending.get(key)
+        return entry is not None and name in entry.deletes
+
     def observed_delete(self, key: str, name: str) -> None:
         entry = self._pending.get(key)
         if entry is not None:

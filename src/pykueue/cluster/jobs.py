@@ -15,7 +15,8 @@ this controller does the rest as Kubernetes 1.31+ does:
 
 Simplifications (documented): terminated pods are counted from the pods that still exist (a
 finished pod deleted by hand keeps its count, since counts never go down); a running pod deleted by
-hand is replaced, not counted as failed; ``restartPolicy: OnFailure`` behaves like Never.
+someone else counts as failed once (remembered in memory, so not across a restart) and is replaced;
+``restartPolicy: OnFailure`` behaves like Never (the pod fails, a new one is created).
 
 Invariant: never more active pods than wanted, even while the pod informer lags (expectations).
 """
@@ -32,7 +33,15 @@ from pykueue.api.errors import AlreadyExists, NotFound
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster.expectations import Expectations
-from pykueue.cluster.podutil import condition, is_active, is_ready, owner_uid, set_condition
+from pykueue.cluster.podutil import (
+    Record,
+    condition,
+    is_active,
+    is_ready,
+    no_record,
+    owner_uid,
+    set_condition,
+)
 
 __all__ = ["INDEX_KEY", "JobController", "format_indexes", "parse_indexes"]
 
@@ -87,8 +96,12 @@ def _finished(job: JSON) -> bool:
 
 
 class JobController:
-    def __init__(self, client: Client, jobs: Informer, pods: Informer, clock: Clock) -> None:
+    def __init__(self, client: Client, jobs: Informer, pods: Informer, clock: Clock, *,
+                 record: Record = no_record) -> None:
         self.client = client
+        self.record = record
+        self._lost: dict[str, set[str]] = {}
+        """Job key -> uids of its running pods deleted by someone else: they count as failed."""
         self.jobs = jobs
         self.pods = pods
         self.clock = clock
@@ -110,6 +123,8 @@ class JobController:
             if ref.get("controller") and ref.get("kind") == "Job":
                 job_key = f"{meta.get('namespace')}/{ref.get('name')}"
                 if kind == "DELETED":
+                    if is_active(pod) and not self.expectations.expects_delete(job_key, str(meta.get("name"))):
+                        self._lost.setdefault(job_key, set()).add(str(meta.get("uid")))
                     self.expectations.observed_delete(job_key, str(meta.get("name")))
                 else:
                     self.expectations.observed_add(job_key, str(meta.get("name")))
@@ -120,6 +135,7 @@ class JobController:
     async def reconcile(self, key: str) -> float | None:
         job = self.jobs.get_by_key(key)
         if job is None:
+            self._lost.pop(key, None)
             return None
         spec = job.get("spec") or {}
         managed_by = spec.get("managedBy")
@@ -140,6 +156,10 @@ class JobController:
             completed |= {i for p in succeeded_pods if (i := pod_index(p)) is not None}
         succeeded = max(int(status.get("succeeded") or 0), len(succeeded_pods))
         failed = max(int(status.get("failed") or 0), len(failed_pods))
+        lost = self._lost.pop(key, set())
+        if not _finished(job) and not spec.get("suspend"):
+            # A running pod deleted behind our back failed, as with Kubernetes' pod-tracking finalizers.
+            failed += len(lost)
         requeue: float | None = None
         to_delete: list[JSON] = []
         to_create: list[int | None] = []
@@ -174,7 +194,7 @@ class JobController:
                     started = parse_time(str(desired.fields["startTime"]))
                     requeue = max(0.1, started + float(deadline) - self.clock.now())
 
-        deleted = await self._delete_pods(key, to_delete)
+        deleted = await self._delete_pods(key, to_delete, job)
         created = await self._create_pods(key, job, to_create)
         remaining = [p for p in active if p["metadata"]["name"] not in deleted]
         desired.fields["active"] = (len(remaining) + created) or None
@@ -185,8 +205,28 @@ class JobController:
         desired.fields["uncountedTerminatedPods"] = {}
         if indexed:
             desired.fields["completedIndexes"] = format_indexes(completed)
-        await self._write_status(job, status, desired)
+        try:
+            await self._write_status(job, status, desired)
+        except Exception:
+            if lost:
+                self._lost.setdefault(key, set()).update(lost)
+            raise
+        self._record_transitions(job, status, desired)
         return requeue
+
+    def _record_transitions(self, job: JSON, status: JSON, desired: _Status) -> None:
+        before = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+        for cond in desired.fields["conditions"]:
+            kind, value = cond.get("type"), cond.get("status")
+            if before.get(kind) == value:
+                continue
+            if kind == "Complete" and value == "True":
+                self.record(job, "Normal", "Completed", "Job completed")
+            elif kind == "Failed" and value == "True":
+                self.record(job, "Warning", str(cond.get("reason")), str(cond.get("message")))
+            elif kind == "Suspended":
+                self.record(job, "Normal", "Suspended" if value == "True" else "Resumed",
+                            "Job suspended" if value == "True" else "Job resumed")
 
     def _failure(self, spec: JSON, failed: int, start_time: str) -> tuple[str, str] | None:
         backoff_limit = int(spec.get("backoffLimit", 6))
@@ -230,7 +270,7 @@ class JobController:
 
     # -- writes -----------------------------------------------------------------------------------
 
-    async def _delete_pods(self, key: str, pods: list[JSON]) -> set[str]:
+    async def _delete_pods(self, key: str, pods: list[JSON], job: JSON | None = None) -> set[str]:
         names = {str(p["metadata"]["name"]) for p in pods}
         if not names:
             return set()
@@ -241,6 +281,9 @@ class JobController:
                 await self.client.delete(PODS, name, namespace)
             except NotFound:
                 self.expectations.observed_delete(key, name)
+                continue
+            if job is not None:
+                self.record(job, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
         return names
 
     async def _create_pods(self, key: str, job: JSON, indexes: list[int | None]) -> int:
@@ -254,6 +297,7 @@ class JobController:
             try:
                 await self.client.create(PODS, pod, namespace)
                 created += 1
+                self.record(job, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
             except AlreadyExists:
                 self.expectations.observed_add(key, pod["metadata"]["name"])
             except Exception:

@@ -24,7 +24,7 @@ from pykueue.api.errors import AlreadyExists, NotFound
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import JOBS, JOBSETS
 from pykueue.cluster.expectations import Expectations
-from pykueue.cluster.podutil import condition, owner_uid, set_condition
+from pykueue.cluster.podutil import Record, condition, no_record, owner_uid, set_condition
 
 __all__ = ["JobSetController"]
 
@@ -52,8 +52,10 @@ def _true(obj: JSON, kind: str) -> bool:
 
 
 class JobSetController:
-    def __init__(self, client: Client, jobsets: Informer, jobs: Informer, clock: Clock) -> None:
+    def __init__(self, client: Client, jobsets: Informer, jobs: Informer, clock: Clock, *,
+                 record: Record = no_record) -> None:
         self.client = client
+        self.record = record
         self.jobsets = jobsets
         self.jobs = jobs
         self.clock = clock
@@ -147,6 +149,7 @@ class JobSetController:
                     self.expectations.expect(key, adds=[name])
                     try:
                         await self.client.create(JOBS, job, namespace)
+                        self.record(js, "Normal", "SuccessfulCreate", f"Created job: {name}")
                     except AlreadyExists:
                         self.expectations.observed_add(key, name)
                     except Exception:

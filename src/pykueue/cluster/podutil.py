@@ -5,11 +5,13 @@ Owned by ``cluster/``. No I/O; everything here is a function of the objects pass
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pykueue.api.quantity import QuantityError, to_amount
 
 __all__ = [
+    "Record",
     "condition",
     "is_active",
     "is_ready",
@@ -21,6 +23,13 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
+
+Record = Callable[[JSON, str, str, str], None]
+"""``record(object, type, reason, message)``: emit a Kubernetes Event (best effort, never raises)."""
+
+
+def no_record(obj: JSON, etype: str, reason: str, message: str) -> None:
+    """The default :data:`Record`: events off (unit tests of one component)."""
 
 
 def _amounts(resources: dict[str, Any] | None) -> dict[str, int]:

@@ -26,10 +26,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pykueue.api.clock import Clock
 from pykueue.api.errors import BadRequest
 from pykueue.client import Client, Informer, key_of
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
 from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.podutil import Record, no_record
 
 __all__ = ["ProcessNodeAgent", "container_env"]
 
@@ -91,9 +93,9 @@ _SLEEP_SNIPPET = (
 class ProcessNodeAgent(NodeAgent):
     kind = "process"
 
-    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Any, *,
-                 root: Path | None = None) -> None:
-        super().__init__(client, spec, pods, clock)
+    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock, *,
+                 root: Path | None = None, record: Record = no_record) -> None:
+        super().__init__(client, spec, pods, clock, record=record)
         self._own_root = root is None
         self.root = root or Path(tempfile.mkdtemp(prefix=f"pykueue-node-{spec.name}-"))
         self._logs: dict[str, Path] = {}
