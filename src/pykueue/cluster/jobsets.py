@@ -5,9 +5,10 @@ JobSet kind is served. For every ``replicatedJobs[i]`` it keeps ``replicas`` chi
 ``<jobset>-<rjob>-<index>`` (controller-owned, labelled ``jobset.sigs.k8s.io/*``), propagates
 ``spec.suspend`` to them — and on resume the pod-template changes Kueue injected into the JobSet
 (nodeSelector, tolerations, labels, annotations, schedulingGates) — and reports
-``replicatedJobsStatus`` plus the terminal conditions: Completed when every child Job completed,
-Failed when a child failed and ``failurePolicy.maxRestarts`` (default 0) is used up; restarts
-recreate all children.
+``replicatedJobsStatus`` plus the terminal conditions: Completed when ``successPolicy`` is met
+(default: every child Job completed; remaining active children are then deleted), Failed when a
+child failed and ``failurePolicy.maxRestarts`` (default 0) is used up; restarts recreate all
+children.
 
 Invariant: children are created only from the JobSet's own spec; a JobSet never has two children
 with one name (expectations cover the informer's lag).
@@ -39,6 +40,19 @@ RJOB_REPLICAS = PREFIX + "replicatedjob-replicas"
 JOB_INDEX = PREFIX + "job-index"
 RESTART_ATTEMPT = PREFIX + "restart-attempt"
 JOBSET_UID = PREFIX + "jobset-uid"
+
+
+def _succeeded(spec: JSON, jobs: list[JSON]) -> bool:
+    """``successPolicy``: operator All (default) or Any over ``targetReplicatedJobs`` (default: all)."""
+    policy = spec.get("successPolicy") or {}
+    rjobs = list(spec.get("replicatedJobs") or [])
+    targets = set(policy.get("targetReplicatedJobs") or [str(r.get("name")) for r in rjobs])
+    complete = [j for j in jobs if _true(j, "Complete")
+                and (j["metadata"].get("labels") or {}).get(RJOB_NAME) in targets]
+    if policy.get("operator") == "Any":
+        return bool(complete)
+    expected = sum(int(r.get("replicas", 1)) for r in rjobs if str(r.get("name")) in targets)
+    return expected > 0 and len(complete) >= expected
 
 
 def _ready(job: JSON, expected: int) -> bool:
@@ -112,9 +126,8 @@ class JobSetController:
         if "terminalState" not in desired:
             await self._sync_children(key, js, current, int(desired.get("restarts", restarts)))
         desired["replicatedJobsStatus"] = self._replicated_status(spec, current)
-        total = sum(int(rj.get("replicas", 1)) for rj in spec.get("replicatedJobs") or [])
-        if "terminalState" not in desired and total and sum(
-                1 for j in current if _true(j, "Complete")) >= total:
+        if "terminalState" not in desired and _succeeded(spec, current):
+            await self._delete(key, [j for j in current if not _true(j, "Complete") and not _true(j, "Failed")])
             conditions = set_condition(conditions, "Completed", "True", "AllJobsCompleted",
                                        "jobset completed successfully", now)
             desired["terminalState"] = "Completed"

@@ -220,7 +220,7 @@ async def test_events_tell_the_story_like_kubectl_describe(tmp_path: Path) -> No
                       (pod_name, "Scheduled", "default-scheduler"), (pod_name, "Started", "kubelet")}
             return seen if wanted <= seen else None
 
-        seen = await wait_for(reasons)
+        seen = await wait_for(reasons, within=10)
         assert ("storied", "SuccessfulCreate", "job-controller") in seen
 
 

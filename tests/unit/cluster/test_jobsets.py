@@ -100,3 +100,29 @@ async def test_a_failed_child_fails_the_jobset_without_restarts(tmp_path: Path) 
         [cond] = [c for c in js["status"]["conditions"] if c["type"] == "Failed"]
         assert cond["reason"] == "FailedJobs"
         assert not has_condition(js, "Completed")
+
+
+async def test_success_policy_any_on_the_driver_completes_and_stops_the_workers(tmp_path: Path) -> None:
+    nodes = [SIM, NodeSpec(name="slow", kind="simulated", default_duration=3600, labels={"speed": "slow"})]
+    async with running_cluster(nodes, tmp_path) as env:
+        js = make_jobset("driven", replicas=2)
+        js["spec"]["successPolicy"] = {"operator": "Any", "targetReplicatedJobs": ["driver"]}
+        workers = js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]
+        workers["nodeSelector"] = {"speed": "slow"}  # workers would run for an hour
+        await env.client.create(JOBSETS, js)
+        done = await jobset_with(env, "driven", "Completed")
+        assert done["status"]["terminalState"] == "Completed"
+
+        async def workers_gone() -> bool:
+            return [j["metadata"]["name"] for j in await children(env, "driven")] == ["driven-driver-0"]
+
+        await wait_for(workers_gone)
+
+
+async def test_max_restarts_recreates_children_before_failing(tmp_path: Path) -> None:
+    async with running_cluster([SIM], tmp_path) as env:
+        await env.client.create(JOBSETS, make_jobset("retry", exit_code="1", replicas=1, max_restarts=1))
+        js = await jobset_with(env, "retry", "Failed")
+        assert js["status"]["restarts"] == 1
+        jobs = await children(env, "retry")
+        assert {j["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] for j in jobs} == {"1"}
