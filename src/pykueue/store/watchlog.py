@@ -28,8 +28,6 @@ from pykueue.store.types import EventType, WatchEvent
 
 __all__ = ["LogEntry", "WatchLog", "to_event"]
 
-
-
 LogEntry = tuple[int, EventType, str, Key, bytes, "bytes | None"]
 """One change: (rv, type, resource, key, body after, body before or ``None`` for ADDED).
 
@@ -48,7 +46,8 @@ _rv_of = itemgetter(0)
 
 
 class WatchLog:
-    """Entries ``[head, durable)`` are readable by watches; ``[durable, end)`` await a commit."""
+    """Entries ``[head, visible)`` are delivered and readable by watches, ``[visible, durable)``
+    are committed and about to be delivered, ``[durable, end)`` await a commit."""
 
     def __init__(self, window: int, start_rv: int) -> None:
         if window < 1:
