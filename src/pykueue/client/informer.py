@@ -176,9 +176,9 @@ class Informer:
         key = key_of(obj)
         old = self._cache.get(key)
         if kind == "DELETED":
-            if old is not None:
+            if old is not None:  # a DELETED for an object never seen (outside a selection) is no news
                 self._store_delete(key)
-            self._dispatch("DELETED", obj, None)
+                self._dispatch("DELETED", obj, None)
         elif kind in ("ADDED", "MODIFIED"):
             self._store_put(key, obj)
             self._dispatch("MODIFIED" if old is not None else "ADDED", obj, old)

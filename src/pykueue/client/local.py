@@ -130,12 +130,18 @@ class LocalClient:
                     Any, self.registry.watch_events_since(kind, scope, start, version=res.version))
                 backlog = [(e.type, e.object, e.resource_version) for e in since]
             matcher = _Matcher(label_selector, field_selector, knows_all=resource_version in ("", "0"))
+            if matcher.active and resource_version not in ("", "0"):
+                # No await since the backlog was read: this list is the state right after it.
+                present = self.registry.list(kind, scope, version=res.version, label_selector=label_selector or None,
+                                             field_selector=field_selector or None)
+                matcher.seed(present.get("items") or [], exclude={_key(obj) for _, obj, _ in backlog})
             last = start
             for event_type, obj, rv in backlog:
                 out = matcher.filter(event_type, obj)
                 if out is not None:
                     yield out[0], self._typed(kind, res, out[1])
                 last = max(last, rv)
+            matcher.backlog_done()
             deadline = None if timeout_seconds is None else loop.time() + timeout_seconds
             while True:
                 remaining = None if deadline is None else deadline - loop.time()
@@ -164,33 +170,60 @@ class LocalClient:
         return copied
 
 
+def _key(obj: dict[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
 class _Matcher:
-    """Selector filtering for a watch: an object leaving the selection becomes DELETED, one entering ADDED."""
+    """Selector filtering for a watch, with Kubernetes' semantics: an object leaving the selection is
+    reported DELETED, one entering it ADDED.
+
+    The store's events carry only the new object, so the matcher remembers which keys are in the
+    selection. A resumed watch (from a resourceVersion) is seeded from a list taken right after its
+    backlog; for a key whose first event is in the backlog the earlier state is unknown, and a
+    non-matching change is reported DELETED to be safe (a client that never had it ignores it).
+    """
 
     def __init__(self, label_selector: str, field_selector: str, *, knows_all: bool) -> None:
         from pykueue.store.selectors import parse_field_selector, parse_label_selector
 
         self._labels = parse_label_selector(label_selector or None)
         self._fields = parse_field_selector(field_selector or None)
-        self._active = bool(label_selector or field_selector)
+        self.active = bool(label_selector or field_selector)
         self._seen: set[tuple[str, str]] = set()
-        self._knows_all = knows_all
-        """True when the watch began from a full list, so an unseen key is one entering the selection."""
+        self._observed: set[tuple[str, str]] = set()
+        self._uncertain = not knows_all
+
+    def seed(self, matching: list[dict[str, Any]], *, exclude: set[tuple[str, str]]) -> None:
+        for obj in matching:
+            key = _key(obj)
+            if key not in exclude:
+                self._seen.add(key)
+                self._observed.add(key)
+
+    def backlog_done(self) -> None:
+        """From now on every key in the selection is known: an unseen matching key is entering it."""
+        self._uncertain = False
 
     def filter(self, event_type: str, obj: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-        if not self._active:
+        if not self.active:
             return event_type, obj
-        meta = obj.get("metadata") or {}
-        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        key = _key(obj)
+        first = key not in self._observed
+        self._observed.add(key)
         matches = self._labels(obj) and self._fields(obj)
         if event_type == "DELETED":
+            was = key in self._seen
             self._seen.discard(key)
-            return (event_type, obj) if matches else None
+            return (event_type, obj) if was or (first and self._uncertain and matches) else None
         if matches:
-            first = key not in self._seen
+            entering = key not in self._seen
             self._seen.add(key)
-            return ("ADDED" if first and (self._knows_all or event_type == "ADDED") else event_type), obj
-        if key in self._seen:
+            if entering and not (first and self._uncertain):
+                return "ADDED", obj
+            return event_type, obj
+        if key in self._seen or (first and self._uncertain):
             self._seen.discard(key)
             return "DELETED", obj
         return None
