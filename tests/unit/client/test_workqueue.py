@@ -146,3 +146,15 @@ async def test_run_workers_requeues_failures_and_honours_requeue_after() -> None
     assert attempts.count("flaky") == 3
     assert attempts.count("again") == 2
     assert q.num_requeues("flaky") == 0, "success forgets the failure count"
+
+
+async def test_a_cancelled_getter_does_not_strand_a_key() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    first = asyncio.create_task(q.get())
+    second = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.add("k")       # wakes the first getter...
+    first.cancel()   # ...which is cancelled before it runs: the key must reach the second one
+    assert await asyncio.wait_for(second, 1) == "k"
+    with pytest.raises(asyncio.CancelledError):
+        await first
