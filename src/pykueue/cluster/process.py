@@ -6,8 +6,9 @@ working directory, with the container's literal ``env`` values (plus ``fieldRef`
 the host's ``PATH``. Output (stdout + stderr) goes to one log file per container, served by
 ``kubectl logs`` through :meth:`ProcessNodeAgent.pod_log`.
 
-A container without ``command`` cannot run (no image entrypoint to fall back on) — except the
-``sleep`` test image Kueue's samples use, whose entrypoint is emulated. Deleting the pod sends
+A container without ``command`` cannot run (there is no image entrypoint to fall back on), except
+when the image has none either (busybox, alpine, ubuntu, ...: ``args`` are the command line) and
+for the ``sleep`` test image Kueue's samples use, whose entrypoint is emulated. Deleting the pod sends
 SIGTERM to the container's process group, then SIGKILL after the pod's grace period.
 
 Invariant: no process outlives its pod, nor the agent.
@@ -74,12 +75,19 @@ def _argv(container: JSON) -> list[str] | None:
     args = [str(a) for a in container.get("args") or []]
     if command:
         return command + args
-    image = str(container.get("image") or "")
-    if re.search(r"(^|/)sleep(:|$)", image.split("@")[0]):
+    image = str(container.get("image") or "").split("@")[0]
+    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    if args and repository.rsplit("/", 1)[-1] in _NO_ENTRYPOINT:
+        # These images have no ENTRYPOINT: Kubernetes runs their args as the command.
+        return args
+    if re.search(r"(^|/)sleep$", repository):
         # gcr.io/k8s-staging-perf-tests/sleep: the entrypoint sleeps for a Go duration ("30s").
         return [sys.executable, "-c", _SLEEP_SNIPPET, *args]
     return None
 
+
+_NO_ENTRYPOINT = frozenset({"busybox", "alpine", "ubuntu", "debian", "bash", "fedora", "centos", "rockylinux"})
+"""Common images without an ENTRYPOINT, whose ``args`` alone are the command line."""
 
 _SLEEP_SNIPPET = (
     "import re,sys,time\n"

@@ -231,3 +231,31 @@ async def test_simulated_durations_run_on_a_clock_that_can_sleep(tmp_path: Path)
         p = await wait_for(done)
         terminated = p["status"]["containerStatuses"][0]["state"]["terminated"]
         assert parse_time(terminated["finishedAt"]) - parse_time(terminated["startedAt"]) >= 86400
+
+
+async def test_process_node_commands_from_images_and_a_clear_error_without_one(tmp_path: Path) -> None:
+    async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
+        args_only = make_pod("args-only")
+        args_only["spec"]["containers"][0].pop("command")
+        args_only["spec"]["containers"][0]["args"] = ["sh", "-c", "echo from args"]
+        sleeper = make_pod("sleeper")
+        sleeper["spec"]["containers"][0] = {"name": "main", "image": "gcr.io/k8s-staging-perf-tests/sleep:v0.1.0",
+                                            "args": ["100ms"]}
+        opaque = make_pod("opaque")
+        opaque["spec"]["containers"][0] = {"name": "main", "image": "example.com/trainer:v1"}
+        for pod in (args_only, sleeper, opaque):
+            await env.client.create(PODS, pod)
+
+        async def all_done() -> dict[str, JSON] | None:
+            pods = {n: await env.client.get(PODS, n, "default") for n in ("args-only", "sleeper", "opaque")}
+            terminal = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in pods.values())
+            return pods if terminal else None
+
+        pods = await wait_for(all_done)
+        assert pods["args-only"]["status"]["phase"] == "Succeeded"
+        assert env.cluster.pod_log("default", "args-only") == "from args\n"
+        assert pods["sleeper"]["status"]["phase"] == "Succeeded"
+        assert pods["opaque"]["status"]["phase"] == "Failed"
+        terminated = pods["opaque"]["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert terminated["reason"] == "ContainerCannotRun"
+        assert "has no command" in terminated["message"]
