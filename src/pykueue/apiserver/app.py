@@ -21,13 +21,21 @@ from typing import Any
 
 from aiohttp import web
 
+from pykueue.api.clock import format_time
 from pykueue.api.errors import ApiError, NotAcceptable, NotFound, Unauthorized
 from pykueue.registry import Registry
 
 from . import discovery
 from .commit import GroupCommitter
-from .crds import crd_list, find_crd
-from .http import AGGREGATED_V2, accepts_aggregated, error_response, json_response
+from .crds import crd_list, crd_table, find_crd
+from .http import (
+    AGGREGATED_V2,
+    accepts_aggregated,
+    accepts_table,
+    error_response,
+    json_response,
+    table_content_type,
+)
 from .openapi import OpenAPI
 from .resources import PodLogHandler, ResourceHandler, handle_resource
 
@@ -51,6 +59,7 @@ class _State:
         self.remove_listener: Callable[[], None] | None = None
         self.resources = ResourceHandler(registry, self.durable, self.stopping, bookmark_interval)
         self._openapi: OpenAPI | None = None
+        self.started = format_time(registry.clock.now())
 
     async def durable(self) -> None:
         if self.committer is not None:
@@ -163,15 +172,20 @@ async def _openapi_v2(request: web.Request) -> web.StreamResponse:
     accept = request.headers.get("Accept", "")
     if accept and "json" not in accept and "*/*" not in accept:
         raise NotAcceptable("only application/json is served for /openapi/v2")
-    return web.Response(body=_state(request).openapi.v2_document, headers={"Content-Type": "application/json"})
+    openapi = _state(request).openapi
+    document = await asyncio.to_thread(lambda: openapi.v2_document)
+    return web.Response(body=document, headers={"Content-Type": "application/json"})
 
+
+# The documents are built on first use in a worker thread: building them all takes about a second,
+# which must not stall watch streams and writes on the event loop.
 
 async def _openapi_v3_root(request: web.Request) -> web.StreamResponse:
-    return json_response(_state(request).openapi.v3_root())
+    return json_response(await asyncio.to_thread(_state(request).openapi.v3_root))
 
 
 async def _openapi_v3(request: web.Request) -> web.StreamResponse:
-    document = _state(request).openapi.v3_document(request.match_info["tail"])
+    document = await asyncio.to_thread(_state(request).openapi.v3_document, request.match_info["tail"])
     if document is None:
         raise NotFound("the server could not find the requested resource")
     headers = {"Content-Type": "application/json"}
@@ -204,10 +218,14 @@ async def _group_resources(request: web.Request) -> web.StreamResponse:
 def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse:
     if request.method != "GET" or not segments or segments[0] != "customresourcedefinitions" or len(segments) > 2:
         raise NotFound("the server could not find the requested resource")
-    kinds = _state(request).registry.kinds()
-    if len(segments) == 2:
-        return json_response(find_crd(kinds, segments[1]))
-    return json_response(crd_list(kinds))
+    state = _state(request)
+    kinds = state.registry.kinds()
+    body = find_crd(kinds, segments[1], state.started) if len(segments) == 2 else crd_list(kinds, state.started)
+    table_version = accepts_table(request.headers.get("Accept", ""))
+    if table_version:
+        items = [body] if len(segments) == 2 else body["items"]
+        return json_response(crd_table(items, table_version), content_type=table_content_type(table_version))
+    return json_response(body)
 
 
 # ---------------------------------------------------------------------- assembly

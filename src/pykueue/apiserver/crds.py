@@ -7,13 +7,14 @@ provides it (the same CRDs ``pykueue install`` renders), else they are derived f
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
 from pykueue.api.errors import NotFound
 from pykueue.api.kinds import KindInfo
 
-__all__ = ["crd_list", "find_crd"]
+__all__ = ["crd_list", "crd_table", "find_crd"]
 
 JSONDict = dict[str, Any]
 
@@ -65,20 +66,39 @@ def _derived(kind: KindInfo) -> JSONDict:
                                        "message": "the initial names have been accepted"}]}}
 
 
-def _all(kinds: Iterable[KindInfo]) -> list[JSONDict]:
+def _all(kinds: Iterable[KindInfo], created: str) -> list[JSONDict]:
     rendered = _from_api()
-    if rendered is not None:
-        return rendered
-    return [_derived(k) for k in sorted(kinds, key=lambda k: (k.group, k.plural)) if k.is_crd]
+    crds = rendered if rendered is not None else [
+        _derived(k) for k in sorted(kinds, key=lambda k: (k.group, k.plural)) if k.is_crd]
+    out: list[JSONDict] = []
+    for crd in crds:
+        name = (crd.get("metadata") or {}).get("name", "")
+        metadata = {**(crd.get("metadata") or {}), "creationTimestamp": created, "generation": 1,
+                    "resourceVersion": "1", "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"crd/{name}"))}
+        out.append({**crd, "metadata": metadata})
+    return out
 
 
-def crd_list(kinds: Iterable[KindInfo]) -> JSONDict:
+def crd_list(kinds: Iterable[KindInfo], created: str) -> JSONDict:
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitionList",
-            "metadata": {"resourceVersion": "1"}, "items": _all(kinds)}
+            "metadata": {"resourceVersion": "1"}, "items": _all(kinds, created)}
 
 
-def find_crd(kinds: Iterable[KindInfo], name: str) -> JSONDict:
-    for crd in _all(kinds):
+def crd_table(crds: list[JSONDict], table_version: str) -> JSONDict:
+    """``kubectl get crd``: NAME and CREATED AT, as kube-apiserver prints them."""
+    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name of the CRD",
+                "priority": 0},
+               {"name": "Created At", "type": "date", "format": "", "description": "creation time",
+                "priority": 0}]
+    rows = [{"cells": [c["metadata"]["name"], c["metadata"]["creationTimestamp"]],
+             "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                        "metadata": c["metadata"]}} for c in crds]
+    return {"kind": "Table", "apiVersion": f"meta.k8s.io/{table_version}", "metadata": {"resourceVersion": "1"},
+            "columnDefinitions": columns, "rows": rows}
+
+
+def find_crd(kinds: Iterable[KindInfo], name: str, created: str) -> JSONDict:
+    for crd in _all(kinds, created):
         if (crd.get("metadata") or {}).get("name") == name:
             return crd
     raise NotFound.object("customresourcedefinitions", name, "apiextensions.k8s.io")

@@ -24,6 +24,7 @@ __all__ = [
     "json_response",
     "media_types",
     "read_body",
+    "table_content_type",
     "warning_headers",
 ]
 
@@ -64,6 +65,10 @@ def accepts_aggregated(accept: str) -> bool:
                 params.get("g") == "apidiscovery.k8s.io" and params.get("v") == "v2":
             return True
     return False
+
+
+def table_content_type(version: str) -> str:
+    return TABLE_V1 if version == "v1" else TABLE_V1.replace("v=v1", "v=v1beta1")
 
 
 def warning_headers(response: web.StreamResponse, warnings: list[str]) -> None:

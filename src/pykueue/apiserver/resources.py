@@ -21,7 +21,7 @@ from pykueue.api.kinds import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
 
-from .http import TABLE_V1, accepts_table, json_response, read_body
+from .http import accepts_table, json_response, read_body, table_content_type
 from .protobuf import PROTOBUF, decode_protobuf
 from .tables import table
 from .watch import WatchOptions, serve_watch
@@ -165,7 +165,7 @@ class ResourceHandler:
                 body = table(kind, version, [obj], now=self.now(),
                              list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
                              include_object=include_object, table_version=table_version)
-                return json_response(body, content_type=_table_type(table_version), warnings=warnings)
+                return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
             return json_response(obj, warnings=warnings)
         listed = self.registry.list(kind, target.namespace, version=version,
                                     label_selector=query.get("labelSelector") or None,
@@ -174,7 +174,7 @@ class ResourceHandler:
         if table_version:
             body = table(kind, version, listed["items"], now=self.now(), list_meta=listed["metadata"],
                          include_object=include_object, table_version=table_version)
-            return json_response(body, content_type=_table_type(table_version), warnings=warnings)
+            return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
         return json_response(listed, warnings=warnings)
 
     async def _log(self, request: web.Request, target: Target) -> web.StreamResponse:
@@ -279,10 +279,6 @@ async def read_body_optional(request: web.Request) -> bytes:
         return await read_body(request)
     except BadRequest:
         return b""
-
-
-def _table_type(version: str) -> str:
-    return TABLE_V1 if version == "v1" else TABLE_V1.replace("v=v1", "v=v1beta1")
 
 
 async def handle_resource(handler: ResourceHandler, request: web.Request, group: str, version: str,

@@ -130,3 +130,12 @@ async def test_crd_listing(api: Api) -> None:
     assert crd["spec"]["names"]["kind"] == "Workload"
     status, _, _ = await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {})
     assert status == 404
+
+
+async def test_crd_table_for_kubectl_get_crd(api: Api) -> None:
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    _, table, _ = await api.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                    headers={"Accept": accept})
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Created At"]
+    row = next(r for r in table["rows"] if r["cells"][0] == "clusterqueues.kueue.x-k8s.io")
+    assert row["cells"][1] == "2027-01-15T08:00:00Z"
