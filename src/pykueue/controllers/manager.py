@@ -49,6 +49,9 @@ __all__ = ["ControllerManager"]
 log = logging.getLogger(__name__)
 JSONDict = dict[str, Any]
 
+STOP_GRACE = 5.0
+"""Seconds ``stop()`` waits for each background piece before giving up on it (and saying so)."""
+
 _CONFIG_KINDS = (NAMESPACES, RESOURCE_FLAVORS, COHORTS, CLUSTER_QUEUES, LOCAL_QUEUES,
                  WORKLOAD_PRIORITY_CLASSES, PRIORITY_CLASSES)
 
@@ -142,11 +145,16 @@ class ControllerManager:
             reconciler.queue.shutdown()
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_GRACE)
+            for task in stuck:
+                log.warning("task %s did not stop within %ss", task.get_name(), STOP_GRACE)
         self._tasks = []
         await self.scheduling.stop()
-        await self.recorder.stop()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.recorder.stop(), STOP_GRACE)
         for informer in [*self.job_informers.values(), *self.informers.values()]:
-            await informer.stop()
+            try:
+                await asyncio.wait_for(informer.stop(), STOP_GRACE)
+            except TimeoutError:
+                log.warning("informer %s did not stop within %ss", informer.res, STOP_GRACE)

@@ -145,10 +145,8 @@ def prepare_eviction(status: JSONDict, reason: str, message: str, now: float, *,
             evictions[i] = {**entry, "count": int(entry.get("count") or 0) + 1}
             break
     else:
-        entry = {"reason": reason, "count": 1}
-        if underlying_cause:
-            entry["underlyingCause"] = underlying_cause
-        evictions.append(entry)
+        # underlyingCause is a required field of the API ("" when there is none)
+        evictions.append({"reason": reason, "underlyingCause": underlying_cause, "count": 1})
     stats["evictions"] = evictions
     return f"EvictedDueTo{evicted_reason}"
 

@@ -58,7 +58,7 @@ def test_eviction_then_release_requeues_preempted_immediately_and_accumulates_ti
                              preempted_reason="InClusterQueue")
     assert event == "EvictedDueToPreempted"
     assert condition(_wl(status), "Preempted")["reason"] == "InClusterQueue"
-    assert status["schedulingStats"]["evictions"] == [{"reason": "Preempted", "count": 1}]
+    assert status["schedulingStats"]["evictions"] == [{"reason": "Preempted", "underlyingCause": "", "count": 1}]
     release_after_eviction(status, T0 + 20)
     wl = _wl(status)
     assert "admission" not in status

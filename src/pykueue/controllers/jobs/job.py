@@ -141,23 +141,31 @@ class BatchJob:
         await client.update(JOBS, new)
 
     async def stop(self, client: Client, pod_sets: list[JSONDict]) -> bool:
-        new = copy.deepcopy(self.obj)
-        spec = new.setdefault("spec", {})
+        """Suspend, reset ``startTime``, then restore the template — in that order, because a Job's
+        template may change only while it is suspended and not started (as kube-apiserver enforces)."""
+        current = self.obj
+        changed = False
+        if not self.is_suspended():
+            new = copy.deepcopy(current)
+            new.setdefault("spec", {})["suspend"] = True
+            current = await client.update(JOBS, new)
+            changed = True
+        if (current.get("status") or {}).get("startTime"):
+            # Kueue resets startTime so activeDeadlineSeconds counts from the next start
+            with contextlib.suppress(ApiError):
+                current = await client.patch(JOBS, self._meta.get("name", ""), {"status": {"startTime": None}},
+                                             namespace=self.namespace, subresource="status")
         original = next((ps for ps in pod_sets if ps.get("name") == "main"), pod_sets[0] if pod_sets else None)
         if original is not None:
+            new = copy.deepcopy(current)
+            spec = new.setdefault("spec", {})
             spec["template"] = restore_template(spec.get("template") or {}, original.get("template") or {})
             if original.get("minCount") is not None:
                 spec["parallelism"] = int(original.get("count", self._parallelism()))
-        spec["suspend"] = True
-        if new == self.obj:
-            return False
-        await client.update(JOBS, new)
-        if self._status.get("startTime"):
-            # Kueue resets startTime so activeDeadlineSeconds counts from the next start
-            with contextlib.suppress(ApiError):
-                await client.patch(JOBS, self._meta.get("name", ""), {"status": {"startTime": None}},
-                                   namespace=self.namespace, subresource="status")
-        return True
+            if new != current:
+                await client.update(JOBS, new)
+                changed = True
+        return changed
 
 
 def mutate_on_create(obj: JSONDict, config: KueueConfig, caches: Caches) -> JSONDict | None:

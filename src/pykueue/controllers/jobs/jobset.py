@@ -139,13 +139,21 @@ class JobSetJob:
         await client.update(JOBSETS, new)
 
     async def stop(self, client: Client, pod_sets: list[JSONDict]) -> bool:
+        """Suspend first, then restore the templates (templates may change only while suspended)."""
+        current = self.obj
+        changed = False
+        if not self.is_suspended():
+            new = copy.deepcopy(current)
+            new.setdefault("spec", {})["suspend"] = True
+            current = await client.update(JOBSETS, new)
+            changed = True
         by_name = {ps.get("name"): ps.get("template") or {} for ps in pod_sets}
-        new = self._with_templates(lambda n, t: restore_template(t, by_name[n]) if n in by_name else t)
-        new["spec"]["suspend"] = True
-        if new == self.obj:
-            return False
-        await client.update(JOBSETS, new)
-        return True
+        restored = JobSetJob(current)._with_templates(
+            lambda n, t: restore_template(t, by_name[n]) if n in by_name else t)
+        if restored != current:
+            await client.update(JOBSETS, restored)
+            changed = True
+        return changed
 
 
 def mutate_on_create(obj: JSONDict, config: KueueConfig, caches: Caches) -> JSONDict | None:
