@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykueue.api.errors import BadRequest, NotFound
+from pykueue.api.errors import BadRequest, Forbidden, NotFound
 from pykueue.api.kinds import KindInfo
 
 from .admission import clone
@@ -36,6 +36,7 @@ JSONDict = dict[str, Any]
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 _POLICIES = ("Background", "Foreground", "Orphan")
+_IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
 class Deleter:
@@ -194,6 +195,9 @@ class Deleter:
 
     def _terminate_namespace(self, kind: KindInfo, current: JSONDict) -> JSONDict:
         name = current["metadata"]["name"]
+        if name in _IMMORTAL_NAMESPACES:
+            raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                            details={"name": name, "kind": "namespaces"})
         obj = current
         if not current["metadata"].get("deletionTimestamp"):
             obj = clone(current)

@@ -155,3 +155,13 @@ def test_delete_collection_by_label(registry: Registry) -> None:
     assert [o["metadata"]["name"] for o in deleted["items"]] == ["a"]
     assert not _exists(registry, "a")
     assert _exists(registry, "b")
+
+
+def test_system_namespaces_cannot_be_deleted(registry: Registry) -> None:
+    from pykueue.api.errors import Forbidden
+
+    ns = kind(registry, "", "v1", "namespaces")
+    for name in ("default", "kube-system", "kube-public"):
+        with pytest.raises(Forbidden, match="may not be deleted"):
+            registry.delete(ns, "", name, version="v1")
+    assert registry.get(ns, "", "default", version="v1")["status"]["phase"] == "Active"
