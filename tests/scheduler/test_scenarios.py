@@ -31,6 +31,7 @@ Format (parsed by ``pykueue.testing.scenario_format``; unknown keys are errors):
           weightedShare: {ClusterQueue/cq: 250}
       - finish: [ns/a, {clusterQueue: cq, count: 2}]   # Finished=True (oldest holders of cq first)
       - evict: [ns/v, {workload: ns/w, reason: PodsReadyTimeout, requeueAfter: 60}]  # eviction done
+                                            # {preempted: true}: all evictions in progress
       - advance: 30                         # seconds on the injected ManualClock
       - apply: [objects]                    # create or replace
       - delete: [ClusterQueue/cq, LocalQueue/ns/lq, Workload/ns/a]

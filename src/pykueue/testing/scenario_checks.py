@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykueue.api.quantity import to_amount
+from pykueue.testing.scenario_driver import workload_state
 
 if TYPE_CHECKING:
     from pykueue.testing.scenario_driver import ScenarioDriver
@@ -38,7 +39,11 @@ def run_steps(driver: ScenarioDriver, steps: list[dict[str, Any]], path: str) ->
                     driver.finish(item)
         elif "evict" in step:
             for item in step["evict"]:
-                if isinstance(item, dict):
+                if item == {"preempted": True}:
+                    for key in sorted(driver.workloads):
+                        if workload_state(driver.workloads[key]) == "evicting":
+                            driver.evict(key)
+                elif isinstance(item, dict):
                     driver.evict(item["workload"], item.get("reason", "Preempted"), item.get("requeueAfter"))
                 else:
                     driver.evict(item)
@@ -143,8 +148,6 @@ def _nonzero(usage: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
 
 
 def _check_views(driver: ScenarioDriver, want: dict[str, Any], where: str) -> None:
-    from pykueue.testing.scenario_driver import workload_state
-
     for key, state in (want.get("state") or {}).items():
         wl = driver.workloads.get(key)
         got = workload_state(wl) if wl is not None else "absent"

@@ -21,6 +21,7 @@ File format (one YAML document per file)::
         want: { ... see WANT_KEYS ... }
       - finish: [ns/name, {clusterQueue: cq, count: 2}]   # Finished=True (oldest holders first)
       - evict: [ns/name, {workload: ns/name, reason: PodsReadyTimeout, requeueAfter: 60}]
+                                        # {preempted: true}: every eviction in progress
       - advance: 30                     # seconds on the injected clock
       - apply: [ ...objects... ]        # create or replace
       - delete: [Kind/name, Workload/ns/name, LocalQueue/ns/name]
