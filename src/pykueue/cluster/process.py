@@ -123,8 +123,11 @@ class ProcessNodeAgent(NodeAgent):
         directory = self._logs.get(key_of(pod))
         path = directory / f"{container}.log" if directory else None
         if path is None or not path.exists():
-            raise BadRequest(f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to start: '
-                             "ContainerCreating")
+            name = pod["metadata"]["name"]
+            if (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed"):
+                raise BadRequest(f'the log of container "{container}" in pod "{name}" is no longer available '
+                                 "(node agents keep logs only while they run)")
+            raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
         return path.read_text(errors="replace")
 
     async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:

@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pykueue.api.clock import parse_time
-from pykueue.api.errors import NotFound
+from pykueue.api.errors import BadRequest, NotFound
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 
@@ -259,3 +261,26 @@ async def test_process_node_commands_from_images_and_a_clear_error_without_one(t
         terminated = pods["opaque"]["status"]["containerStatuses"][0]["state"]["terminated"]
         assert terminated["reason"] == "ContainerCannotRun"
         assert "has no command" in terminated["message"]
+
+
+async def test_pod_log_errors_read_like_the_kubelets(tmp_path: Path) -> None:
+    async with running_cluster([small("tiny", cpu="1")], tmp_path) as env:
+        pair = make_pod("pair", cpu="100m")
+        pair["spec"]["containers"].append({"name": "side", "image": "busybox", "command": ["true"]})
+        await env.client.create(PODS, pair)
+        await env.client.create(PODS, make_pod("waiting", cpu="8"))
+
+        async def cached() -> bool:
+            return env.cluster.pods.get("pair", "default") is not None and env.cluster.pods.get(
+                "waiting", "default") is not None
+
+        await wait_for(cached)
+        with pytest.raises(NotFound):
+            env.cluster.pod_log("default", "ghost")
+        with pytest.raises(BadRequest, match=r"a container name must be specified for pod pair, choose one of: "
+                                             r"\[main side\]"):
+            env.cluster.pod_log("default", "pair")
+        with pytest.raises(BadRequest, match="container nope is not valid for pod pair"):
+            env.cluster.pod_log("default", "pair", "nope")
+        with pytest.raises(BadRequest, match="is waiting to start: ContainerCreating"):
+            env.cluster.pod_log("default", "waiting")
