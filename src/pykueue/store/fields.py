@@ -150,9 +150,9 @@ def parse_field_selector(text: str | None, allowed: Collection[str] | None = Non
         if split is None:
             raise BadRequest(f"invalid selector: '{text}'; can't understand '{part}'")
         path, op, raw = split
-        if allowed is not None and path not in _KEY_FIELDS and path not in allowed:
-            raise BadRequest(f"field label not supported: {path}")
         if not path:
             raise BadRequest(f"invalid selector: '{text}'; can't understand '{part}'")
+        if allowed is not None and path not in _KEY_FIELDS and path not in allowed:
+            raise BadRequest(f"field label not supported: {path}")
         terms.append(FieldTerm(path, _unescape(raw, text), negated=op == "!="))
     return FieldSelector(tuple(terms))

@@ -149,6 +149,7 @@ def test_field_selector_key_only_fast_path() -> None:
         ("metadata.name", None, "invalid selector: 'metadata.name'; can't understand 'metadata.name'"),
         ("a=b,c", None, "invalid selector: 'a=b,c'; can't understand 'c'"),
         ("=x", None, "can't understand '=x'"),
+        ("=x", (), "can't understand '=x'"),
         ("status.phase=Running", (), "field label not supported: status.phase"),
         ("spec.x=1", ("status.phase",), "field label not supported: spec.x"),
         (r"metadata.name=a\x", None, "invalid escape sequence"),
