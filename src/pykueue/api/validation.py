@@ -50,9 +50,7 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
     version = _version(obj, info)
     schema = info.schema.get(version) if info.schema else None
     if schema:
-        body = {k: v for k, v in obj.items() if k != "metadata"}
-        old_body = {k: v for k, v in old.items() if k != "metadata"} if isinstance(old, dict) else None
-        errors.extend(structural.validate_schema(schema, body, old_body))
+        errors.extend(structural.validate_schema(schema, obj, old if isinstance(old, dict) else None))
     rule = _RULES.get((info.group, info.kind))
     if rule is not None:
         if info.group == "kueue.x-k8s.io" and version != "v1beta2":

@@ -263,3 +263,13 @@ def test_name_or_generate_name_required() -> None:
     assert check(JOB, obj) == []
     obj["metadata"].update(generateName="Sample-", name="Sample-abcde")
     assert any(e.field == "metadata.generateName" for e in check(JOB, obj))
+
+
+def test_core_event_is_valid() -> None:
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "job.17a1", "namespace": "default"},
+             "involvedObject": {"kind": "Job", "name": "job", "namespace": "default"},
+             "reason": "Created", "message": "Created pod", "type": "Normal"}
+    ev = info("Event", "")
+    assert check(ev, event) == []
+    del event["involvedObject"]
+    assert [e.field for e in check(ev, event)] == ["involvedObject"]
