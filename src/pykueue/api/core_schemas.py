@@ -43,6 +43,7 @@ _KINDS: dict[tuple[str, str, str], str] = {
 _QUANTITY_MAPS = frozenset({"requests", "limits", "overhead", "capacity", "allocatable", "hard", "used",
                             "allocatedResources"})
 _QUANTITY_SCALARS = frozenset({"divisor", "sizeLimit", "storage"})
+_INT_OR_STRING = frozenset({"port", "targetPort", "maxUnavailable", "maxSurge"})
 
 _LIST_RE = re.compile(r"^List\[(?P<item>.+)\]$")
 _DICT_RE = re.compile(r"^Dict\[str, (?P<value>.+)\]$")
@@ -87,9 +88,11 @@ def _type_schema(type_name: str, json_name: str, stack: tuple[str, ...]) -> JSON
     if type_name == "bytes":
         return {"type": "string", "format": "byte"}
     if type_name == "object":
-        # In the kinds we serve, untyped fields are IntOrString (ports, maxUnavailable, ...).
-        return {"x-kubernetes-int-or-string": True,
-                "anyOf": [{"type": "integer"}, {"type": "string"}]}
+        # The client types IntOrString and free-form JSON (managedFields' fieldsV1, ...) alike.
+        if json_name in _INT_OR_STRING:
+            return {"x-kubernetes-int-or-string": True,
+                    "anyOf": [{"type": "integer"}, {"type": "string"}]}
+        return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     match = _LIST_RE.match(type_name)
     if match:
         return {"type": "array", "items": _type_schema(match["item"], "", stack)}

@@ -273,3 +273,15 @@ def test_core_event_is_valid() -> None:
     assert check(ev, event) == []
     del event["involvedObject"]
     assert [e.field for e in check(ev, event)] == ["involvedObject"]
+
+
+def test_managed_fields_and_int_or_string_ports() -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "managedFields": [
+        {"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}}]}}
+    assert check(info("Node", ""), node) == []
+    probe = {"httpGet": {"port": "http"}}
+    pod = _pod(containers=[{"name": "c", "image": "i", "livenessProbe": probe}])
+    assert check(POD, pod) == []
+    pod["spec"]["containers"][0]["livenessProbe"] = {"httpGet": {"port": [80]}}
+    assert any(e.field == "spec.containers[0].livenessProbe.httpGet.port" for e in check(POD, pod))
