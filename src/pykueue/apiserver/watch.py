@@ -56,33 +56,72 @@ class WatchOptions:
 
 
 class _Filter:
-    """Selector matching with kube's "moved in/out of the selection" translation."""
+    """Selector matching with kube's "moved in/out of the selection" translation.
 
-    def __init__(self, options: WatchOptions, known: set[tuple[str, str]] | None) -> None:
+    Store events carry only the new object, so the filter remembers which keys are in the
+    selection (``known``). A watch resumed from a resourceVersion is seeded from the current list;
+    keys whose state at that resourceVersion cannot be known (their first event is still to come)
+    are ``uncertain``: a change that leaves them outside the selection is reported DELETED to be
+    safe (a client that never had the object ignores it), as LocalClient does.
+    """
+
+    def __init__(self, options: WatchOptions) -> None:
         self._labels = parse_label_selector(options.label_selector)
         self._fields = parse_field_selector(options.field_selector)
-        self._plain = self._labels.empty and self._fields.empty
-        self._known = known
+        self.plain = self._labels.empty and self._fields.empty
+        self.known: set[tuple[str, str]] = set()
+        self.uncertain: set[tuple[str, str]] = set()
+
+    def matches(self, obj: JSONDict) -> bool:
+        return self._labels(obj) and self._fields(obj)
 
     def translate(self, event_type: str, obj: JSONDict) -> str | None:
-        if self._plain:
+        if self.plain:
             return event_type
-        metadata = obj.get("metadata") or {}
-        key = (metadata.get("namespace") or "", metadata.get("name") or "")
-        matches = self._labels(obj) and self._fields(obj)
-        if self._known is None:  # resumed from a resourceVersion: prior membership unknown
-            return event_type if matches else None
-        was = key in self._known
+        key = _key(obj)
+        matches = self.matches(obj)
+        if key in self.uncertain:
+            self.uncertain.discard(key)
+            if event_type == "DELETED":
+                self.known.discard(key)
+                return "DELETED" if matches else None
+            if matches:
+                self.known.add(key)
+                return event_type
+            self.known.discard(key)
+            return None if event_type == "ADDED" else "DELETED"
+        was = key in self.known
         if event_type == "DELETED":
-            self._known.discard(key)
+            self.known.discard(key)
             return "DELETED" if was else None
         if matches:
-            self._known.add(key)
+            self.known.add(key)
             return "MODIFIED" if was and event_type != "ADDED" else "ADDED"
         if was:
-            self._known.discard(key)
+            self.known.discard(key)
             return "DELETED"
         return None
+
+
+def _key(obj: JSONDict) -> tuple[str, str]:
+    metadata = obj.get("metadata") or {}
+    return metadata.get("namespace") or "", metadata.get("name") or ""
+
+
+def _seed(registry: Registry, options: WatchOptions, namespace: str | None, matcher: _Filter,
+          backlog: list[WatchEvent], start: int) -> None:
+    """Membership for a resumed selector watch: see :class:`_Filter`."""
+    if matcher.plain:
+        return
+    end = max([start, *(e.resource_version for e in backlog)])
+    changed = {_key(e.object) for e in backlog}
+    everything = registry.list(options.kind, namespace, version=options.version)["items"]
+    for obj in everything:
+        key = _key(obj)
+        if key in changed or int(obj["metadata"].get("resourceVersion") or 0) > end:
+            matcher.uncertain.add(key)
+        elif matcher.matches(obj):
+            matcher.known.add(key)
 
 
 def _bookmark(options: WatchOptions, rv: int, *, initial_end: bool = False) -> JSONDict:
@@ -111,22 +150,21 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
             return
         queue.put_nowait(event)
 
-    # Validate selectors before subscribing, so a bad one is a plain 400.
-    parse_label_selector(options.label_selector)
-    parse_field_selector(options.field_selector)
+    # Selectors are parsed before subscribing, so a bad one is a plain 400.
+    _Filter(options)
     unsubscribe = registry.subscribe(on_event)
     try:
         initial: list[JSONDict] = []
         backlog: list[WatchEvent] = []
         gone: Gone | None = None
-        known: set[tuple[str, str]] | None = None
+        matcher = _Filter(options)
         if options.send_initial_events or options.resource_version in ("", "0"):
             listed = registry.list(kind, namespace, version=options.version,
                                    label_selector=options.label_selector,
                                    field_selector=options.field_selector)
             start = int(listed["metadata"]["resourceVersion"])
             initial = listed["items"]
-            known = {((o["metadata"].get("namespace") or ""), o["metadata"]["name"]) for o in initial}
+            matcher.known = {_key(o) for o in initial}
         else:
             try:
                 start = int(options.resource_version)
@@ -134,6 +172,7 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
                 raise BadRequest(f'invalid resource version "{options.resource_version}"') from None
             try:
                 backlog = registry.watch_events_since(kind, namespace, start, version=options.version)
+                _seed(registry, options, namespace, matcher, backlog, start)
             except Gone as err:
                 gone = err
         progress[0] = max(progress[0], start)
@@ -145,7 +184,6 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
         if gone is not None:
             await stream.send({"type": "ERROR", "object": gone.to_status()})
             return response
-        matcher = _Filter(options, known)
         for obj in initial:
             await stream.send_object("ADDED", obj)
         if options.send_initial_events:

@@ -30,6 +30,7 @@ __all__ = [
     "metadata_errors",
     "name_errors",
     "new_uid",
+    "pod_qos_class",
     "spec_changed",
     "split_status",
 ]
@@ -210,6 +211,28 @@ def carry_server_metadata(current: JSONDict, new: JSONDict) -> None:
     new_meta["resourceVersion"] = old_meta.get("resourceVersion")
     if "managedFields" not in new_meta and "managedFields" in old_meta:
         new_meta["managedFields"] = old_meta["managedFields"]
+
+
+def pod_qos_class(pod: JSONDict) -> str:
+    """kube's QOS class: BestEffort (no requests/limits), Guaranteed (limits == requests for cpu and
+    memory in every container), else Burstable."""
+    spec = pod.get("spec") or {}
+    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+    any_set = False
+    guaranteed = True
+    for container in containers:
+        resources = (container or {}).get("resources") or {}
+        requests = resources.get("requests") or {}
+        limits = resources.get("limits") or {}
+        if requests or limits:
+            any_set = True
+        for name in ("cpu", "memory"):
+            limit = limits.get(name)
+            if limit is None or str(requests.get(name, limit)) != str(limit):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def spec_changed(old: JSONDict, new: JSONDict) -> bool:

@@ -270,6 +270,10 @@ class Registry:
             labels["kubernetes.io/metadata.name"] = metadata.get("name") or ""
             obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
             obj["status"] = {"phase": "Active"}
+        elif kind.resource_key == "pods":
+            obj["status"] = {"phase": "Pending", "qosClass": om.pod_qos_class(obj)}
+        elif kind.resource_key == "nodes":
+            return  # a kubelet registers its Node with capacity and conditions
         elif "status" in kind.subresources:
             obj.pop("status", None)
 

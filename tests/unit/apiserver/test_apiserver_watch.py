@@ -154,3 +154,21 @@ async def test_bad_selector_is_400(api: Api) -> None:
     status, error, _ = await api.request("GET", CM_PATH + "?watch=true&labelSelector=a%20in%20(")
     assert status == 400
     assert error["kind"] == "Status"
+
+
+async def test_resumed_selector_watch_reports_leaving_and_entering(api: Api) -> None:
+    _, mover, _ = await api.request("POST", CM_PATH, {"metadata": {"name": "mover", "labels": {"pick": "yes"}}})
+    await api.request("POST", CM_PATH, {"metadata": {"name": "other", "labels": {"pick": "no"}}})
+    rv = mover["metadata"]["resourceVersion"]
+    url = api.url + CM_PATH + f"?watch=true&resourceVersion={rv}&labelSelector=pick%3Dyes"
+    task = asyncio.create_task(_collect(api.session, url, 2))
+    await asyncio.sleep(0.3)
+    await api.request("PATCH", f"{CM_PATH}/other", {"metadata": {"annotations": {"a": "b"}}},
+                      content_type="application/merge-patch+json")  # never matched: not reported
+    await api.request("PATCH", f"{CM_PATH}/mover", {"metadata": {"labels": {"pick": "no"}}},
+                      content_type="application/merge-patch+json")
+    await api.request("PATCH", f"{CM_PATH}/mover", {"metadata": {"labels": {"pick": "yes"}}},
+                      content_type="application/merge-patch+json")
+    events = await task
+    assert [(e["type"], e["object"]["metadata"]["labels"]["pick"]) for e in events] == [
+        ("DELETED", "no"), ("ADDED", "yes")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -214,3 +215,21 @@ def test_uid_exists_before_defaulting_so_derived_defaults_are_stable(registry: R
                                  "application/strategic-merge-patch+json", version="v1")
     assert labelled["metadata"]["labels"] == {"a": "b"}
     assert labelled["spec"] == created["spec"]
+
+
+def test_pods_start_pending_with_qos_class_and_nodes_keep_status(registry: Registry) -> None:
+    pods = kind(registry, "", "v1", "pods")
+
+    def pod(name: str, resources: dict[str, Any]) -> dict[str, Any]:
+        return {"metadata": {"name": name}, "status": {"phase": "Running"},
+                "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}]}}
+
+    best, _ = registry.create(pods, "default", pod("best", {}), version="v1")
+    assert best["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
+    fixed = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+    assert registry.create(pods, "default", pod("g", fixed), version="v1")[0]["status"]["qosClass"] == "Guaranteed"
+    burst = {"requests": {"cpu": "1"}}
+    assert registry.create(pods, "default", pod("b", burst), version="v1")[0]["status"]["qosClass"] == "Burstable"
+    nodes = kind(registry, "", "v1", "nodes")
+    node = {"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "8"}}}
+    assert registry.create(nodes, "", node, version="v1")[0]["status"]["capacity"] == {"cpu": "8"}
