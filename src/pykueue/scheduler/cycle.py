@@ -335,16 +335,20 @@ class Round:
             q = s.queues.cqs.get(e.cq.name)
             if e.status != PREEMPTING and q is not None and q.sticky == e.wl.key:
                 q.sticky = None
-            s.queues.requeue(e.wl, e.immediate)
-            if not e.immediate:
-                self.changed_trees.add(s.cache.tree_key(e.cq))
             self.pending.append(Pending(e.wl.namespace, e.wl.name, e.reason, e.message,
                                         e.wl.resource_requests()))
+            if not e.immediate:
+                self.changed_trees.add(s.cache.tree_key(e.cq))
             if (e.requeue_reason and not e.immediate and q is not None and s.config.equivalence_hashing
-                    and e.cq.strategy == BEST_EFFORT_FIFO):
+                    and e.cq.strategy == BEST_EFFORT_FIFO and e.wl.key in s.queues.location):
+                # park the whole shape, this head included (it already got its own message)
+                q.push(e.wl, quiet=True)
                 for moved in q.bulk_move(e.wl.shape_hash, e.reason):
-                    self.pending.append(Pending(moved.namespace, moved.name, e.reason, BYPASSED,
-                                                moved.resource_requests()))
+                    if moved is not e.wl:
+                        self.pending.append(Pending(moved.namespace, moved.name, e.reason, BYPASSED,
+                                                    moved.resource_requests()))
+            else:
+                s.queues.requeue(e.wl, e.immediate)
 
 
 def _classic_key(e: Entry) -> tuple[int, float, str]:

@@ -46,7 +46,8 @@ class Scheduler:
         self.workloads: dict[WorkloadKey, WorkloadInfo] = {}
         self.expectations: set[WorkloadKey] = set()
         self.notices: dict[WorkloadKey, WorkloadInfo] = {}
-        self._inactive_notified: set[WorkloadKey] = set()
+        self._cq_was_active: dict[str, bool] = {}
+        self._arrived: dict[WorkloadKey, WorkloadInfo] = {}
         self._requeue_all = False
         self._requeue_trees: set[str] = set()
         self.preemptor = Preemptor(self.cache, self.config.fair_sharing, self.expectations, self.clock.now,
@@ -172,9 +173,11 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ workloads
     def upsert_workload(self, obj: Mapping[str, Any]) -> None:
-        wl = parse_workload(obj, self.config.exclude_resource_prefixes, self.config.pods_ready_requeue_by_eviction)
-        key = wl.key
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name", ""))
         old = self.workloads.get(key)
+        wl = parse_workload(obj, self.config.exclude_resource_prefixes, self.config.pods_ready_requeue_by_eviction,
+                            previous=old)
         self.workloads[key] = wl
         self.notices.pop(key, None)
         held = self.cache.reserved.get(key)
@@ -197,23 +200,27 @@ class Scheduler:
         self.queues.remove(key)
         if old is not None:
             self.queues.untrack(old)
-        self._inactive_notified.discard(key)
+        self._arrived.pop(key, None)
 
     def _enqueue(self, wl: WorkloadInfo, old: WorkloadInfo | None) -> None:
         now = self.clock.now()
         queues = self.queues
         where = queues.location.get(wl.key)
-        keep_inadmissible = False
+        keep_inadmissible = quiet = False
         sticky = False
         if old is not None and where is not None:
             q = queues.cqs.get(where)
             if q is not None:
-                keep_inadmissible = wl.key in q.inadmissible and _signature(old) == _signature(wl)
+                unchanged = _signature(old) == _signature(wl)
+                keep_inadmissible = unchanged and wl.key in q.inadmissible
+                quiet = unchanged and q.is_inadmissible(wl.key)
                 sticky = q.sticky == wl.key
         if old is not None:
             queues.untrack(old)
         queues.track(wl)
-        if queues.add(wl, now, immediate=not keep_inadmissible):
+        if queues.add(wl, now, immediate=not keep_inadmissible, quiet=quiet):
+            if old is None or where is None:
+                self._arrived[wl.key] = wl
             if sticky:
                 queues.cqs[queues.location[wl.key]].sticky = wl.key
         else:
@@ -298,7 +305,7 @@ class Scheduler:
         out: list[str] = []
         for name, cq in active.items():
             q = cqs.get(name)
-            if q is None or not q.members:
+            if q is None or not q.active:
                 continue
             if trees is not None and cq.tree_key not in trees:
                 continue
@@ -322,9 +329,11 @@ class Scheduler:
             self.queues.queue_inadmissible(list(self.queues.cqs), ns_ok)
         elif self._requeue_trees:
             names: set[str] = set()
+            trees: set[str] = set()
             for cq_name in self._requeue_trees:
                 cq = self.cache.cqs.get(cq_name)
-                if cq is not None:
+                if cq is not None and cq.tree_key not in trees:
+                    trees.add(cq.tree_key)
                     names.update(c.name for c in self.cache.tree_cqs(cq))
             self.queues.queue_inadmissible(sorted(names), ns_ok)
         self._requeue_all = False
@@ -350,19 +359,25 @@ class Scheduler:
                                    "Bypassed scheduling evaluation because an equivalent workload recently failed",
                                    wl.resource_requests()))
         self.queues.bypassed.clear()
+        # "ClusterQueue X is inactive": once for everything queued when a CQ turns inactive, and
+        # once for each later arrival while it stays inactive (O(changes), never O(pending)).
+        reported: set[WorkloadKey] = set()
         for name, q in self.queues.cqs.items():
             cq = self.cache.cqs.get(name)
             if cq is None:
                 continue
-            if self.cache.is_active(cq):
+            active = self.cache.is_active(cq)
+            if not active and self._cq_was_active.get(name, True):
                 for wl in q.all_pending():
-                    self._inactive_notified.discard(wl.key)
-                continue
-            for wl in q.all_pending():
-                if wl.key not in self._inactive_notified:
-                    self._inactive_notified.add(wl.key)
-                    out.append(Pending(wl.namespace, wl.name, "Suspended", f"ClusterQueue {name} is inactive",
-                                       wl.resource_requests()))
+                    reported.add(wl.key)
+                    out.append(_inactive(wl, name))
+            self._cq_was_active[name] = active
+        for key, wl in self._arrived.items():
+            where = self.queues.location.get(key)
+            cq = self.cache.cqs.get(where) if where is not None else None
+            if cq is not None and key not in reported and not self._cq_was_active.get(cq.name, True):
+                out.append(_inactive(wl, cq.name))
+        self._arrived.clear()
         return out
 
     # ------------------------------------------------------------------------------ AFS
@@ -472,6 +487,10 @@ class Scheduler:
         if node is None:
             return 0
         return weighted_share_status(node)
+
+
+def _inactive(wl: WorkloadInfo, cq_name: str) -> Pending:
+    return Pending(wl.namespace, wl.name, "Suspended", f"ClusterQueue {cq_name} is inactive", wl.resource_requests())
 
 
 def _amount(resource: str, value: Any) -> int:

@@ -44,106 +44,213 @@ class LocalQueue:
         return (self.namespace, self.name)
 
 
-class ClusterQueueQueue:
-    """The waiting room of one ClusterQueue."""
+class _Group:
+    """Queued workloads of one scheduling shape (SchedulingEquivalenceHashing), kept in their own
+    heap so a failed shape is parked and requeued in O(1) instead of member by member."""
 
-    __slots__ = ("by_hash", "failed", "heap", "inadmissible", "members", "name", "parked", "seq", "sticky",
+    __slots__ = ("entry", "heap", "inadmissible", "members", "reason", "reported_reason", "unreported")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[HeapItem, WorkloadInfo]] = []
+        self.members: dict[WorkloadKey, tuple[HeapItem, WorkloadInfo]] = {}
+        self.entry: tuple[HeapItem, int, _Group] | None = None
+        self.inadmissible = False
+        self.reason = ""
+        self.reported_reason = ""
+        """The reason the members' statuses were last told (parked with it)."""
+        self.unreported: dict[WorkloadKey, WorkloadInfo] = {}
+        """Members whose status does not say ``reported_reason`` yet."""
+
+    def top(self) -> tuple[HeapItem, WorkloadInfo] | None:
+        heap, members = self.heap, self.members
+        while heap:
+            entry = heap[0]
+            if members.get(entry[0][4]) is entry:
+                return entry
+            heapq.heappop(heap)
+        return None
+
+
+class ClusterQueueQueue:
+    """The waiting room of one ClusterQueue.
+
+    Active workloads live in per-shape groups; the CQ heap orders the groups by their best
+    member (a k-way merge), which yields exactly the single-heap order. A group parked by an
+    equivalent's failure leaves the CQ heap as a whole; ``inadmissible`` holds workloads parked
+    one by one (namespace mismatch, failed checks, hashing off); ``parked`` waits for backoff.
+    """
+
+    __slots__ = ("active", "groups", "heap", "inadmissible", "index", "name", "parked", "seq", "sticky",
                  "strategy")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.strategy = BEST_EFFORT_FIFO
-        self.heap: list[tuple[HeapItem, WorkloadInfo]] = []
-        self.members: dict[WorkloadKey, tuple[HeapItem, WorkloadInfo]] = {}
+        self.heap: list[tuple[HeapItem, int, _Group]] = []
+        self.groups: dict[int, _Group] = {}
+        self.index: dict[WorkloadKey, _Group] = {}
+        self.active = 0
+        """Members of groups that are not parked (what a head can be popped from)."""
         self.inadmissible: dict[WorkloadKey, WorkloadInfo] = {}
         self.parked: dict[WorkloadKey, WorkloadInfo] = {}
         self.sticky: WorkloadKey | None = None
         self.seq = 0
-        self.by_hash: dict[int, set[WorkloadKey]] = {}
-        """Heap members by scheduling-equivalence hash (SchedulingEquivalenceHashing)."""
-        self.failed: dict[int, str] = {}
-        """Hashes that recently failed (NoFit / no candidates) → the QuotaReserved reason."""
 
     def __len__(self) -> int:
-        return len(self.members) + len(self.inadmissible) + len(self.parked)
+        return len(self.index) + len(self.inadmissible) + len(self.parked)
 
-    def push(self, wl: WorkloadInfo) -> None:
+    # -- group bookkeeping -----------------------------------------------------------------------
+    def _repush(self, group: _Group) -> None:
+        """(Re)place the group in the CQ heap under its current best member."""
+        top = group.top()
+        if top is None or group.inadmissible:
+            group.entry = None
+            return
+        entry = group.entry
+        if entry is not None and entry[0] == top[0]:
+            return
         self.seq += 1
-        entry = ((-wl.priority, wl.timestamp, wl.uid, self.seq, wl.key), wl)
-        self.members[wl.key] = entry
-        bucket = self.by_hash.get(wl.shape_hash)
-        if bucket is None:
-            self.by_hash[wl.shape_hash] = {wl.key}
-        else:
-            bucket.add(wl.key)
-        heapq.heappush(self.heap, entry)
-        if len(self.heap) > 2 * len(self.members) + 64:
-            self.heap = [e for e in self.heap if self.members.get(e[0][4]) is e]
+        group.entry = (top[0], self.seq, group)
+        heapq.heappush(self.heap, group.entry)
+        if len(self.heap) > 2 * len(self.groups) + 64:
+            self.heap = [e for e in self.heap if e[2].entry is e]
             heapq.heapify(self.heap)
 
-    def _unindex(self, wl: WorkloadInfo) -> None:
-        bucket = self.by_hash.get(wl.shape_hash)
-        if bucket is not None:
-            bucket.discard(wl.key)
-            if not bucket:
-                del self.by_hash[wl.shape_hash]
+    def push(self, wl: WorkloadInfo, quiet: bool = False) -> bool:
+        """Queue ``wl``; returns False if it joined a parked (failed) group instead. ``quiet``:
+        its status already says why (a status write of an unchanged parked workload)."""
+        self.seq += 1
+        item = ((-wl.priority, wl.timestamp, wl.uid, self.seq, wl.key), wl)
+        group = self.groups.get(wl.shape_hash)
+        if group is None:
+            group = self.groups[wl.shape_hash] = _Group()
+        group.members[wl.key] = item
+        heapq.heappush(group.heap, item)
+        self.index[wl.key] = group
+        if not quiet:
+            group.unreported[wl.key] = wl
+        if group.inadmissible:
+            return False
+        self.active += 1
+        entry = group.entry
+        if entry is None or item[0] < entry[0]:
+            self._repush(group)
+        return True
+
+    def _take(self, group: _Group, key: WorkloadKey) -> WorkloadInfo | None:
+        item = group.members.pop(key, None)
+        if item is None:
+            return None
+        del self.index[key]
+        group.unreported.pop(key, None)
+        if not group.inadmissible:
+            self.active -= 1
+        if not group.members:
+            group.entry = None
+            if not group.inadmissible:  # a parked shape stays known: new arrivals are parked too
+                self.groups.pop(item[1].shape_hash, None)
+        elif not group.inadmissible and group.entry is not None and group.entry[0] == item[0]:
+            self._repush(group)
+        return item[1]
 
     def bulk_move(self, shape_hash: int, reason: str) -> list[WorkloadInfo]:
-        """An equivalent workload failed: park every heap member of that shape as inadmissible
-        and divert new arrivals of that shape too, until the next inadmissible requeue."""
-        self.failed[shape_hash] = reason
-        moved: list[WorkloadInfo] = []
-        for key in self.by_hash.pop(shape_hash, ()):
-            entry = self.members.pop(key, None)
-            if entry is not None:
-                self.inadmissible[key] = entry[1]
-                moved.append(entry[1])
-        return moved
+        """An equivalent workload failed: park its whole shape until the next inadmissible
+        requeue. Returns the members whose status has not said so yet."""
+        group = self.groups.get(shape_hash)
+        if group is None:
+            group = self.groups[shape_hash] = _Group()
+        if not group.inadmissible:
+            group.inadmissible = True
+            self.active -= len(group.members)
+            group.entry = None
+        group.reason = reason
+        if reason != group.reported_reason:
+            group.reported_reason = reason
+            out = [item[1] for item in group.members.values()]
+        else:
+            out = list(group.unreported.values())
+        group.unreported.clear()
+        return out
 
+    def is_inadmissible(self, key: WorkloadKey) -> bool:
+        group = self.index.get(key)
+        return key in self.inadmissible or (group is not None and group.inadmissible)
+
+    def failed_reason(self, key: WorkloadKey) -> str | None:
+        group = self.index.get(key)
+        return group.reason if group is not None and group.inadmissible else None
+
+    # -- queue operations --------------------------------------------------------------------------
     def discard(self, key: WorkloadKey) -> WorkloadInfo | None:
-        entry = self.members.pop(key, None)
-        if entry is not None:
-            self._unindex(entry[1])
-            return entry[1]
+        group = self.index.get(key)
+        if group is not None:
+            return self._take(group, key)
         wl = self.inadmissible.pop(key, None)
         if wl is not None:
             return wl
         return self.parked.pop(key, None)
 
     def contains(self, key: WorkloadKey) -> bool:
-        return key in self.members or key in self.inadmissible or key in self.parked
+        return key in self.index or key in self.inadmissible or key in self.parked
 
     def has_active(self) -> bool:
-        return bool(self.members)
+        return self.active > 0
 
     def pop(self, afs_usage: Callable[[WorkloadInfo], float] | None = None) -> WorkloadInfo | None:
         """Remove and return the head, or None."""
         sticky = self.sticky
-        if sticky is not None and sticky in self.members:
-            wl = self.members.pop(sticky)[1]
-            self._unindex(wl)
-            return wl
+        if sticky is not None:
+            group = self.index.get(sticky)
+            if group is not None and not group.inadmissible:
+                return self._take(group, sticky)
         if afs_usage is not None:
-            if not self.members:
-                return None
-            best = min(self.members.values(), key=lambda e: (afs_usage(e[1]), e[0]))
-            del self.members[best[1].key]
-            self._unindex(best[1])
-            return best[1]
+            best: tuple[tuple[float, HeapItem], _Group, WorkloadKey] | None = None
+            for group in self.groups.values():
+                if group.inadmissible:
+                    continue
+                for key, item in group.members.items():
+                    rank = (afs_usage(item[1]), item[0])
+                    if best is None or rank < best[0]:
+                        best = (rank, group, key)
+            return self._take(best[1], best[2]) if best is not None else None
         heap = self.heap
-        members = self.members
         while heap:
             entry = heapq.heappop(heap)
-            key = entry[0][4]
-            if members.get(key) is entry:
-                del members[key]
-                self._unindex(entry[1])
-                return entry[1]
+            group = entry[2]
+            if group.entry is not entry:
+                continue
+            group.entry = None
+            top = group.top()
+            if top is None:
+                continue
+            wl = self._take(group, top[0][4])
+            if group.members:
+                self._repush(group)
+            return wl
         return None
 
+    def requeue_groups(self) -> None:
+        """Inadmissible requeue: every parked shape becomes eligible again."""
+        for shape, group in list(self.groups.items()):
+            if group.inadmissible:
+                group.inadmissible = False
+                group.reason = ""
+                if not group.members:
+                    del self.groups[shape]
+                    continue
+                self.active += len(group.members)
+                self._repush(group)
+
+    def active_members(self) -> Iterable[WorkloadInfo]:
+        for group in self.groups.values():
+            if not group.inadmissible:
+                for _, wl in group.members.values():
+                    yield wl
+
     def all_pending(self) -> Iterable[WorkloadInfo]:
-        for _, wl in self.members.values():
-            yield wl
+        for group in self.groups.values():
+            for _, wl in group.members.values():
+                yield wl
         yield from self.inadmissible.values()
         yield from self.parked.values()
 
@@ -178,7 +285,7 @@ class QueueManager:
             if not bucket:
                 del self.by_lq[wl.lq_key]
 
-    def add(self, wl: WorkloadInfo, now: float, immediate: bool = True) -> bool:
+    def add(self, wl: WorkloadInfo, now: float, immediate: bool = True, quiet: bool = False) -> bool:
         """Queue a pending workload in its CQ (heap, inadmissible or parked). False if no CQ."""
         self.remove(wl.key)
         cq_name = self.target_cq(wl)
@@ -189,11 +296,11 @@ class QueueManager:
             q.parked[wl.key] = wl
             if wl.requeue_at is not None and not wl.requeued_false:
                 heapq.heappush(self.timers, (wl.requeue_at, wl.key))
-        elif immediate and wl.shape_hash in q.failed and q.strategy == BEST_EFFORT_FIFO:
-            q.inadmissible[wl.key] = wl
-            self.bypassed[wl.key] = (wl, q.failed[wl.shape_hash])
         elif immediate:
-            q.push(wl)
+            if not q.push(wl, quiet) and not quiet:
+                reason = q.failed_reason(wl.key)
+                if reason:
+                    self.bypassed[wl.key] = (wl, reason)
         else:
             q.inadmissible[wl.key] = wl
         self.location[wl.key] = cq_name
@@ -235,7 +342,7 @@ class QueueManager:
             q = self.cqs.get(name)
             if q is None:
                 continue
-            q.failed.clear()
+            q.requeue_groups()
             if not q.inadmissible:
                 continue
             keep: dict[WorkloadKey, WorkloadInfo] = {}

@@ -151,13 +151,25 @@ def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return {c.get("type", ""): c for c in status.get("conditions") or ()}
 
 
+_TIMES: dict[str, float] = {}
+
+
 def _time(value: Any, default: float) -> float:
+    """parse_time, memoised: many objects share their timestamps (second precision)."""
     if not value:
         return default
+    text = str(value)
+    found = _TIMES.get(text)
+    if found is not None:
+        return found
     try:
-        return parse_time(str(value))
+        found = parse_time(text)
     except ValueError:
         return default
+    if len(_TIMES) > 100_000:
+        _TIMES.clear()
+    _TIMES[text] = found
+    return found
 
 
 def _affinity_terms(spec: Mapping[str, Any]) -> list[list[dict[str, Any]]] | None:
@@ -188,8 +200,12 @@ def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> d
 
 
 def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (),
-                   requeue_by_eviction: bool = True) -> WorkloadInfo:
-    """Build the record; raises QuantityError/ValueError/TypeError on malformed input."""
+                   requeue_by_eviction: bool = True, previous: WorkloadInfo | None = None) -> WorkloadInfo:
+    """Build the record; raises QuantityError/ValueError/TypeError on malformed input.
+
+    ``previous`` (the record of the last upsert) lets a status-only update reuse the parsed pod
+    sets: most upserts are status writes and the spec is by far the costliest part to parse.
+    """
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
@@ -215,6 +231,18 @@ def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (
     info.preemption_gated = any(g.get("name") not in opened for g in spec.get("preemptionGates") or ())
 
     reclaimable = {r.get("name", "main"): int(r.get("count") or 0) for r in status.get("reclaimablePods") or ()}
+    if previous is not None and _same_shape(previous, spec, annotations, reclaimable):
+        info.podsets = previous.podsets
+        info.shape_hash = previous.shape_hash
+        info.requests_status = previous.requests_status
+    else:
+        _parse_podsets(info, spec, reclaimable, exclude_prefixes)
+    _parse_status(info, status, reclaimable, requeue_by_eviction)
+    return info
+
+
+def _parse_podsets(info: WorkloadInfo, spec: Mapping[str, Any], reclaimable: dict[str, int],
+                   exclude_prefixes: tuple[str, ...]) -> None:
     for ps in spec.get("podSets") or ():
         template_spec = (ps.get("template") or {}).get("spec") or {}
         name = ps.get("name") or "main"
@@ -228,10 +256,22 @@ def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (
             affinity_terms=_affinity_terms(template_spec),
             reclaimable=reclaimable.get(name, 0),
         ))
-
     info.shape_hash = hash((info.priority, tuple(
         (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable, ps.match_key)
         for ps in info.podsets)))
+
+
+def _same_shape(previous: WorkloadInfo, spec: Mapping[str, Any], annotations: Mapping[str, Any],
+                reclaimable: dict[str, int]) -> bool:
+    old_meta = previous.obj.get("metadata") or {}
+    old_spec = previous.obj.get("spec") or {}
+    return ((old_spec is spec or old_spec == spec) and (old_meta.get("annotations") or {}) == annotations
+            and len(reclaimable) <= len(previous.podsets)
+            and all(ps.reclaimable == reclaimable.get(ps.name, 0) for ps in previous.podsets))
+
+
+def _parse_status(info: WorkloadInfo, status: Mapping[str, Any], reclaimable: dict[str, int],
+                  requeue_by_eviction: bool) -> None:
     conds = _conditions(status)
 
     def is_true(kind: str) -> bool:
@@ -263,4 +303,3 @@ def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (
                                          info.creation)
     else:
         info.state = PENDING
-    return info
