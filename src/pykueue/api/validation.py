@@ -50,7 +50,12 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
     version = _version(obj, info)
     schema = info.schema.get(version) if info.schema else None
     if schema:
-        errors.extend(structural.validate_schema(schema, obj, old if isinstance(old, dict) else None))
+        # metadata is the registry's (objectmeta) and names.validate_metadata's: the schema checks the rest.
+        top = {**schema, "required": [r for r in schema.get("required") or () if r != "metadata"],
+               "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}}
+        body = {k: v for k, v in obj.items() if k != "metadata"}
+        old_body = {k: v for k, v in old.items() if k != "metadata"} if isinstance(old, dict) else None
+        errors.extend(structural.validate_schema(top, body, old_body))
     rule = _RULES.get((info.group, info.kind))
     if rule is not None:
         if info.group == "kueue.x-k8s.io" and version != "v1beta2":

@@ -280,6 +280,7 @@ def test_managed_fields_and_int_or_string_ports() -> None:
         {"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1",
          "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}}]}}
     assert check(info("Node", ""), node) == []
+    assert unknown_fields(info("Node", ""), "v1", node) == []  # fieldsV1 is free-form JSON
     probe = {"httpGet": {"port": "http"}}
     pod = _pod(containers=[{"name": "c", "image": "i", "livenessProbe": probe}])
     assert check(POD, pod) == []
