@@ -27,7 +27,10 @@ from pykueue.client.res import Res
 from pykueue.registry.registry import Registry
 from pykueue.store.types import WatchEvent as StoreEvent
 
-__all__ = ["LocalClient"]
+__all__ = ["BOOKMARK_INTERVAL", "LocalClient"]
+
+BOOKMARK_INTERVAL = 1.0
+"""Seconds between BOOKMARKs on a selective watch that only sees changes it filters out."""
 
 
 def _copy(obj: Any) -> Any:
@@ -143,6 +146,7 @@ class LocalClient:
                 last = max(last, rv)
             matcher.backlog_done()
             deadline = None if timeout_seconds is None else loop.time() + timeout_seconds
+            bookmarked = loop.time()
             while True:
                 remaining = None if deadline is None else deadline - loop.time()
                 if remaining is not None and remaining <= 0:
@@ -150,6 +154,8 @@ class LocalClient:
                 try:
                     event = await asyncio.wait_for(pending.get(), remaining)
                 except TimeoutError:
+                    if allow_bookmarks:
+                        yield "BOOKMARK", self._bookmark(kind, res, last)
                     return
                 if event.resource_version <= last:
                     continue  # already delivered from the backlog
@@ -158,9 +164,17 @@ class LocalClient:
                 out = matcher.filter(event.type, event.object)
                 if out is not None:
                     yield out[0], self._typed(kind, res, out[1])
+                elif allow_bookmarks and loop.time() - bookmarked >= BOOKMARK_INTERVAL:
+                    # Filtered-out changes still move a selective watcher's resume point forward.
+                    bookmarked = loop.time()
+                    yield "BOOKMARK", self._bookmark(kind, res, last)
         finally:
             unsubscribe()
 
+
+    @staticmethod
+    def _bookmark(kind: KindInfo, res: Res, rv: int) -> dict[str, Any]:
+        return {"kind": kind.kind, "apiVersion": res.api_version, "metadata": {"resourceVersion": str(rv)}}
 
     @staticmethod
     def _typed(kind: KindInfo, res: Res, obj: dict[str, Any]) -> dict[str, Any]:
@@ -223,7 +237,7 @@ class _Matcher:
             if entering and not (first and self._uncertain):
                 return "ADDED", obj
             return event_type, obj
-        if key in self._seen or (first and self._uncertain):
+        if key in self._seen or (first and self._uncertain and event_type == "MODIFIED"):
             self._seen.discard(key)
             return "DELETED", obj
         return None

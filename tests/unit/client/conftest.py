@@ -24,23 +24,23 @@ def make_registry(*, compaction_window: int = 100_000) -> Registry:
     return Registry(Store(None, compaction_window=compaction_window), clock=SystemClock())
 
 
-async def start_server(registry: Registry) -> tuple[Any, str, str]:
+async def start_server(registry: Registry, **options: Any) -> tuple[Any, str, str]:
     try:
         from pykueue.apiserver import serve  # type: ignore[attr-defined]
     except ImportError:
         pytest.skip("pykueue.apiserver.serve is not available yet")
     token = secrets.token_urlsafe(16)
-    server = await serve(registry, "127.0.0.1", 0, token=token)
+    server = await serve(registry, "127.0.0.1", 0, token=token, **options)
     return server, f"http://127.0.0.1:{server.port}", token
 
 
 @contextlib.asynccontextmanager
-async def open_client(kind: str, registry: Registry) -> AsyncIterator[Client]:
+async def open_client(kind: str, registry: Registry, **server_options: Any) -> AsyncIterator[Client]:
     """``kind`` "local" or "http" (the real API server on a free port)."""
     if kind == "local":
         yield LocalClient(registry)
         return
-    server, url, token = await start_server(registry)
+    server, url, token = await start_server(registry, **server_options)
     http = HttpClient(url, token=token)
     try:
         yield http

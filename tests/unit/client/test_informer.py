@@ -179,12 +179,7 @@ async def test_http_informer_survives_an_api_server_restart() -> None:
 
 
 async def test_label_informer_drops_objects_that_leave_the_selection(
-        client: Client, request: pytest.FixtureRequest) -> None:
-    from pykueue.client import HttpClient
-
-    if isinstance(client, HttpClient):
-        request.applymarker(pytest.mark.xfail(reason="apiserver/: watches with a label selector do not yet "
-                                                     "report objects leaving the selection", strict=False))
+        client: Client) -> None:
     await client.create(CONFIGMAPS, cm("leaver", labels={"app": "x"}))
     informer = Informer(client, CONFIGMAPS, namespace="default", label_selector="app=x")
     events: list[str] = []
