@@ -204,8 +204,6 @@ async def _no_active_pods(env: Env, name: str) -> bool:
     return all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in await env.pods_of(name))
 
 
-@pytest.mark.xfail(reason="api/: every core/v1 Event is rejected today ('metadata: Required value'); "
-                   "passes once Event validation is fixed", strict=False)
 async def test_events_tell_the_story_like_kubectl_describe(tmp_path: Path) -> None:
     async with running_cluster([PROCESS], tmp_path) as env:
         await env.client.create(JOBS, make_job("storied", "true"))
@@ -220,7 +218,7 @@ async def test_events_tell_the_story_like_kubectl_describe(tmp_path: Path) -> No
                       (pod_name, "Scheduled", "default-scheduler"), (pod_name, "Started", "kubelet")}
             return seen if wanted <= seen else None
 
-        seen = await wait_for(reasons, within=10)
+        seen = await wait_for(reasons)
         assert ("storied", "SuccessfulCreate", "job-controller") in seen
 
 
