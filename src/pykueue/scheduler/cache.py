@@ -166,6 +166,16 @@ class Cache:
         else:
             cq.add_workload(wl)
 
+    def replace_reserved(self, held: WorkloadInfo, wl: WorkloadInfo) -> None:
+        """Swap the record of a reservation whose CQ and usage did not change (no usage moves)."""
+        self.reserved[wl.key] = wl
+        if self.orphans.get(wl.key) is held:
+            self.orphans[wl.key] = wl
+            return
+        cq = self.cqs.get(wl.cq_name)
+        if cq is not None:
+            cq.replace_workload(held, wl)
+
     def remove_reserved(self, key: WorkloadKey) -> WorkloadInfo | None:
         wl = self.reserved.pop(key, None)
         if wl is None:

@@ -157,6 +157,15 @@ class ClusterQueue(ResourceNode):
             for fr, amount in wl.usage.items():
                 self.admitted_usage[fr] = self.admitted_usage.get(fr, 0) + amount
 
+    def replace_workload(self, held: WorkloadInfo, wl: WorkloadInfo) -> None:
+        """Same usage, new record (e.g. Admitted flipped to True): only admitted-usage moves."""
+        self.workloads[wl.key] = wl
+        if held.admitted != wl.admitted:
+            sign = 1 if wl.admitted else -1
+            self.admitted_count += sign
+            for fr, amount in wl.usage.items():
+                self.admitted_usage[fr] = self.admitted_usage.get(fr, 0) + sign * amount
+
     def remove_workload(self, key: WorkloadKey) -> WorkloadInfo | None:
         wl = self.workloads.pop(key, None)
         if wl is None:

@@ -11,14 +11,16 @@ admitted set equals what one-head-per-cycle scheduling would produce, in the sam
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from pykueue.api.clock import Clock, SystemClock
+from pykueue.api.errors import BadRequest
 from pykueue.api.quantity import QuantityError
 
 from .cache import Cache
-from .clusterqueue import ClusterQueue, parse_weight
+from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
 from .cycle import Round
 from .fairsharing import weighted_share_status
 from .preemption import Preemptor
@@ -78,7 +80,12 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ cohorts
     def upsert_cohort(self, obj: Mapping[str, Any]) -> None:
-        self.cache.cohort_specs[obj["metadata"]["name"]] = obj.get("spec") or {}
+        name = obj["metadata"]["name"]
+        spec = obj.get("spec") or {}
+        with _bad_input("Cohort", name):
+            parse_quotas(list(spec.get("resourceGroups") or ()))
+            parse_weight(spec)
+        self.cache.cohort_specs[name] = spec
         self.cache.mark_dirty()
         self._requeue_all = True
 
@@ -92,10 +99,14 @@ class Scheduler:
         name = obj["metadata"]["name"]
         cq = self.cache.cqs.get(name)
         created = cq is None
+        probe = ClusterQueue(name)
+        with _bad_input("ClusterQueue", name):
+            probe.load(obj)
         if cq is None:
-            cq = ClusterQueue(name)
+            cq = probe
             self.cache.cqs[name] = cq
-        cq.load(obj)
+        else:
+            cq.load(obj)
         q = self.queues.cqs.get(name)
         if q is None:
             q = self.queues.cqs[name] = ClusterQueueQueue(name)
@@ -139,9 +150,11 @@ class Scheduler:
         if lq is None:
             lq = self.queues.local_queues[key] = LocalQueue(*key)
         old_route = (lq.cq_name, lq.stop_policy)
+        with _bad_input("LocalQueue", key[1]):
+            weight = parse_weight(spec)
         lq.cq_name = spec.get("clusterQueue") or ""
         lq.stop_policy = spec.get("stopPolicy") or "None"
-        lq.weight = parse_weight(spec)
+        lq.weight = weight
         afs = ((obj.get("status") or {}).get("fairSharing") or {}).get("admissionFairSharingStatus") or {}
         if afs:
             consumed = afs.get("consumedResources") or {}
@@ -173,15 +186,21 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ workloads
     def upsert_workload(self, obj: Mapping[str, Any]) -> None:
+        """Add or replace a Workload; its status decides whether it holds quota or waits."""
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta.get("name", ""))
         old = self.workloads.get(key)
-        wl = parse_workload(obj, self.config.exclude_resource_prefixes, self.config.pods_ready_requeue_by_eviction,
-                            previous=old)
+        with _bad_input("Workload", key[1]):
+            wl = parse_workload(obj, self.config.exclude_resource_prefixes,
+                                self.config.pods_ready_requeue_by_eviction, previous=old)
         self.workloads[key] = wl
         self.notices.pop(key, None)
         held = self.cache.reserved.get(key)
         if wl.state == RESERVED:
+            if held is not None and held.cq_name == wl.cq_name and held.usage == wl.usage:
+                # the status write of a reservation we already count (the usual echo of an Admit)
+                self.cache.replace_reserved(held, wl)
+                return
             self._leave_queues(key, old)
             self.cache.add_reserved(wl)
             if held is not None and _usage_shrank(held.usage, wl.usage):
@@ -487,6 +506,15 @@ class Scheduler:
         if node is None:
             return 0
         return weighted_share_status(node)
+
+
+@contextmanager
+def _bad_input(kind: str, name: str) -> Iterator[None]:
+    """Malformed objects become a Kubernetes-style 400, never a stack trace or half-applied state."""
+    try:
+        yield
+    except (QuantityError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BadRequest(f"{kind} {name!r} cannot be scheduled: {exc}") from exc
 
 
 def _inactive(wl: WorkloadInfo, cq_name: str) -> Pending:
