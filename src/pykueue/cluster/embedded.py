@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from pykueue.api.clock import Clock
 from pykueue.api.errors import BadRequest, NotFound
@@ -98,7 +98,8 @@ class EmbeddedCluster:
             informers.append(self.jobsets)
         return informers
 
-    def _run(self, queue: WorkQueue[str], reconcile: Any, workers: int) -> None:
+    def _run(self, queue: WorkQueue[str], reconcile: Callable[[str], Awaitable[float | None]],
+             workers: int) -> None:
         self._queues.append(queue)
         self._tasks.append(asyncio.create_task(run_workers(queue, reconcile, workers=workers),
                                                name=f"{queue.name}-workers"))
