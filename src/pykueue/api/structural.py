@@ -47,6 +47,14 @@ def _program(rule: str) -> Any:
     return cel.compile(rule)
 
 
+def _context(variables: dict[str, Any]) -> Any:
+    import cel
+
+    from pykueue.api.cel_ext import FUNCTIONS
+
+    return cel.Context(variables=variables, functions=FUNCTIONS)
+
+
 def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
@@ -194,8 +202,10 @@ class _Walker:
             if uses_old:
                 variables["oldSelf"] = old
             try:
-                ok = _program(text).execute(variables)
+                ok = _program(text).execute(_context(variables))
             except Exception as exc:
+                if "Undefined variable or function" in str(exc):
+                    continue  # a CEL library we do not implement: skip rather than reject
                 ok = False
                 message = f"evaluation error: {exc}"
             else:

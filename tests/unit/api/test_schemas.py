@@ -188,3 +188,18 @@ def test_formats_date_time_and_byte() -> None:
     fields = {e.field: e.message for e in validate_schema(schema, {"t": "yesterday", "b": "not base64!"})}
     assert "must be of type date-time" in fields["t"]
     assert "illegal base64 data" in fields["b"]
+
+
+def test_kubernetes_cel_extensions_and_unknown_functions() -> None:
+    def rule(expr: str, value: object) -> list[str]:
+        schema = {"type": "object", "properties": {"v": {"x-kubernetes-validations": [
+            {"rule": expr, "message": "failed"}]}}}
+        return [e.message for e in validate_schema(schema, {"v": value})]
+
+    assert rule("self.lowerAscii() == 'abc'", "ABC") == []
+    assert rule("self.split('/').size() == 2", "a/b") == []
+    assert rule("quantity(self).isGreaterThan(quantity('1Gi'))", "2Gi") == []
+    assert rule("quantity(self).isGreaterThan(quantity('1Gi'))", "512Mi") == ['Invalid value: "object": failed']
+    assert rule("isURL(self)", "https://example.com/x") == []
+    # a function no library here provides: the rule is skipped, the object is not rejected
+    assert rule("self.someFutureFunction()", "x") == []
