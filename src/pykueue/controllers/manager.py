@@ -75,7 +75,9 @@ class ControllerManager:
             i.name: Informer(client, i.res, label_selector=i.label_selector) for i in self.integrations}
         self.jobs = [JobReconciler(i, client, self.config, self.clock, self.recorder, self.job_informers[i.name],
                                    self.caches) for i in self.integrations]
-        self.scheduling = SchedulerLoop(client, self.scheduler, self.clock, self.recorder, inf[WORKLOADS])
+        wfpr = self.config.wait_for_pods_ready
+        self.scheduling = SchedulerLoop(client, self.scheduler, self.clock, self.recorder, inf[WORKLOADS],
+                                        block_admission=wfpr.enable and wfpr.block_admission)
         self.workloads = WorkloadController(client, self.config, self.clock, self.recorder, self.scheduler,
                                             inf[WORKLOADS], inf[LOCAL_QUEUES], inf[CLUSTER_QUEUES], self._job_owned)
         self.queues = QueueStatusWriter(client, self.clock, self.scheduler,

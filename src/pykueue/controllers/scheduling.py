@@ -25,7 +25,7 @@ from typing import Any
 from pykueue.api.clock import Clock, parse_time
 from pykueue.api.errors import ApiError, NotFound
 from pykueue.client import Client, Informer
-from pykueue.controllers.conditions import has_quota, is_evicted, is_finished
+from pykueue.controllers.conditions import condition_true, has_quota, is_evicted, is_finished
 from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.resources import WORKLOADS
 from pykueue.controllers.status import update_status
@@ -52,7 +52,7 @@ def _meta(obj: JSONDict) -> JSONDict:
 
 class SchedulerLoop:
     def __init__(self, client: Client, scheduler: Scheduler, clock: Clock, recorder: EventRecorder,
-                 workloads: Informer) -> None:
+                 workloads: Informer, *, block_admission: bool = False) -> None:
         self._client = client
         self.scheduler = scheduler
         self._clock = clock
@@ -63,6 +63,9 @@ class SchedulerLoop:
         self._pending_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.cycles = 0
+        self._block_admission = block_admission
+        self._not_ready: set[Key] = set()
+        """Admitted workloads without PodsReady=True (waitForPodsReady.blockAdmission, §3.3 step 5)."""
 
     # ------------------------------------------------------------------ events in
 
@@ -114,11 +117,19 @@ class SchedulerLoop:
 
     def on_workload(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
         meta = _meta(obj)
+        key = (meta.get("namespace", ""), meta["name"])
         if etype == "DELETED":
-            self.scheduler.delete_workload(meta.get("namespace", ""), meta["name"])
-            self._pending_out.pop((meta.get("namespace", ""), meta["name"]), None)
+            self.scheduler.delete_workload(*key)
+            self._pending_out.pop(key, None)
+            self._not_ready.discard(key)
         else:
             self.scheduler.upsert_workload(obj)
+            if self._block_admission:
+                if condition_true(obj, "Admitted") and not condition_true(obj, "PodsReady") \
+                        and not is_finished(obj):
+                    self._not_ready.add(key)
+                else:
+                    self._not_ready.discard(key)
         self.wake()
 
     # ------------------------------------------------------------------ the loop
@@ -148,32 +159,41 @@ class SchedulerLoop:
                 await asyncio.sleep(MAX_BACKOFF)
                 continue
             self.cycles += 1
-            await self.apply(result)
-            if result.admitted:
+            admitted = await self.apply(result)
+            if admitted:
                 backoff = MIN_BACKOFF
                 self._dirty.set()     # heads behind the admitted ones may fit now
             else:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
-    async def apply(self, result: CycleResult) -> None:
-        writes = [self._admit(a) for a in result.admitted] + [self._preempt(p) for p in result.preempted]
-        if writes:
-            await asyncio.gather(*writes)
+    async def apply(self, result: CycleResult) -> int:
+        """Write a cycle's decisions; returns how many admissions were written."""
+        outcomes = await asyncio.gather(*(self._admit(a) for a in result.admitted),
+                                        *(self._preempt(p) for p in result.preempted))
         for pending in result.pending:
             key = (pending.namespace, pending.name)
             if self._pending_differs(pending):
                 self._pending_out[key] = pending
                 self._pending_wake.set()
+        return sum(1 for outcome in outcomes if outcome is True)
 
     # ------------------------------------------------------------------ decisions out
 
-    async def _admit(self, decision: Admit) -> None:
+    async def _admit(self, decision: Admit) -> bool:
         ns, name = decision.namespace, decision.name
         wl = self._workloads.get(name, ns)
         if wl is None:
             self.scheduler.forget(ns, name)
-            return
+            return False
+        if self._block_admission and self._not_ready - {(ns, name)}:
+            # blockAdmission: nothing new is admitted while an admitted workload waits for its pods
+            self.scheduler.forget(ns, name)
+            self._pending_out[(ns, name)] = Pending(ns, name, "WaitingForPodsReady",
+                                                    "Waiting for all admitted workloads to be in PodsReady condition",
+                                                    (wl.get("status") or {}).get("resourceRequests") or [])
+            self._pending_wake.set()
+            return False
         self._pending_out.pop((ns, name), None)
         now = self._clock.now()
 
@@ -187,16 +207,16 @@ class SchedulerLoop:
             written = await update_status(self._client, WORKLOADS, wl, edit, retries=0)
         except NotFound:
             self.scheduler.forget(ns, name)
-            return
+            return False
         except ApiError as exc:
             log.info("admitting %s/%s failed (%s); forgetting the assumption", ns, name, exc)
             self.scheduler.forget(ns, name)
             self.wake()
-            return
+            return False
         if written is None:
             self.scheduler.forget(ns, name)
             self.wake()
-            return
+            return False
         self.scheduler.upsert_workload(written)
         waited = max(0, int(now - parse_time(_meta(wl).get("creationTimestamp") or "1970-01-01T00:00:00Z")))
         cq = decision.cluster_queue
@@ -205,6 +225,7 @@ class SchedulerLoop:
         if not decision.admission_checks:
             self._recorder.record(written, "Normal", "Admitted",
                                   f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s")
+        return True
 
     async def _preempt(self, decision: Preempt) -> None:
         wl = self._workloads.get(decision.name, decision.namespace)

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 from typing import Any
 
 import orjson
 
-from pykueue.api.errors import NotFound
+from pykueue.api.errors import Invalid, NotFound
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (
@@ -45,6 +46,7 @@ from pykueue.controllers.resources import PODS
 
 __all__ = ["INTEGRATION", "PodGroup", "mutate_on_create"]
 
+log = logging.getLogger(__name__)
 JSONDict = dict[str, Any]
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 GROUP_PREFIX = "group:"
@@ -183,7 +185,15 @@ class PodGroup:
                     if merged["spec"].get("tolerations"):
                         patch["spec"]["tolerations"] = merged["spec"]["tolerations"]
                 with contextlib.suppress(NotFound):
-                    await client.patch(PODS, _meta(pod)["name"], patch, namespace=self.namespace)
+                    try:
+                        await client.patch(PODS, _meta(pod)["name"], patch, namespace=self.namespace)
+                    except Invalid:
+                        # API servers that predate mutable scheduling directives of gated pods refuse the
+                        # nodeSelector: ungate anyway (the flavor is then not pinned for this pod)
+                        log.warning("pod %s/%s: node selector refused; removing the gate only",
+                                    self.namespace, _meta(pod)["name"])
+                        patch["spec"].pop("nodeSelector", None)
+                        await client.patch(PODS, _meta(pod)["name"], patch, namespace=self.namespace)
 
     async def stop(self, client: Client, pod_sets: list[JSONDict]) -> bool:
         stopped = False

@@ -175,7 +175,7 @@ class JobReconciler:
                 self._recorder.record(self._job_ref(job, wl), "Normal", "Started", f"Admitted by clusterQueue {cq}")
             elif not has_quota(wl) and (wl.get("spec") or {}).get("queueName", "") != job.queue_name():
                 await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"],
-                                         {"spec": {"queueName": job.queue_name()}}, namespace=job.namespace)
+                                         {"spec": {"queueName": job.queue_name() or None}}, namespace=job.namespace)
             return None
         if not is_admitted(wl):
             await self._stop(job, wl, "NotAdmitted", "Not admitted by cluster queue")
@@ -295,7 +295,9 @@ class JobReconciler:
         for key in self._config.integrations.label_keys_to_copy:
             if key in job.labels():
                 labels[key] = job.labels()[key]
-        spec: JSONDict = {"queueName": job.queue_name(), "podSets": job.pod_sets()}
+        spec: JSONDict = {"podSets": job.pod_sets()}
+        if job.queue_name():   # omitted when empty (a DNS-subdomain field); such a workload stays inadmissible
+            spec["queueName"] = job.queue_name()
         if ref is not None:
             spec["priorityClassRef"] = ref
             spec["priority"] = priority

@@ -1,0 +1,138 @@
+"""JobSets and plain pod groups as single units; manageJobsWithoutQueueName."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pykueue.controllers.config import IntegrationsConfig, KueueConfig
+from pykueue.controllers.resources import JOBS, JOBSETS, PODS, WORKLOADS
+from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
+
+from .conftest import QUEUE_LABEL, Env, cond, eventually, make_job, still
+
+NS = "team-a"
+GROUP = "kueue.x-k8s.io/pod-group-name"
+TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+
+
+@pytest.fixture
+def config() -> KueueConfig:
+    return KueueConfig(manage_jobs_without_queue_name=True, integrations=IntegrationsConfig(
+        frameworks=("batch/job", "jobset.x-k8s.io/jobset", "pod")))
+
+
+async def _queues(env: Env, cpu: int = 4) -> None:
+    await env.setup_queues(
+        make_flavor("default-flavor").node_labels(**{"instance-type": "on-demand"}).obj(),
+        make_cluster_queue("cq").quota("default-flavor", "cpu", cpu).obj(),
+        make_local_queue("user-queue", NS, "cq").obj(),
+    )
+
+
+def _jobset(name: str, workers: int) -> dict[str, Any]:
+    def rjob(rname: str, replicas: int) -> dict[str, Any]:
+        return {"name": rname, "replicas": replicas, "template": {"spec": {"parallelism": 1, "completions": 1,
+                "template": {"spec": {"restartPolicy": "Never", "containers": [
+                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": NS, "labels": {QUEUE_LABEL: "user-queue"}},
+            "spec": {"replicatedJobs": [rjob("driver", 1), rjob("workers", workers)]}}
+
+
+async def _workload(env: Env, name: str) -> Any:
+    items, _ = await env.client.list(WORKLOADS, NS)
+    for wl in items:
+        refs = wl["metadata"].get("ownerReferences") or []
+        if wl["metadata"]["name"] == name or any(r.get("name") == name for r in refs):
+            return wl
+    return None
+
+
+async def test_jobset_is_admitted_as_one_unit(env: Env) -> None:
+    await _queues(env)
+    created = await env.create(JOBSETS, _jobset("training", workers=2))
+    assert created["spec"]["suspend"] is True
+
+    async def admitted() -> Any:
+        wl = await _workload(env, "training")
+        return wl if cond(wl, "Admitted").get("status") == "True" else None
+
+    wl = await eventually(admitted, what="jobset workload admitted")
+    assert wl["metadata"]["name"].startswith("jobset-training-")
+    assert [(ps["name"], ps["count"]) for ps in wl["spec"]["podSets"]] == [("driver", 1), ("workers", 2)]
+
+    async def running() -> Any:
+        js = await env.get(JOBSETS, "training", NS)
+        return js if js and js["spec"].get("suspend") is False else None
+
+    js = await eventually(running, what="jobset unsuspended")
+    for rjob in js["spec"]["replicatedJobs"]:
+        assert rjob["template"]["spec"]["template"]["spec"]["nodeSelector"] == {"instance-type": "on-demand"}
+
+    await env.create(JOBSETS, _jobset("second", workers=2))
+
+    async def pending() -> Any:
+        wl2 = await _workload(env, "second")
+        return wl2 if cond(wl2, "QuotaReserved").get("status") == "False" else None
+
+    await eventually(pending, what="second jobset waits for quota as a whole")
+    js2 = await env.get(JOBSETS, "second", NS)
+    assert js2["spec"]["suspend"] is True
+
+
+def _pod(name: str, group: str, total: int) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NS, "labels": {QUEUE_LABEL: "user-queue", GROUP: group},
+                         "annotations": {TOTAL: str(total)}},
+            "spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}
+
+
+def _gates(pod: dict[str, Any] | None) -> list[str]:
+    return [g["name"] for g in ((pod or {}).get("spec") or {}).get("schedulingGates") or []]
+
+
+async def test_pod_group_waits_for_all_members_then_is_ungated_together(env: Env) -> None:
+    await _queues(env)
+    first = await env.create(PODS, _pod("p0", "grp", 3))
+    assert "kueue.x-k8s.io/admission" in _gates(first)
+    await env.create(PODS, _pod("p1", "grp", 3))
+    await still(lambda: _no_workload(env, "grp"))
+    await env.create(PODS, _pod("p2", "grp", 3))
+
+    async def admitted() -> Any:
+        wl = await env.get(WORKLOADS, "grp", NS)
+        return wl if cond(wl, "Admitted").get("status") == "True" else None
+
+    wl = await eventually(admitted, what="pod group workload admitted")
+    assert sum(ps["count"] for ps in wl["spec"]["podSets"]) == 3
+
+    async def ungated() -> bool:
+        pods = [await env.get(PODS, n, NS) for n in ("p0", "p1", "p2")]
+        return all(p is not None and "kueue.x-k8s.io/admission" not in _gates(p) for p in pods)
+
+    await eventually(ungated, what="all pods of the group ungated")
+
+
+async def _no_workload(env: Env, name: str) -> bool:
+    return await env.get(WORKLOADS, name, NS) is None
+
+
+async def test_manage_jobs_without_queue_name(env: Env) -> None:
+    await _queues(env)
+    await env.namespace("kube-system")
+    created = await env.create(JOBS, make_job("unlabelled", NS, queue=None))
+    assert created["spec"]["suspend"] is True
+
+    async def explained() -> Any:
+        wl = await env.workload_of_job("unlabelled", NS)
+        qr = cond(wl, "QuotaReserved")
+        return wl if qr.get("reason") == "Misconfigured" else None
+
+    wl = await eventually(explained, what="workload with an empty queue name is inadmissible")
+    assert wl["spec"].get("queueName", "") == ""
+    assert cond(wl, "QuotaReserved")["message"] == "LocalQueue  doesn't exist"
+    system = await env.create(JOBS, make_job("system", "kube-system", queue=None))
+    assert system["spec"].get("suspend") in (None, False), "kube-system is outside the managed namespaces"
