@@ -17,6 +17,7 @@ from .types import (
     Preempt,
     QueueUsage,
     SchedulerConfig,
+    SchedulerStats,
 )
 
 __all__ = [
@@ -32,5 +33,6 @@ __all__ = [
     "QueueUsage",
     "Scheduler",
     "SchedulerConfig",
+    "SchedulerStats",
     "SystemClock",
 ]

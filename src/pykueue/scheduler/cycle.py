@@ -98,6 +98,7 @@ class Round:
     # -- step 2/3: nominate ----------------------------------------------------------------------
     def _nominate(self, wl: WorkloadInfo, cq: ClusterQueue) -> Entry:
         s = self.s
+        s.stats_nominations += 1
         entry = Entry(wl, cq)
         strict = cq.strategy == STRICT_FIFO
         if wl.failed_checks:

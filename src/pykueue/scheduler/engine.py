@@ -25,7 +25,7 @@ from .cycle import Round
 from .fairsharing import weighted_share_status
 from .preemption import Preemptor
 from .queues import ClusterQueueQueue, LocalQueue, QueueManager
-from .types import CycleResult, Pending, PendingInfo, QueueUsage, SchedulerConfig
+from .types import CycleResult, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
 from .workload import FINISHED, PENDING, RESERVED, WorkloadInfo, WorkloadKey, parse_workload
 
 __all__ = ["Scheduler"]
@@ -55,6 +55,7 @@ class Scheduler:
         self.preemptor = Preemptor(self.cache, self.config.fair_sharing, self.expectations, self.clock.now,
                                    self.afs_usage)
         self.stats_rounds = 0
+        self.stats_nominations = 0
         self.eligibility: dict[tuple[str, str], str | None] = {}
         self._ns_memo: dict[tuple[str, str], bool] = {}
 
@@ -123,6 +124,7 @@ class Scheduler:
             self.cache.detach(cq)
         q = self.queues.cqs.pop(name, None)
         if q is not None:
+            self.queues.retired_seq += q.seq
             for wl in list(q.all_pending()):
                 self.queues.location.pop(wl.key, None)
                 self.queues._count(wl, -1)
@@ -316,6 +318,10 @@ class Scheduler:
         else:
             pending = _last_per_workload(pending)
         return CycleResult(admitted=admitted, preempted=preempted, pending=pending)
+
+    def stats(self) -> SchedulerStats:
+        pushes = sum(q.seq for q in self.queues.cqs.values()) + self.queues.retired_seq
+        return SchedulerStats(self.stats_rounds, self.stats_nominations, pushes)
 
     def _live(self, active: dict[str, ClusterQueue], trees: set[str] | None) -> list[str]:
         """CQs to take a head from in the next round: active, with queued workloads, and (after

@@ -264,6 +264,8 @@ class QueueManager:
         self.location: dict[WorkloadKey, str] = {}
         self.by_lq: dict[tuple[str, str], dict[WorkloadKey, WorkloadInfo]] = {}
         self.timers: list[tuple[float, WorkloadKey]] = []
+        self.retired_seq = 0
+        """Pushes counted by queues of deleted CQs (statistics)."""
         self.bypassed: dict[WorkloadKey, tuple[WorkloadInfo, str]] = {}
         """New arrivals diverted to inadmissible by a failed equivalent (reported once)."""
 

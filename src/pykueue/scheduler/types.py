@@ -20,6 +20,7 @@ __all__ = [
     "Preempt",
     "QueueUsage",
     "SchedulerConfig",
+    "SchedulerStats",
 ]
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
@@ -106,6 +107,18 @@ class CycleResult:
     admitted: list[Admit]
     preempted: list[Preempt]
     pending: list[Pending]
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerStats:
+    """Work counters since the engine was created (for benchmarks and flatness tests)."""
+
+    rounds: int
+    """Kueue cycles run (several per ``schedule()`` call in multi-head mode)."""
+    nominations: int
+    """Heads evaluated (flavor assignment + preemption search)."""
+    queue_operations: int
+    """Heap pushes, including re-placing an equivalence group."""
 
 
 @dataclass(frozen=True, slots=True)
