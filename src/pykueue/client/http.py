@@ -18,7 +18,7 @@ import orjson
 
 from pykueue.api.errors import ApiError, BadRequest, Gone, from_status
 from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_kubeconfig
-from pykueue.client.protocol import PATCH_CONTENT_TYPES, Items, Patch, WatchEvent
+from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
 
 __all__ = ["HttpClient"]
@@ -220,3 +220,8 @@ def _error(status: int, raw: bytes) -> ApiError:
         return from_status(body, status)
     text = raw[:300].decode(errors="replace") if raw else f"HTTP {status}"
     return from_status({"code": status, "message": text}, status)
+
+
+def _conforms(client: HttpClient) -> Client:
+    """Never called: mypy proves here that HttpClient implements the Client protocol."""
+    return client

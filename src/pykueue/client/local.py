@@ -22,7 +22,7 @@ import orjson
 from pykueue.api.errors import BadRequest
 from pykueue.api.kinds import KindInfo
 from pykueue.client.http import with_type_meta
-from pykueue.client.protocol import PATCH_CONTENT_TYPES, Items, Patch, WatchEvent
+from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
 from pykueue.registry.registry import Registry
 from pykueue.store.types import WatchEvent as StoreEvent
@@ -241,3 +241,8 @@ class _Matcher:
             self._seen.discard(key)
             return "DELETED", obj
         return None
+
+
+def _conforms(client: LocalClient) -> Client:
+    """Never called: mypy proves here that LocalClient implements the Client protocol."""
+    return client

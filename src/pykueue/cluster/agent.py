@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import socket
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ JSON = dict[str, Any]
 LEASE_SECONDS = 40
 HEARTBEAT_SECONDS = 10.0
 """How often the node's Lease is renewed (kubelet's default)."""
-NODE_STATUS_SECONDS = 60.0
+NODE_STATUS_SECONDS = 300.0
+"""How often the Node's status (Ready, lastHeartbeatTime) is rewritten: kubelet's 5-minute report."""
 
 
 Running = Callable[[], Awaitable[None]]
@@ -81,6 +83,7 @@ class NodeAgent:
 
     async def start(self) -> None:
         await self.register()
+        await self._renew_lease()
         self._spawn(self._heartbeat(), f"node-{self.name}-heartbeat")
         self.pods.add_handler(self._on_pod)
 
@@ -140,12 +143,16 @@ class NodeAgent:
         }
         await self.client.patch(NODES, self.name, {"status": status}, subresource="status")
 
+    heartbeat_seconds = HEARTBEAT_SECONDS
+
     async def _heartbeat(self) -> None:
         since_status = 0.0
+        # A random phase spreads the renewals of many nodes (a simulated fleet) over the interval.
+        await asyncio.sleep(random.uniform(0, self.heartbeat_seconds))
         while True:
             try:
                 await self._renew_lease()
-                since_status += HEARTBEAT_SECONDS
+                since_status += self.heartbeat_seconds
                 if since_status >= NODE_STATUS_SECONDS:
                     since_status = 0.0
                     await self._write_node_status()
@@ -153,7 +160,7 @@ class NodeAgent:
                 raise
             except Exception as exc:
                 log.warning("node %s: heartbeat failed: %r", self.name, exc)
-            await asyncio.sleep(HEARTBEAT_SECONDS)
+            await asyncio.sleep(self.heartbeat_seconds)
 
     async def _renew_lease(self) -> None:
         renew = format_time(self.clock.now()).replace("Z", ".000000Z")
