@@ -73,7 +73,8 @@ class HttpClient:
 
     def _client_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=64, ssl=self._ssl)
+            # Every informer holds one connection for its watch: leave ample room for requests.
+            connector = aiohttp.TCPConnector(limit=256, ssl=self._ssl)
             self._session = aiohttp.ClientSession(headers=self._headers, connector=connector,
                                                   json_serialize=lambda o: orjson.dumps(o).decode())
         return self._session
