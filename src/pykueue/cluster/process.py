@@ -38,6 +38,9 @@ __all__ = ["ProcessNodeAgent", "container_env"]
 
 JSON = dict[str, Any]
 
+STOP_GRACE = 2.0
+"""Seconds a process gets between SIGTERM and SIGKILL when the whole agent stops."""
+
 _FIELD = re.compile(r"^metadata\.(labels|annotations)\['(.+)'\]$")
 
 
@@ -173,7 +176,8 @@ class ProcessNodeAgent(NodeAgent):
             try:
                 code = await proc.wait()
             except asyncio.CancelledError:
-                await _terminate(proc, grace)
+                # Shutting the agent down is not worth a full grace period per stubborn process.
+                await _terminate(proc, min(grace, STOP_GRACE) if self._stopping else grace)
                 raise
         finally:
             os.close(log_fd)

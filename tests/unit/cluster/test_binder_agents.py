@@ -284,3 +284,19 @@ async def test_pod_log_errors_read_like_the_kubelets(tmp_path: Path) -> None:
             env.cluster.pod_log("default", "pair", "nope")
         with pytest.raises(BadRequest, match="is waiting to start: ContainerCreating"):
             env.cluster.pod_log("default", "waiting")
+
+
+async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
+        pod = make_pod("stubborn", command=f"trap '' TERM; echo $$ > {pid_file}; while true; do sleep 0.1; done")
+        pod["spec"]["terminationGracePeriodSeconds"] = 1
+        await env.client.create(PODS, pod)
+
+        async def started() -> bool:
+            return pid_file.exists() and bool(pid_file.read_text().strip())
+
+        await wait_for(started)
+        pid = int(pid_file.read_text())
+        await env.client.delete(PODS, "stubborn", "default")
+        await wait_for(lambda: _async(not _alive(pid)))
