@@ -39,6 +39,8 @@ PREEMPTING = "preempting"
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
 BYPASSED = "Bypassed scheduling evaluation because an equivalent workload recently failed"
+DEFERRED_FIT = ("Workload has overlapping preemption targets with another workload, but will fit after these "
+                "preemptions complete")
 
 
 class Entry:
@@ -118,14 +120,14 @@ class Round:
         entry.targets = targets
         return entry
 
-    def _assign(self, wl: WorkloadInfo, cq: ClusterQueue,
-                counts: list[int] | None) -> tuple[Assignment, list[Target]]:
+    def _assign(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int] | None,
+                pin: dict[tuple[int, str], str] | None = None) -> tuple[Assignment, list[Target]]:
         s = self.s
         assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
                                   fungibility=s.config.flavor_fungibility,
                                   fair_sharing=s.config.fair_sharing is not None,
                                   ignore_undeclared=s.config.ignore_undeclared_resources,
-                                  eligibility=s.eligibility)
+                                  eligibility=s.eligibility, pin=pin)
         assignment = assigner.assign(counts)
         targets: list[Target] = []
         if assignment.mode == Mode.PREEMPT:
@@ -221,9 +223,11 @@ class Round:
                 "Workload requires preemption, but it's gated", strict
             return
         if any(t.wl.key in self._victims for t in e.targets):
-            e.status = SKIPPED
-            e.reason, e.message, e.immediate = "WaitingForQuota", OVERLAPPING, True
-            return
+            if not self._recompute(e):
+                return
+            assignment = e.assignment
+            assert assignment is not None
+            mode = assignment.mode
         if not self._fits(cq, assignment.usage, e.targets):
             e.status = SKIPPED
             e.reason, e.message, e.immediate = "WaitingForQuota", NO_LONGER_FITS, True
@@ -235,6 +239,36 @@ class Round:
             self._issue(e)
             return
         self._admit(e)
+
+    def _recompute(self, e: Entry) -> bool:
+        """RecomputeAssignmentUponPreemptionTargetsOverlap: with this cycle's victims removed and
+        the nominated flavors pinned, look for other targets. True = continue processing."""
+        s = self.s
+        assert e.assignment is not None
+        counts = [ps.count for ps in e.assignment.podsets]
+        victims = list(self._victims.values())
+        cqs = s.cache.cqs
+        for wl in victims:
+            cqs[wl.cq_name].add_usage(wl.usage, -1)
+        s.preemptor.excluded = set(self._victims)
+        try:
+            assignment, targets = self._assign(e.wl, e.cq, counts, pin=e.assignment.nominated())
+        finally:
+            s.preemptor.excluded = set()
+            for wl in victims:
+                cqs[wl.cq_name].add_usage(wl.usage, 1)
+        if assignment.mode == Mode.FIT:
+            # DeferredFit: it fits once the victims chosen earlier in this cycle are gone
+            self._add_overlay(e.cq, assignment.usage)
+            e.status = PREEMPTING
+            e.reason, e.message, e.immediate = "WaitingForPreemptedWorkloads", DEFERRED_FIT, True
+            return False
+        if assignment.mode == Mode.PREEMPT and targets and not any(t.wl.key in self._victims for t in targets):
+            e.assignment, e.targets = assignment, targets
+            return True
+        e.status = SKIPPED
+        e.reason, e.message, e.immediate = "WaitingForQuota", OVERLAPPING, True
+        return False
 
     def _fits(self, cq: ClusterQueue, usage: dict[FR, int], targets: list[Target]) -> bool:
         removed = list(self._victims.values())

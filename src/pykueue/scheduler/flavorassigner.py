@@ -143,6 +143,10 @@ class Assignment:
                  for ps in self.podsets if ps.reasons]
         return "; ".join(parts)
 
+    def nominated(self) -> dict[tuple[int, str], str]:
+        """(pod set index, resource) -> flavor chosen, to pin a recomputation."""
+        return {(i, res): flavor for i, ps in enumerate(self.podsets) for res, flavor in ps.flavors.items()}
+
     def preempt_frs(self) -> set[FR]:
         """FRs assigned in a Preempt mode: only victims using them help (§3.6)."""
         out: set[FR] = set()
@@ -170,7 +174,8 @@ class FlavorAssigner:
     def __init__(self, wl: WorkloadInfo, cq: ClusterQueue, flavors: Mapping[str, Mapping[str, Any]],
                  oracle: Oracle | None, *, fungibility: bool = True, fair_sharing: bool = False,
                  ignore_undeclared: bool = False, resume: Mapping[tuple[int, str], int] | None = None,
-                 eligibility: dict[tuple[str, str], str | None] | None = None) -> None:
+                 eligibility: dict[tuple[str, str], str | None] | None = None,
+                 pin: Mapping[tuple[int, str], str] | None = None) -> None:
         self.wl = wl
         self.cq = cq
         self.flavors = flavors
@@ -180,6 +185,8 @@ class FlavorAssigner:
         self.ignore_undeclared = ignore_undeclared
         self.resume = resume or {}
         self.eligibility = eligibility if eligibility is not None else {}
+        self.pin = pin
+        """(pod set index, resource) -> flavor: a recomputation sticks to the nominated flavors."""
 
     def assign(self, counts: list[int] | None = None) -> Assignment:
         cq = self.cq
@@ -250,6 +257,10 @@ class FlavorAssigner:
         for idx in range(start, len(flavors)):
             attempted = idx
             fname = flavors[idx]
+            if self.pin is not None and self.pin.get((index, first_res)) != fname:
+                reasons.append(f"skipping flavor {fname} as it is not found in the nomination mapping for "
+                               f"resource {first_res}")
+                continue
             blocked = self._ineligible(ps, fname)
             if blocked is not None:
                 reasons.append(blocked)

@@ -200,3 +200,36 @@ def test_no_candidates_reservation_lasts_one_cycle_with_best_effort_fifo() -> No
     assert kueue.schedule().admitted == []  # cycle 1: skipped behind the reservation
     assert [a.name for a in kueue.schedule().admitted] == ["b-head"]  # cycle 2: a-head is inadmissible
     assert [a.name for a in make_scheduler(*objs).schedule().admitted] == ["b-head"]
+
+
+def test_overlapping_targets_are_recomputed_without_the_chosen_victims() -> None:
+    cqs = [CQ("tiny").cohort("co").flavor("f", cpu=2).preemption(reclaim="Any"),
+           CQ("hero").cohort("co").flavor("f", cpu=4).preemption(reclaim="Any"),
+           CQ("rest").cohort("co").flavor("f", cpu=0), CQ("noisy").cohort("co").flavor("f", cpu=0)]
+    s = make_scheduler(RF, *[c.obj() for c in cqs], *[local_queue("ns", f"lq-{n}", n) for n in
+                                                       ("tiny", "hero", "rest", "noisy")],
+                       running("rest-running", cq="rest", cpu=3, priority=0),
+                       running("noisy-running", cq="noisy", cpu=3, priority=1),
+                       workload("tiny-pending", queue="lq-tiny", cpu="2", priority=5, created=T0 + 1),
+                       workload("hero-pending", queue="lq-hero", cpu="4", priority=1, created=T0 + 2))
+    result = s.schedule()
+    assert sorted((p.name, p.preemptor_name, p.reason) for p in result.preempted) == [
+        ("noisy-running", "hero-pending", "InCohortReclamation"),
+        ("rest-running", "tiny-pending", "InCohortReclamation")]
+
+
+def test_overlap_that_fits_after_the_preemptions_is_deferred() -> None:
+    cqs = [CQ("a").cohort("co").flavor("f", cpu=2).preemption(reclaim="Any"),
+           CQ("b").cohort("co").flavor("f", cpu=2).preemption(reclaim="Any"),
+           CQ("borrower").cohort("co").flavor("f", cpu=0)]
+    s = make_scheduler(RF, *[c.obj() for c in cqs], *[local_queue("ns", f"lq-{n}", n) for n in ("a", "b")],
+                       local_queue("ns", "lq-borrower", "borrower"),
+                       running("big", cq="borrower", cpu=4),
+                       workload("a-pending", queue="lq-a", cpu="2", priority=5, created=T0 + 1),
+                       workload("b-pending", queue="lq-b", cpu="2", priority=1, created=T0 + 2))
+    result = s.schedule()
+    assert [(p.name, p.preemptor_name) for p in result.preempted] == [("big", "a-pending")]
+    deferred = by_name(result.pending)["b-pending"]
+    assert deferred.reason == "WaitingForPreemptedWorkloads"
+    assert deferred.message == ("Workload has overlapping preemption targets with another workload, but will fit "
+                                "after these preemptions complete")

@@ -31,11 +31,13 @@ class Preemptor:
         self.evicted = evicted
         self.now = now
         self.afs_usage = afs_usage
+        self.excluded: set[WorkloadKey] = set()
+        """Set by the cycle while it recomputes an entry with this cycle's victims removed."""
 
     def context(self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FR, int],
                 frs_need: set[FR]) -> PreemptionCtx:
         return PreemptionCtx(self.cache, wl, cq, requests, frs_need, self.evicted, self.now(),
-                             self.afs_usage if cq.afs else None)
+                             self.afs_usage if cq.afs else None, self.excluded)
 
     def targets(self, ctx: PreemptionCtx) -> list[Target]:
         cq = ctx.cq

@@ -57,11 +57,12 @@ class Target:
 class PreemptionCtx:
     """Everything one preemption search needs about the preemptor."""
 
-    __slots__ = ("afs_usage", "cache", "cq", "evicted", "frs_need", "now", "requests", "wl")
+    __slots__ = ("afs_usage", "cache", "cq", "evicted", "excluded", "frs_need", "now", "requests", "wl")
 
     def __init__(self, cache: Cache, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FR, int],
                  frs_need: set[FR], evicted: set[WorkloadKey], now: float,
-                 afs_usage: Callable[[WorkloadInfo], float] | None = None) -> None:
+                 afs_usage: Callable[[WorkloadInfo], float] | None = None,
+                 excluded: set[WorkloadKey] | None = None) -> None:
         self.cache = cache
         self.wl = wl
         self.cq = cq
@@ -70,12 +71,14 @@ class PreemptionCtx:
         self.evicted = evicted
         self.now = now
         self.afs_usage = afs_usage
+        self.excluded: set[WorkloadKey] = excluded or set()
+        """Workloads already chosen as victims this cycle (removed from the simulation)."""
 
     def is_evicted(self, wl: WorkloadInfo) -> bool:
         return wl.evicted or wl.key in self.evicted
 
     def uses_needed(self, wl: WorkloadInfo) -> bool:
-        return any(fr in self.frs_need for fr in wl.usage)
+        return wl.key not in self.excluded and any(fr in self.frs_need for fr in wl.usage)
 
     def remove(self, wl: WorkloadInfo) -> None:
         self.cache.cqs[wl.cq_name].add_usage(wl.usage, -1)
