@@ -28,6 +28,8 @@ class Cache:
         self.cohorts: dict[str, CohortNode] = {}
         self.reserved: dict[WorkloadKey, WorkloadInfo] = {}
         self.orphans: dict[WorkloadKey, WorkloadInfo] = {}
+        self.not_ready: set[WorkloadKey] = set()
+        """Workloads holding quota whose pods are not ready (waitForPodsReady.blockAdmission)."""
         self._dirty = True
 
     # -- shape -------------------------------------------------------------------------------
@@ -160,6 +162,8 @@ class Cache:
     def add_reserved(self, wl: WorkloadInfo) -> None:
         self.remove_reserved(wl.key)
         self.reserved[wl.key] = wl
+        if not wl.pods_ready:
+            self.not_ready.add(wl.key)
         cq = self.cqs.get(wl.cq_name)
         if cq is None:
             self.orphans[wl.key] = wl
@@ -169,6 +173,10 @@ class Cache:
     def replace_reserved(self, held: WorkloadInfo, wl: WorkloadInfo) -> None:
         """Swap the record of a reservation whose CQ and usage did not change (no usage moves)."""
         self.reserved[wl.key] = wl
+        if wl.pods_ready:
+            self.not_ready.discard(wl.key)
+        else:
+            self.not_ready.add(wl.key)
         if self.orphans.get(wl.key) is held:
             self.orphans[wl.key] = wl
             return
@@ -180,6 +188,7 @@ class Cache:
         wl = self.reserved.pop(key, None)
         if wl is None:
             return None
+        self.not_ready.discard(key)
         if self.orphans.pop(key, None) is None:
             cq = self.cqs.get(wl.cq_name)
             if cq is not None:

@@ -39,6 +39,7 @@ PREEMPTING = "preempting"
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
 BYPASSED = "Bypassed scheduling evaluation because an equivalent workload recently failed"
+WAITING_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
 DEFERRED_FIT = ("Workload has overlapping preemption targets with another workload, but will fit after these "
                 "preemptions complete")
 
@@ -200,6 +201,7 @@ class Round:
 
     # -- step 5: process -------------------------------------------------------------------------
     def _process(self, e: Entry) -> None:
+        s = self.s
         assignment = e.assignment
         assert assignment is not None
         cq = e.cq
@@ -237,6 +239,10 @@ class Round:
         if mode == Mode.PREEMPT:
             self._add_overlay(cq, assignment.usage)
             self._issue(e)
+            return
+        if s.config.block_admission_until_pods_ready and s.cache.not_ready:
+            e.status = SKIPPED
+            e.reason, e.message, e.immediate = "WaitingForPodsReady", WAITING_PODS_READY, True
             return
         self._admit(e)
 

@@ -69,6 +69,9 @@ class SchedulerConfig:
     equivalence_hashing: bool = True
     """Gate SchedulingEquivalenceHashing (Beta, on): a BestEffortFIFO NoFit parks every queued
     workload of the same shape until the next inadmissible requeue of the CQ."""
+    block_admission_until_pods_ready: bool = False
+    """`waitForPodsReady.blockAdmission`: no admission while a workload holding quota has pods
+    that are not ready (Kueue blocks its loop; this engine reports WaitingForPodsReady instead)."""
     pods_ready_requeue_by_eviction: bool = True
     """`waitForPodsReady.requeuingStrategy.timestamp: Eviction` (the default)."""
 

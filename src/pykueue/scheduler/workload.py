@@ -72,6 +72,7 @@ class WorkloadInfo:
         "namespace",
         "obj",
         "owner_references",
+        "pods_ready",
         "podsets",
         "preemption_gated",
         "priority",
@@ -105,6 +106,7 @@ class WorkloadInfo:
         self.requeued_false = False
         self.requeue_at: float | None = None
         self.failed_checks = False
+        self.pods_ready = False
         self.preemption_gated = False
         self.admission: Mapping[str, Any] | None = None
         self.admitted = False
@@ -299,6 +301,7 @@ def _parse_status(info: WorkloadInfo, status: Mapping[str, Any], reclaimable: di
         info.usage = _parse_usage(admission, reclaimable)
         info.admitted = is_true("Admitted")
         info.evicted = is_true("Evicted")
+        info.pods_ready = is_true("PodsReady")
         info.quota_reserved_time = _time((conds.get("QuotaReserved") or {}).get("lastTransitionTime"),
                                          info.creation)
     else:

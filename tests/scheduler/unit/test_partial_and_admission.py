@@ -164,3 +164,18 @@ def test_admission_fair_sharing_orders_by_local_queue_usage_before_priority() ->
 def test_admission_fair_sharing_off_keeps_priority_order() -> None:
     s = afs_world(SchedulerConfig())
     assert [a.name for a in s.schedule().admitted] == ["from-heavy"]
+
+
+def test_block_admission_until_pods_ready() -> None:
+    not_ready = admitted(workload("starting", cpu="1"), "cq", {"cpu": "f"}, {"cpu": "1"})
+    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=4).obj(), LQ, not_ready, workload("next", created=T0 + 5),
+                       config=SchedulerConfig(block_admission_until_pods_ready=True))
+    pending = by_name(s.schedule().pending)["next"]
+    assert (pending.reason, pending.message) == (
+        "WaitingForPodsReady", "waiting for all admitted workloads to be in PodsReady condition")
+    not_ready["status"]["conditions"].append({"type": "PodsReady", "status": "True", "reason": "Started"})
+    s.upsert_workload(not_ready)
+    assert [a.name for a in s.schedule().admitted] == ["next"]
+    # the workload just admitted is not ready yet: the one after it waits again
+    s.upsert_workload(workload("after", created=T0 + 6))
+    assert s.schedule().admitted == []
