@@ -353,6 +353,9 @@ class Round:
         admission = e.assignment.to_admission(cq.name)
         s.queues.remove(wl.key)
         s.queues.untrack(wl)
+        version = (wl.obj.get("metadata") or {}).get("resourceVersion")
+        if version:
+            s.assumed[wl.key] = version
         wl.state = RESERVED
         wl.cq_name = cq.name
         wl.usage = dict(e.assignment.usage)

@@ -58,6 +58,8 @@ class Scheduler:
         self.stats_nominations = 0
         self.eligibility: dict[tuple[str, str], str | None] = {}
         self._ns_memo: dict[tuple[str, str], bool] = {}
+        self.assumed: dict[WorkloadKey, str] = {}
+        """Admitted by this engine, status not yet echoed: key -> resourceVersion it was read at."""
 
     # ------------------------------------------------------------------------------ namespaces
     def upsert_namespace(self, obj: Mapping[str, Any]) -> None:
@@ -191,12 +193,16 @@ class Scheduler:
         """Add or replace a Workload; its status decides whether it holds quota or waits."""
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta.get("name", ""))
+        version = meta.get("resourceVersion")
+        if version and self.assumed.get(key) == version:
+            return  # a replay of the object we admitted from: the admission is still in flight
         old = self.workloads.get(key)
         with _bad_input("Workload", key[1]):
             wl = parse_workload(obj, self.config.exclude_resource_prefixes,
                                 self.config.pods_ready_requeue_by_eviction, previous=old)
         self.workloads[key] = wl
         self.notices.pop(key, None)
+        self.assumed.pop(key, None)
         held = self.cache.reserved.get(key)
         if wl.state == RESERVED:
             if held is not None and held.cq_name == wl.cq_name and held.usage == wl.usage:
@@ -249,6 +255,7 @@ class Scheduler:
 
     def delete_workload(self, namespace: str, name: str) -> None:
         key = (namespace, name)
+        self.assumed.pop(key, None)
         old = self.workloads.pop(key, None)
         self._leave_queues(key, old)
         self.notices.pop(key, None)
@@ -260,6 +267,7 @@ class Scheduler:
     def forget(self, namespace: str, name: str) -> None:
         """The status write of an admission failed: release the assumed quota and requeue."""
         key = (namespace, name)
+        self.assumed.pop(key, None)
         held = self.cache.remove_reserved(key)
         if held is None:
             return

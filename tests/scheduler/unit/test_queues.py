@@ -266,3 +266,16 @@ def test_work_per_admission_is_flat_as_the_backlog_grows() -> None:
         assert stats.nominations / n <= 1.25
         assert stats.queue_operations / n <= 3.0
     assert big.queue_operations / big_n <= small.queue_operations / small_n * 1.2
+
+
+def test_a_replay_of_the_object_admitted_from_does_not_release_the_assumed_quota() -> None:
+    w = workload("w", cpu="1")
+    w["metadata"]["resourceVersion"] = "7"
+    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ, w, workload("other", cpu="1", created=T0 + 1))
+    assert names(s.schedule().admitted) == ["w"]
+    s.upsert_workload(w)  # an informer replay of version 7: still pending there, but we admitted it
+    assert s.schedule().admitted == []
+    assert s.cluster_queue_usage("cq").reserving_workloads == 1
+    newer = {**w, "metadata": {**w["metadata"], "resourceVersion": "8"}}
+    s.upsert_workload(newer)  # a newer version that is pending: the admission really did not stick
+    assert s.cluster_queue_usage("cq").reserving_workloads == 0
