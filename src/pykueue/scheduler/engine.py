@@ -19,10 +19,10 @@ from pykueue.api.clock import Clock, SystemClock
 from pykueue.api.errors import BadRequest
 from pykueue.api.quantity import QuantityError
 
+from . import afs, views
 from .cache import Cache
 from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
 from .cycle import Round
-from .fairsharing import weighted_share_status
 from .preemption import Preemptor
 from .queues import ClusterQueueQueue, LocalQueue, QueueManager
 from .types import CycleResult, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
@@ -159,15 +159,7 @@ class Scheduler:
         lq.cq_name = spec.get("clusterQueue") or ""
         lq.stop_policy = spec.get("stopPolicy") or "None"
         lq.weight = weight
-        afs = ((obj.get("status") or {}).get("fairSharing") or {}).get("admissionFairSharingStatus") or {}
-        if afs:
-            consumed = afs.get("consumedResources") or {}
-            try:
-                lq.afs_consumed = {r: float(_amount(r, v)) for r, v in consumed.items()}
-            except QuantityError:
-                lq.afs_consumed = {}
-            if afs.get("lastUpdate") != lq.afs_last_update:
-                lq.afs_penalty = {}
+        afs.load_status(lq, obj.get("status") or {})
         if old_route != (lq.cq_name, lq.stop_policy):
             self._reroute(key)
 
@@ -415,94 +407,25 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ AFS
     def afs_usage(self, wl: WorkloadInfo) -> float:
-        afs = self.config.admission_fair_sharing
-        lq = self.queues.local_queues.get(wl.lq_key)
-        if afs is None or lq is None:
-            return 0.0
-        if lq.weight <= 0:
-            return float("inf")
-        total = 0.0
-        for res in set(lq.afs_consumed) | set(lq.afs_penalty):
-            weight = afs.resource_weights.get(res, 1.0)
-            total += weight * (lq.afs_consumed.get(res, 0.0) + lq.afs_penalty.get(res, 0.0))
-        return total / lq.weight
+        return afs.local_queue_usage(self.config.admission_fair_sharing, self.queues.local_queues.get(wl.lq_key))
 
     def on_assumed(self, wl: WorkloadInfo) -> None:
-        """Admission Fair Sharing entry penalty: alpha × the workload's requests."""
-        afs = self.config.admission_fair_sharing
         cq = self.cache.cqs.get(wl.cq_name)
-        if afs is None or cq is None or not cq.afs:
-            return
-        lq = self.queues.local_queues.get(wl.lq_key)
-        if lq is None:
-            return
-        half_life = afs.usage_half_life_seconds
-        alpha = 0.0 if half_life <= 0 else 1 - 0.5 ** (afs.usage_sampling_interval_seconds / half_life)
-        for (_, res), amount in wl.usage.items():
-            lq.afs_penalty[res] = lq.afs_penalty.get(res, 0.0) + alpha * amount
+        if cq is not None and cq.afs:
+            afs.add_entry_penalty(self.config.admission_fair_sharing,
+                                  self.queues.local_queues.get(wl.lq_key), wl.usage)
 
     # ------------------------------------------------------------------------------ read side
     def pending_workloads(self, cluster_queue: str) -> list[PendingInfo]:
-        q = self.queues.cqs.get(cluster_queue)
-        if q is None:
-            return []
-        cq = self.cache.cqs.get(cluster_queue)
-        afs = cq is not None and cq.afs and self.config.admission_fair_sharing is not None
-
-        def key(wl: WorkloadInfo) -> tuple[int, float, int, float, str]:
-            return (0 if q.sticky == wl.key else 1, self.afs_usage(wl) if afs else 0.0, -wl.priority,
-                    wl.timestamp, wl.uid)
-
-        ordered = sorted(q.all_pending(), key=key)
-        per_lq: dict[tuple[str, str], int] = {}
-        out: list[PendingInfo] = []
-        for index, wl in enumerate(ordered):
-            position = per_lq.get(wl.lq_key, 0)
-            per_lq[wl.lq_key] = position + 1
-            base = int(((wl.obj.get("spec") or {}).get("priority")) or 0)
-            out.append(PendingInfo(wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str,
-                                   index, position, wl.owner_references))
-        return out
+        return views.pending_workloads(self, cluster_queue)
 
     def cluster_queue_usage(self, name: str) -> QueueUsage:
         self.cache.ensure_fresh()
-        cq = self.cache.cqs.get(name)
-        if cq is None:
-            return QueueUsage({}, {}, 0, 0, 0)
-        q = self.queues.cqs.get(name)
-        return QueueUsage(
-            reservation=_by_flavor(cq, cq.usage),
-            usage=_by_flavor(cq, cq.admitted_usage),
-            pending_workloads=len(q) if q is not None else 0,
-            reserving_workloads=len(cq.workloads),
-            admitted_workloads=cq.admitted_count,
-        )
+        return views.cluster_queue_usage(self, name)
 
     def local_queue_usage(self, namespace: str, name: str) -> QueueUsage:
         """Like ``cluster_queue_usage`` for one LocalQueue (borrowed is always 0)."""
-        lq = self.queues.local_queues.get((namespace, name))
-        if lq is None:
-            return QueueUsage({}, {}, 0, 0, 0)
-        reservation: dict[str, dict[str, tuple[int, int]]] = {}
-        usage: dict[str, dict[str, tuple[int, int]]] = {}
-        reserving = admitted = 0
-        cq = self.cache.cqs.get(lq.cq_name)
-        if cq is not None:
-            for flavor, res in cq.quotas:
-                reservation.setdefault(flavor, {})[res] = (0, 0)
-                usage.setdefault(flavor, {})[res] = (0, 0)
-            for wl in cq.workloads.values():
-                if wl.lq_key != lq.key:
-                    continue
-                reserving += 1
-                admitted += 1 if wl.admitted else 0
-                for (flavor, res), amount in wl.usage.items():
-                    total = reservation.setdefault(flavor, {}).get(res, (0, 0))[0]
-                    reservation[flavor][res] = (total + amount, 0)
-                    if wl.admitted:
-                        total = usage.setdefault(flavor, {}).get(res, (0, 0))[0]
-                        usage[flavor][res] = (total + amount, 0)
-        return QueueUsage(reservation, usage, lq.pending, reserving, admitted)
+        return views.local_queue_usage(self, namespace, name)
 
     def cluster_queue_active(self, name: str) -> tuple[bool, str, str]:
         self.cache.ensure_fresh()
@@ -513,13 +436,7 @@ class Scheduler:
 
     def weighted_share(self, cq_or_cohort_kind: str, name: str) -> int:
         self.cache.ensure_fresh()
-        if cq_or_cohort_kind.lower() in ("clusterqueue", "cq"):
-            node = self.cache.cqs.get(name)
-        else:
-            node = self.cache.cohorts.get(name)  # type: ignore[assignment]
-        if node is None:
-            return 0
-        return weighted_share_status(node)
+        return views.weighted_share(self, cq_or_cohort_kind, name)
 
 
 @contextmanager
@@ -535,28 +452,8 @@ def _inactive(wl: WorkloadInfo, cq_name: str) -> Pending:
     return Pending(wl.namespace, wl.name, "Suspended", f"ClusterQueue {cq_name} is inactive", wl.resource_requests())
 
 
-def _amount(resource: str, value: Any) -> int:
-    from pykueue.api.quantity import to_amount
-
-    return to_amount(resource, value)
-
-
 def _usage_shrank(old: Mapping[Any, int], new: Mapping[Any, int]) -> bool:
     return any(new.get(fr, 0) < amount for fr, amount in old.items())
-
-
-def _by_flavor(cq: ClusterQueue, usage: Mapping[tuple[str, str], int]) -> dict[str, dict[str, tuple[int, int]]]:
-    out: dict[str, dict[str, tuple[int, int]]] = {}
-    for group in cq.resource_groups:
-        for flavor in group.flavors:
-            for res in group.covered:
-                total = usage.get((flavor, res), 0)
-                nominal = cq.nominal((flavor, res))
-                out.setdefault(flavor, {})[res] = (total, max(0, total - nominal))
-    for (flavor, res), total in usage.items():
-        if total and res not in out.get(flavor, {}):
-            out.setdefault(flavor, {})[res] = (total, total)
-    return out
 
 
 def _last_per_workload(pending: list[Pending]) -> list[Pending]:

@@ -1,0 +1,102 @@
+"""Read side of the engine: what status writers, the visibility API and `why` ask for.
+
+Owns the translation of the engine's state into ``PendingInfo`` (pending positions in heap order,
+§4.2), ``QueueUsage`` (flavorsReservation / flavorsUsage / counts, §1.2 and §1.4) and the fair
+sharing ``weightedShare``. Pure functions over a ``Scheduler``; nothing here changes state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from .clusterqueue import ClusterQueue
+from .fairsharing import weighted_share_status
+from .hierarchy import ResourceNode
+from .types import PendingInfo, QueueUsage
+from .workload import WorkloadInfo
+
+if TYPE_CHECKING:
+    from .engine import Scheduler
+
+__all__ = ["cluster_queue_usage", "local_queue_usage", "pending_workloads", "weighted_share"]
+
+Usage = dict[str, dict[str, tuple[int, int]]]
+
+
+def pending_workloads(s: Scheduler, cluster_queue: str) -> list[PendingInfo]:
+    """Every pending workload of the CQ (heap, inadmissible, parked) in heap order."""
+    q = s.queues.cqs.get(cluster_queue)
+    if q is None:
+        return []
+    cq = s.cache.cqs.get(cluster_queue)
+    afs = cq is not None and cq.afs and s.config.admission_fair_sharing is not None
+
+    def key(wl: WorkloadInfo) -> tuple[int, float, int, float, str]:
+        return (0 if q.sticky == wl.key else 1, s.afs_usage(wl) if afs else 0.0, -wl.priority, wl.timestamp,
+                wl.uid)
+
+    per_lq: dict[tuple[str, str], int] = {}
+    out: list[PendingInfo] = []
+    for index, wl in enumerate(sorted(q.all_pending(), key=key)):
+        position = per_lq.get(wl.lq_key, 0)
+        per_lq[wl.lq_key] = position + 1
+        base = int(((wl.obj.get("spec") or {}).get("priority")) or 0)
+        out.append(PendingInfo(wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str, index,
+                               position, wl.owner_references))
+    return out
+
+
+def _by_flavor(cq: ClusterQueue, usage: Mapping[tuple[str, str], int]) -> Usage:
+    out: Usage = {}
+    for group in cq.resource_groups:
+        for flavor in group.flavors:
+            for res in group.covered:
+                total = usage.get((flavor, res), 0)
+                out.setdefault(flavor, {})[res] = (total, max(0, total - cq.nominal((flavor, res))))
+    for (flavor, res), total in usage.items():
+        if total and res not in out.get(flavor, {}):
+            out.setdefault(flavor, {})[res] = (total, total)
+    return out
+
+
+def cluster_queue_usage(s: Scheduler, name: str) -> QueueUsage:
+    cq = s.cache.cqs.get(name)
+    if cq is None:
+        return QueueUsage({}, {}, 0, 0, 0)
+    q = s.queues.cqs.get(name)
+    return QueueUsage(reservation=_by_flavor(cq, cq.usage), usage=_by_flavor(cq, cq.admitted_usage),
+                      pending_workloads=len(q) if q is not None else 0, reserving_workloads=len(cq.workloads),
+                      admitted_workloads=cq.admitted_count)
+
+
+def local_queue_usage(s: Scheduler, namespace: str, name: str) -> QueueUsage:
+    lq = s.queues.local_queues.get((namespace, name))
+    if lq is None:
+        return QueueUsage({}, {}, 0, 0, 0)
+    reservation: Usage = {}
+    usage: Usage = {}
+    reserving = admitted = 0
+    cq = s.cache.cqs.get(lq.cq_name)
+    if cq is not None:
+        for flavor, res in cq.quotas:
+            reservation.setdefault(flavor, {})[res] = (0, 0)
+            usage.setdefault(flavor, {})[res] = (0, 0)
+        for wl in cq.workloads.values():
+            if wl.lq_key != lq.key:
+                continue
+            reserving += 1
+            admitted += 1 if wl.admitted else 0
+            for (flavor, res), value in wl.usage.items():
+                total = reservation.setdefault(flavor, {}).get(res, (0, 0))[0]
+                reservation[flavor][res] = (total + value, 0)
+                if wl.admitted:
+                    total = usage.setdefault(flavor, {}).get(res, (0, 0))[0]
+                    usage[flavor][res] = (total + value, 0)
+    return QueueUsage(reservation, usage, lq.pending, reserving, admitted)
+
+
+def weighted_share(s: Scheduler, kind: str, name: str) -> int:
+    is_cq = kind.lower() in ("clusterqueue", "cq")
+    node: ResourceNode | None = s.cache.cqs.get(name) if is_cq else s.cache.cohorts.get(name)
+    return weighted_share_status(node) if node is not None else 0
