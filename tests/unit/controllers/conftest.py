@@ -145,13 +145,9 @@ def make_job(name: str, namespace: str, *, queue: str | None = "user-queue", cpu
          "resources": {"requests": {"cpu": cpu}}}]}
     if priority_class:
         pod_spec["priorityClassName"] = priority_class
-    # An explicit selector: the registry does not yet generate Job selectors at create time (see report)
-    selector = {"pykueue-test/job": name}
     job: JSONDict = {"apiVersion": "batch/v1", "kind": "Job",
                      "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
-                     "spec": {"parallelism": parallelism, "manualSelector": True,
-                              "selector": {"matchLabels": selector},
-                              "template": {"metadata": {"labels": dict(selector)}, "spec": pod_spec}}}
+                     "spec": {"parallelism": parallelism, "template": {"spec": pod_spec}}}
     if annotations:
         job["metadata"]["annotations"] = annotations
     if completions is not None:

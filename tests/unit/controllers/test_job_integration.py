@@ -191,3 +191,26 @@ async def test_priority_comes_from_the_workload_priority_class_label(env: Env) -
     assert wl["spec"]["priority"] == 1000
     assert wl["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
                                               "name": "high"}
+
+
+async def test_evicted_job_is_suspended_with_its_original_template(env: Env) -> None:
+    await _quickstart_queues(env)
+    created = await env.create(JOBS, make_job("drained", NS))
+    original_labels = created["spec"]["template"]["metadata"]["labels"]
+
+    async def started() -> Any:
+        job = await env.get(JOBS, "drained", NS)
+        return job if job["spec"].get("suspend") is False else None
+
+    job = await eventually(started)
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == {"instance-type": "on-demand"}
+    assert job["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "main"
+    await env.client.patch(CLUSTER_QUEUES, "cluster-queue", {"spec": {"stopPolicy": "HoldAndDrain"}})
+
+    async def restored() -> Any:
+        job = await env.get(JOBS, "drained", NS)
+        template = job["spec"]["template"]
+        return job if job["spec"]["suspend"] and "nodeSelector" not in template["spec"] else None
+
+    job = await eventually(restored, what="job suspended and its template restored")
+    assert job["spec"]["template"]["metadata"]["labels"] == original_labels

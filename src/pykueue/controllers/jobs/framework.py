@@ -220,17 +220,21 @@ def apply_pod_set_info(template: JSONDict, info: PodSetInfo) -> JSONDict:
     return out
 
 
-def restore_template(template: JSONDict, original: JSONDict) -> JSONDict:
+def restore_template(template: JSONDict, original: JSONDict, keep_labels: tuple[str, ...] = ()) -> JSONDict:
     """A copy of ``template`` whose labels, annotations, nodeSelector, tolerations and scheduling
-    gates are exactly the original's (the Workload keeps the job's template as it was created)."""
+    gates are exactly the original's (the Workload keeps the job's template as it was created).
+    ``keep_labels`` are system labels the Workload never stored (a Job's selector labels): they stay."""
     out = copy.deepcopy(template)
     meta = out.setdefault("metadata", {})
     ometa = original.get("metadata") or {}
+    kept = {k: v for k, v in (meta.get("labels") or {}).items() if k in keep_labels}
     for field_name in ("labels", "annotations"):
         if ometa.get(field_name):
             meta[field_name] = copy.deepcopy(ometa[field_name])
         else:
             meta.pop(field_name, None)
+    if kept:
+        meta["labels"] = {**(meta.get("labels") or {}), **kept}
     spec = out.setdefault("spec", {})
     ospec = original.get("spec") or {}
     for field_name in ("nodeSelector", "tolerations", "schedulingGates"):

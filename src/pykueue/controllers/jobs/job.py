@@ -159,7 +159,8 @@ class BatchJob:
         if original is not None:
             new = copy.deepcopy(current)
             spec = new.setdefault("spec", {})
-            spec["template"] = restore_template(spec.get("template") or {}, original.get("template") or {})
+            spec["template"] = restore_template(spec.get("template") or {}, original.get("template") or {},
+                                                keep_labels=_DROP_LABELS)
             if original.get("minCount") is not None:
                 spec["parallelism"] = int(original.get("count", self._parallelism()))
             if new != current:
