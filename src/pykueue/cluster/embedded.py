@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pykueue.api.clock import Clock
+from pykueue.api.clock import Clock, format_time
 from pykueue.api.errors import BadRequest, NotFound
 from pykueue.client import Client, Informer, WorkQueue, run_workers
 from pykueue.client.res import JOBS, JOBSETS, NODES, PODS
@@ -29,6 +29,7 @@ from pykueue.cluster.binder import PodBinder
 from pykueue.cluster.jobs import JobController
 from pykueue.cluster.jobsets import JobSetController
 from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.podutil import set_condition
 from pykueue.cluster.process import ProcessNodeAgent
 from pykueue.cluster.simulated import SimulatedNodeAgent
 from pykueue.controllers.events import EventRecorder
@@ -74,6 +75,7 @@ class EmbeddedCluster:
                                                       record=self._recorders["jobset-controller"].record)
         for informer in self._informers():
             await informer.start()
+        await self._retire_stale_nodes()
         for spec in self.node_specs:
             agent = self._agent(spec)
             await agent.start()
@@ -82,6 +84,30 @@ class EmbeddedCluster:
         self._run(self.job_controller.queue, self.job_controller.reconcile, self.workers)
         if self.jobset_controller is not None:
             self._run(self.jobset_controller.queue, self.jobset_controller.reconcile, self.workers)
+
+    async def _retire_stale_nodes(self) -> None:
+        """Nodes an earlier run registered but this one does not declare (the ``--nodes`` file changed):
+        delete them, and fail their unfinished pods, as the node lifecycle controller and pod GC would,
+        so nothing is bound to, or waits forever on, a node no agent runs."""
+        wanted = {spec.name for spec in self.node_specs}
+        stale = {str(n["metadata"]["name"]) for n in self.nodes.list()
+                 if n["metadata"]["name"] not in wanted
+                 and "pykueue.io/node-kind" in (n["metadata"].get("annotations") or {})}
+        for name in stale:
+            with contextlib.suppress(NotFound):
+                await self.client.delete(NODES, name)
+            log.info("removed node %s: it is no longer declared", name)
+        now = format_time(self.clock.now())
+        for pod in self.pods.list():
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node in stale and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                conditions = set_condition(list((pod.get("status") or {}).get("conditions") or []),
+                                           "DisruptionTarget", "True", "DeletionByPodGC",
+                                           f"PodGC: node {node} no longer exists", now)
+                with contextlib.suppress(NotFound):
+                    await self.client.patch(PODS, pod["metadata"]["name"], {"status": {
+                        "phase": "Failed", "reason": "NodeLost", "message": f"node {node} no longer exists",
+                        "conditions": conditions}}, namespace=pod["metadata"]["namespace"], subresource="status")
 
     def _agent(self, spec: NodeSpec) -> NodeAgent:
         record = self._recorders["kubelet"].record

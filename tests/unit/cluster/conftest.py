@@ -38,10 +38,11 @@ class Env:
 
 @contextlib.asynccontextmanager
 async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "local",
-                          clock: Clock | None = None) -> AsyncIterator[Env]:
-    """The cluster over ``via``: "local" (LocalClient) or "http" (HttpClient to the real API server)."""
+                          clock: Clock | None = None, registry: Registry | None = None) -> AsyncIterator[Env]:
+    """The cluster over ``via``: "local" (LocalClient) or "http" (HttpClient to the real API server).
+    Pass ``registry`` to start a second cluster on the state of a first (a restart)."""
     clock = clock or SystemClock()
-    registry = Registry(Store(None), clock=clock)
+    registry = registry or Registry(Store(None), clock=clock)
     async with open_client(via, registry) as client:
         cluster = EmbeddedCluster(client, nodes, clock, log_root=tmp_path / "nodes")
         await cluster.start()
