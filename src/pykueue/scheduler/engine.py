@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from pykueue.api.clock import Clock, SystemClock
-from pykueue.api.errors import BadRequest
 from pykueue.api.quantity import QuantityError
 
 from . import afs, views
@@ -25,7 +24,7 @@ from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
 from .cycle import Round
 from .preemption import Preemptor
 from .queues import ClusterQueueQueue, LocalQueue, QueueManager
-from .types import CycleResult, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
+from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
 from .workload import FINISHED, PENDING, RESERVED, WorkloadInfo, WorkloadKey, parse_workload
 
 __all__ = ["Scheduler"]
@@ -441,11 +440,11 @@ class Scheduler:
 
 @contextmanager
 def _bad_input(kind: str, name: str) -> Iterator[None]:
-    """Malformed objects become a Kubernetes-style 400, never a stack trace or half-applied state."""
+    """Malformed objects raise InvalidObject (a 400 for the caller), never leave half-applied state."""
     try:
         yield
     except (QuantityError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise BadRequest(f"{kind} {name!r} cannot be scheduled: {exc}") from exc
+        raise InvalidObject(kind, name, str(exc)) from exc
 
 
 def _inactive(wl: WorkloadInfo, cq_name: str) -> Pending:

@@ -15,6 +15,7 @@ __all__ = [
     "Admit",
     "CycleResult",
     "FairSharingConfig",
+    "InvalidObject",
     "Pending",
     "PendingInfo",
     "Preempt",
@@ -25,6 +26,20 @@ __all__ = [
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
+
+
+class InvalidObject(ValueError):
+    """An object given to ``upsert_*`` cannot be scheduled (bad quantity, missing name...).
+
+    The engine is left unchanged. Callers answer the user with a 400 BadRequest carrying
+    ``str(exc)``; the engine does not import ``pykueue.api.errors`` itself because that module
+    pulls in the kind catalogue (and the kubernetes client) the pure scheduler must not import.
+    """
+
+    def __init__(self, kind: str, name: str, reason: str) -> None:
+        super().__init__(f"{kind} {name!r} cannot be scheduled: {reason}")
+        self.kind = kind
+        self.name = name
 
 
 @dataclass(frozen=True, slots=True)

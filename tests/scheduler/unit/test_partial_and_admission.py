@@ -19,8 +19,7 @@ from tests.scheduler.unit.sched_builders import (
     workload,
 )
 
-from pykueue.api.errors import BadRequest
-from pykueue.scheduler import AdmissionFairSharingConfig, SchedulerConfig
+from pykueue.scheduler import AdmissionFairSharingConfig, InvalidObject, SchedulerConfig
 from pykueue.scheduler.partial import counts_for
 from pykueue.scheduler.workload import parse_workload
 
@@ -139,7 +138,7 @@ def test_deleting_a_cluster_queue_keeps_its_workloads_and_reports_them() -> None
 
 def test_malformed_input_is_a_bad_request() -> None:
     s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ)
-    with pytest.raises(BadRequest, match="cannot be scheduled"):
+    with pytest.raises(InvalidObject, match="cannot be scheduled"):
         s.upsert_workload(workload("w", cpu="lots"))
     assert s.pending_workloads("cq") == []
     assert s.workloads == {}
