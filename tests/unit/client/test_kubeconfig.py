@@ -80,3 +80,19 @@ async def test_http_client_from_kubeconfig_talks_to_the_server_and_rejects_bad_t
                 await bad.list(Res("", "v1", "namespaces"))
     finally:
         await server.close()
+
+
+def test_client_certificate_data_is_loaded_into_the_tls_context(tmp_path: Path) -> None:
+    from pykueue.cli.certs import ensure_certificates
+
+    files = ensure_certificates(tmp_path, "127.0.0.1")
+    cfg = load_kubeconfig(write(tmp_path / "kc", user={
+        "client-certificate-data": base64.b64encode(files.cert.read_bytes()).decode(),
+        "client-key": str(files.key)}, cluster_extra={"certificate-authority": str(files.ca_cert)}))
+    assert cfg.client_cert == files.cert.read_bytes()
+    assert cfg.client_key == files.key.read_bytes()
+    assert cfg.ca_data == files.ca_cert.read_bytes()
+    ctx = cfg.ssl_context()
+    assert not isinstance(ctx, bool)
+    assert ctx.verify_mode.name == "CERT_REQUIRED"
+    assert [c["subject"] for c in ctx.get_ca_certs()] == [((("commonName", "pykueue-ca"),),)]
