@@ -164,8 +164,8 @@ class JobController:
         to_delete: list[JSON] = []
         to_create: list[int | None] = []
 
-        if _finished(job):
-            to_delete = active
+        if _finished(job) or job["metadata"].get("deletionTimestamp"):
+            to_delete = active  # finished, or being deleted (foreground): never start anything new
         elif spec.get("suspend"):
             to_delete = active
             desired.set_condition("Suspended", "True", "JobSuspended", "Job suspended")
