@@ -109,6 +109,7 @@ def _builtin(group: str, version: str, kind: str, plural: str, *, namespaced: bo
         printer_columns={version: columns} if columns else {},
         strategic_merge_keys=hooks.merge_keys(group, kind),
         default=hooks.defaulter(group, kind), validate=hooks.validator(group, kind),
+        convert=hooks.converter(group, kind),
     ))
 
 

@@ -38,12 +38,19 @@ def image_pull_policy(image: str) -> str:
     return "IfNotPresent"
 
 
+def _dict_at(parent: JSONDict, key: str) -> JSONDict | None:
+    """``parent[key]``, created as ``{}`` when absent; ``None`` when it holds a non-object (left alone)."""
+    value = parent.setdefault(key, {})
+    return value if isinstance(value, dict) else None
+
+
 def _default_container(container: JSONDict) -> None:
     container.setdefault("terminationMessagePath", "/dev/termination-log")
     container.setdefault("terminationMessagePolicy", "File")
     if isinstance(container.get("image"), str) and "imagePullPolicy" not in container:
         container["imagePullPolicy"] = image_pull_policy(container["image"])
-    for port in container.get("ports") or []:
+    ports = container.get("ports")
+    for port in ports if isinstance(ports, list) else []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
     container.setdefault("resources", {})
@@ -57,14 +64,16 @@ def default_pod_spec(spec: JSONDict) -> None:
     spec.setdefault("securityContext", {})
     spec.setdefault("enableServiceLinks", True)
     for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
+        containers = spec.get(key)
+        for container in containers if isinstance(containers, list) else []:
             if isinstance(container, dict):
                 _default_container(container)
 
 
 def _requests_from_limits(spec: JSONDict) -> None:
     for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
+        containers = spec.get(key)
+        for container in containers if isinstance(containers, list) else []:
             if not isinstance(container, dict):
                 continue
             resources = container.get("resources")
@@ -77,8 +86,8 @@ def _requests_from_limits(spec: JSONDict) -> None:
 
 
 def default_pod(obj: JSONDict) -> None:
-    spec = obj.setdefault("spec", {})
-    if isinstance(spec, dict):
+    spec = _dict_at(obj, "spec")
+    if spec is not None:
         default_pod_spec(spec)
         _requests_from_limits(spec)
         if "priorityClassName" in spec or "priority" in spec:
@@ -101,15 +110,12 @@ def default_job_spec(spec: JSONDict) -> None:
     spec.setdefault("suspend", False)
     if "podReplacementPolicy" not in spec:
         spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
-    spec.setdefault("manualSelector", None)
-    if spec.get("manualSelector") is None:
-        del spec["manualSelector"]
     _default_template(spec.get("template"))
 
 
 def default_job(obj: JSONDict) -> None:
-    spec = obj.setdefault("spec", {})
-    if isinstance(spec, dict):
+    spec = _dict_at(obj, "spec")
+    if spec is not None:
         default_job_spec(spec)
 
 
@@ -120,13 +126,16 @@ def generate_job_selector(obj: JSONDict, uid: str) -> None:
     matching labels to the pod template. The registry calls it once, when it assigns the uid;
     calling it from ``default`` would change the (immutable) selector on the first update.
     """
-    spec = obj.setdefault("spec", {})
-    if not isinstance(spec, dict) or spec.get("manualSelector") or "selector" in spec:
+    spec = _dict_at(obj, "spec")
+    if spec is None or spec.get("manualSelector") or "selector" in spec:
         return
-    name = (obj.get("metadata") or {}).get("name")
+    template = _dict_at(spec, "template")
+    meta = _dict_at(template, "metadata") if template is not None else None
+    labels = _dict_at(meta, "labels") if meta is not None else None
+    if labels is None:
+        return
+    name = obj["metadata"].get("name") if isinstance(obj.get("metadata"), dict) else None
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-    template = spec.setdefault("template", {})
-    labels = template.setdefault("metadata", {}).setdefault("labels", {})
     labels.setdefault("batch.kubernetes.io/controller-uid", uid)
     labels.setdefault("controller-uid", uid)
     if name:
@@ -144,29 +153,28 @@ def default_secret(obj: JSONDict) -> None:
 
 def default_jobset(obj: JSONDict) -> None:
     """JobSet's webhook defaults (jobset.x-k8s.io/v1alpha2)."""
-    spec = obj.setdefault("spec", {})
-    if not isinstance(spec, dict):
+    spec = _dict_at(obj, "spec")
+    if spec is None:
         return
-    success = spec.setdefault("successPolicy", {})
-    if isinstance(success, dict):
-        success.setdefault("operator", "All")
-    startup = spec.setdefault("startupPolicy", {})
-    if isinstance(startup, dict):
-        startup.setdefault("startupPolicyOrder", "AnyOrder")
-    network = spec.setdefault("network", {})
-    if isinstance(network, dict):
-        network.setdefault("enableDNSHostnames", True)
-        network.setdefault("publishNotReadyAddresses", True)
+    for key, field, value in (("successPolicy", "operator", "All"),
+                              ("startupPolicy", "startupPolicyOrder", "AnyOrder"),
+                              ("network", "enableDNSHostnames", True),
+                              ("network", "publishNotReadyAddresses", True)):
+        target = _dict_at(spec, key)
+        if target is not None:
+            target.setdefault(field, value)
     spec.setdefault("suspend", False)
-    for replicated in spec.get("replicatedJobs") or []:
+    replicated_jobs = spec.get("replicatedJobs")
+    for replicated in replicated_jobs if isinstance(replicated_jobs, list) else []:
         if not isinstance(replicated, dict):
             continue
         replicated.setdefault("replicas", 1)
-        template = replicated.setdefault("template", {})
-        job_spec = template.setdefault("spec", {}) if isinstance(template, dict) else None
-        if isinstance(job_spec, dict):
-            job_spec.setdefault("completionMode", "Indexed")
-            pod_template = job_spec.get("template")
-            if isinstance(pod_template, dict) and isinstance(pod_template.get("spec"), dict):
-                pod_template["spec"].setdefault("restartPolicy", "OnFailure")
-            default_job_spec(job_spec)
+        template = _dict_at(replicated, "template")
+        job_spec = _dict_at(template, "spec") if template is not None else None
+        if job_spec is None:
+            continue
+        job_spec.setdefault("completionMode", "Indexed")
+        pod_template = job_spec.get("template")
+        if isinstance(pod_template, dict) and isinstance(pod_template.get("spec"), dict):
+            pod_template["spec"].setdefault("restartPolicy", "OnFailure")
+        default_job_spec(job_spec)

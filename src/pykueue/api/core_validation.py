@@ -33,6 +33,11 @@ def _l(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _h(value: Any) -> Any:
+    """A hashable stand-in for a JSON value used as a key (bad input may put a list there)."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
 def _validate_container_resources(resources: JSONDict, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     parsed: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}}
@@ -111,8 +116,8 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
                                        "to be set to 1 if it was previously negative)"))
         if old_spec.get("nodeName") and spec.get("nodeName") != old_spec.get("nodeName"):
             errors.append(fe.invalid("spec.nodeName", spec.get("nodeName"), _IMMUTABLE))
-        old_gates = {_d(g).get("name") for g in _l(old_spec.get("schedulingGates"))}
-        new_gates = {_d(g).get("name") for g in _l(spec.get("schedulingGates"))}
+        old_gates = {_h(_d(g).get("name")) for g in _l(old_spec.get("schedulingGates"))}
+        new_gates = {_h(_d(g).get("name")) for g in _l(spec.get("schedulingGates"))}
         if not new_gates <= old_gates:
             errors.append(fe.forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling "
                                        "gate"))

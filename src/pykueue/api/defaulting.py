@@ -47,21 +47,28 @@ def _version(obj: JSONDict, fallback: str) -> str:
     return api_version.rsplit("/", 1)[-1] if api_version else fallback
 
 
+def _dicts(value: Any) -> list[JSONDict]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> JSONDict:
+    return value if isinstance(value, dict) else {}
+
+
 def _default_kueue(kind: str, obj: JSONDict) -> None:
-    if kind == "Workload":
-        # Resource requests default to limits in pod templates, as for real pods.
-        for pod_set in (obj.get("spec") or {}).get("podSets") or []:
-            template = pod_set.get("template") if isinstance(pod_set, dict) else None
-            spec = template.get("spec") if isinstance(template, dict) else None
-            if isinstance(spec, dict):
-                for key in ("containers", "initContainers"):
-                    for container in spec.get(key) or []:
-                        resources = container.get("resources") if isinstance(container, dict) else None
-                        if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-                            requests = resources.setdefault("requests", {})
-                            if isinstance(requests, dict):
-                                for name, limit in resources["limits"].items():
-                                    requests.setdefault(name, limit)
+    if kind != "Workload":
+        return
+    # Kueue's webhook: container requests default to limits in pod templates, as for real pods.
+    for pod_set in _dicts(_dict(obj.get("spec")).get("podSets")):
+        spec = _dict(_dict(pod_set.get("template")).get("spec"))
+        for key in ("containers", "initContainers"):
+            for container in _dicts(spec.get(key)):
+                resources = container.get("resources")
+                if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                    requests = resources.setdefault("requests", {})
+                    if isinstance(requests, dict):
+                        for name, limit in resources["limits"].items():
+                            requests.setdefault(name, limit)
 
 
 def default(group: str, kind: str, obj: JSONDict) -> JSONDict:

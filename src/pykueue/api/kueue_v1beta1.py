@@ -134,6 +134,15 @@ def derive_schema(kind: str, schema: JSONDict) -> JSONDict:
 
 # ------------------------------------------------------------------------------------ objects
 
+def _d(value: Any) -> JSONDict:
+    """The dict at hand, or a throwaway one: conversion leaves malformed parts to validation."""
+    return value if isinstance(value, dict) else {}
+
+
+def _dl(value: Any) -> list[JSONDict]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _api_version(obj: JSONDict, version: str) -> JSONDict:
     out = copy.deepcopy(obj)
     out["apiVersion"] = f"kueue.x-k8s.io/{version}"
@@ -143,18 +152,18 @@ def _api_version(obj: JSONDict, version: str) -> JSONDict:
 def to_hub(kind: str, obj: JSONDict) -> JSONDict:
     """v1beta1 -> v1beta2."""
     out = _api_version(obj, "v1beta2")
-    spec: JSONDict = out.get("spec") or {}
-    status: JSONDict = out.get("status") or {}
+    spec, status = _d(out.get("spec")), _d(out.get("status"))
     if kind == "ClusterQueue":
         if "cohort" in spec:
             spec["cohortName"] = spec.pop("cohort")
         names = spec.pop("admissionChecks", None)
-        if names:
+        if isinstance(names, list) and names:
             strategy = spec.setdefault("admissionChecksStrategy", {})
-            rules = strategy.setdefault("admissionChecks", [])
-            known = {r.get("name") for r in rules}
-            rules.extend({"name": n} for n in names if n not in known)
-        fungibility = spec.get("flavorFungibility") or {}
+            rules = strategy.setdefault("admissionChecks", []) if isinstance(strategy, dict) else None
+            if isinstance(rules, list):
+                known = {repr(r.get("name")) for r in _dl(rules)}
+                rules.extend({"name": n} for n in names if repr(n) not in known)
+        fungibility = _d(spec.get("flavorFungibility"))
         if fungibility.get("whenCanBorrow") == "Borrow":
             fungibility["whenCanBorrow"] = "MayStopSearch"
         if fungibility.get("whenCanPreempt") == "Preempt":
@@ -171,7 +180,7 @@ def to_hub(kind: str, obj: JSONDict) -> JSONDict:
                 spec["priorityClassRef"] = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}
         if "accumulatedPastExexcutionTimeSeconds" in status:
             status["accumulatedPastExecutionTimeSeconds"] = status.pop("accumulatedPastExexcutionTimeSeconds")
-        for psa in (status.get("admission") or {}).get("podSetAssignments") or []:
+        for psa in _dl(_d(status.get("admission")).get("podSetAssignments")):
             if isinstance(psa.get("topologyAssignment"), dict):
                 psa["topologyAssignment"] = _domains_to_slices(psa["topologyAssignment"])
     elif kind == "LocalQueue":
@@ -186,8 +195,7 @@ def to_hub(kind: str, obj: JSONDict) -> JSONDict:
 def from_hub(kind: str, obj: JSONDict) -> JSONDict:
     """v1beta2 -> v1beta1."""
     out = _api_version(obj, "v1beta1")
-    spec: JSONDict = out.get("spec") or {}
-    status: JSONDict = out.get("status") or {}
+    spec, status = _d(out.get("spec")), _d(out.get("status"))
     if kind == "ClusterQueue":
         if "cohortName" in spec:
             spec["cohort"] = spec.pop("cohortName")
@@ -198,12 +206,12 @@ def from_hub(kind: str, obj: JSONDict) -> JSONDict:
             spec["priorityClassName"] = ref["name"]
             spec["priorityClassSource"] = _WPC_SOURCE if ref.get("group") == "kueue.x-k8s.io" else _PC_SOURCE
         spec.pop("preemptionGates", None)
-        for pod_set in spec.get("podSets") or []:
-            (pod_set.get("topologyRequest") or {}).pop("podsetSliceRequiredTopologyConstraints", None)
+        for pod_set in _dl(spec.get("podSets")):
+            _d(pod_set.get("topologyRequest")).pop("podsetSliceRequiredTopologyConstraints", None)
         if "accumulatedPastExecutionTimeSeconds" in status:
             status["accumulatedPastExexcutionTimeSeconds"] = status.pop("accumulatedPastExecutionTimeSeconds")
         status.pop("preemptionGates", None)
-        for psa in (status.get("admission") or {}).get("podSetAssignments") or []:
+        for psa in _dl(_d(status.get("admission")).get("podSetAssignments")):
             if isinstance(psa.get("topologyAssignment"), dict):
                 psa["topologyAssignment"] = _slices_to_domains(psa["topologyAssignment"])
     elif kind == "LocalQueue" and "flavorsUsage" in status:
@@ -211,13 +219,22 @@ def from_hub(kind: str, obj: JSONDict) -> JSONDict:
     return out
 
 
+def _strings(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _domains_to_slices(assignment: JSONDict) -> JSONDict:
-    domains: list[JSONDict] = assignment.get("domains") or []
-    levels: list[str] = assignment.get("levels") or []
+    domains = _dl(assignment.get("domains"))
+    levels = _strings(assignment.get("levels"))
     if not domains:
         return {"levels": levels}
-    values_per_level = [{"individual": {"roots": [d.get("values", [])[i] for d in domains]}}
-                        for i in range(len(levels))]
+    values_per_level = [{"individual": {"roots": [
+        (_strings(d.get("values"))[i] if i < len(_strings(d.get("values"))) else "") for d in domains]}}
+        for i in range(len(levels))]
     return {"levels": levels, "slices": [{
         "domainCount": len(domains),
         "valuesPerLevel": values_per_level,
@@ -230,21 +247,21 @@ def _level_values(spec: Any, count: int) -> list[str]:
         return [""] * count
     if "universal" in spec:
         return [str(spec["universal"])] * count
-    individual = spec.get("individual") or {}
+    individual = _d(spec.get("individual"))
     prefix = individual.get("prefix", "")
     suffix = individual.get("suffix", "")
-    return [f"{prefix}{root}{suffix}" for root in individual.get("roots", [])]
+    return [f"{prefix}{root}{suffix}" for root in _strings(individual.get("roots"))]
 
 
 def _slices_to_domains(assignment: JSONDict) -> JSONDict:
-    levels: list[str] = assignment.get("levels") or []
+    levels = _strings(assignment.get("levels"))
     domains: list[JSONDict] = []
-    for piece in assignment.get("slices") or []:
-        count = int(piece.get("domainCount", 0))
-        columns = [_level_values(v, count) for v in piece.get("valuesPerLevel") or []]
-        pod_counts = piece.get("podCounts") or {}
-        counts = ([int(pod_counts["universal"])] * count if "universal" in pod_counts
-                  else list(pod_counts.get("individual") or []))
+    for piece in _dl(assignment.get("slices")):
+        count = min(_int(piece.get("domainCount")), 100_000)
+        columns = [_level_values(v, count) for v in _strings(piece.get("valuesPerLevel"))]
+        pod_counts = _d(piece.get("podCounts"))
+        counts = ([_int(pod_counts["universal"])] * count if "universal" in pod_counts
+                  else _strings(pod_counts.get("individual")))
         for i in range(count):
             domains.append({"values": [column[i] for column in columns if i < len(column)],
                             "count": counts[i] if i < len(counts) else 0})

@@ -50,6 +50,11 @@ def _as_dict(value: Any) -> JSONDict:
     return value if isinstance(value, dict) else {}
 
 
+def _h(value: Any) -> Any:
+    """A hashable stand-in for a JSON value used as a key (bad input may put a list there)."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
 def validate_resource_groups(groups: Any, path: str, *, has_parent: bool, parent_word: str,
                              check_lending_vs_nominal: bool) -> list[FieldError]:
     """Shared by ClusterQueue (parent = cohort) and Cohort (parent = parentName)."""
@@ -136,14 +141,14 @@ def _validate_on_flavors(spec: JSONDict, old_spec: JSONDict | None) -> list[Fiel
     rules = _as_list(_as_dict(spec.get("admissionChecksStrategy")).get("admissionChecks"))
     old_rules = {}
     if old_spec is not None:
-        old_rules = {_as_dict(r).get("name"): r for r in
+        old_rules = {_h(_as_dict(r).get("name")): r for r in
                      _as_list(_as_dict(old_spec.get("admissionChecksStrategy")).get("admissionChecks"))}
     for ri, rule in enumerate(rules):
         rule = _as_dict(rule)
-        if old_spec is not None and old_rules.get(rule.get("name")) == rule:
+        if old_spec is not None and old_rules.get(_h(rule.get("name"))) == rule:
             continue  # unchanged rules are not re-checked on update (Kueue's default)
         for fi, flavor in enumerate(_as_list(rule.get("onFlavors"))):
-            if flavor not in flavors:
+            if _h(flavor) not in flavors:
                 errors.append(fe.invalid(f"spec.admissionChecksStrategy.admissionChecks[{ri}].onFlavors[{fi}]",
                                          flavor, "must be one of the ClusterQueue's flavors"))
     return errors
@@ -213,7 +218,7 @@ def validate_resource_flavor(obj: JSONDict, old: JSONDict | None) -> list[FieldE
         value = taint.get("value")
         if isinstance(value, str):
             errors.extend(fe.invalid(f"{path}.value", value, msg) for msg in names.label_value_errors(value))
-        marker = (key, taint.get("effect"))
+        marker = (_h(key), _h(taint.get("effect")))
         if marker in seen:
             errors.append(fe.duplicate(path, {"key": key, "effect": taint.get("effect")}))
         seen.add(marker)

@@ -152,13 +152,15 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
     if not isinstance(selector, dict):
         return [fe.type_invalid(path, selector, "must be an object")]
     errors = validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
-    for index, expr in enumerate(selector.get("matchExpressions") or []):
+    expressions = selector.get("matchExpressions")
+    for index, expr in enumerate(expressions if isinstance(expressions, list) else []):
         expr_path = f"{path}.matchExpressions[{index}]"
         if not isinstance(expr, dict):
             errors.append(fe.type_invalid(expr_path, expr, "must be an object"))
             continue
         operator = expr.get("operator")
-        values = expr.get("values") or []
+        raw_values = expr.get("values")
+        values: list[Any] = raw_values if isinstance(raw_values, list) else []
         if operator in ("In", "NotIn"):
             if not values:
                 errors.append(fe.required(f"{expr_path}.values",

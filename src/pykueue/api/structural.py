@@ -47,6 +47,11 @@ def _program(rule: str) -> Any:
     return cel.compile(rule)
 
 
+def _map_key(item: JSONDict, keys: list[str]) -> str:
+    """A hashable identity for a list-map element (key values may be any JSON in bad input)."""
+    return repr([item.get(k) for k in keys])
+
+
 def _context(variables: dict[str, Any]) -> Any:
     import cel
 
@@ -172,15 +177,15 @@ class _Walker:
         items: JSONDict = schema.get("items") or {}
         list_type = schema.get("x-kubernetes-list-type")
         keys: list[str] = list(schema.get("x-kubernetes-list-map-keys") or ())
-        old_by_key: dict[tuple[Any, ...], Any] = {}
+        old_by_key: dict[str, Any] = {}
         if list_type == "map" and isinstance(old, list):
-            old_by_key = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, dict)}
+            old_by_key = {_map_key(o, keys): o for o in old if isinstance(o, dict)}
         seen: set[Any] = set()
         for index, item in enumerate(value):
             item_path = fe.join(path, index)
             correlated: Any = _MISSING
             if list_type == "map" and isinstance(item, dict):
-                key = tuple(item.get(k) for k in keys)
+                key = _map_key(item, keys)
                 if key in seen:
                     self.errors.append(fe.duplicate(item_path, {k: item.get(k) for k in keys}))
                 seen.add(key)

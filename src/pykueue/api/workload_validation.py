@@ -35,6 +35,11 @@ def _l(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _h(value: Any) -> Any:
+    """A hashable stand-in for a JSON value used as a key (bad input may put a list there)."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
 def has_condition(obj: JSONDict | None, condition_type: str) -> bool:
     if obj is None:
         return False
@@ -164,14 +169,14 @@ def _validate_admission(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
 
 def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    counts = {_d(p).get("name", "main"): _d(p).get("count", 1) for p in _l(_d(obj.get("spec")).get("podSets"))}
+    counts = {_h(_d(p).get("name", "main")): _d(p).get("count", 1) for p in _l(_d(obj.get("spec")).get("podSets"))}
     old_counts: dict[Any, Any] = {}
     if old is not None and has_condition(old, "QuotaReserved"):
-        old_counts = {_d(r).get("name"): _d(r).get("count", 0)
+        old_counts = {_h(_d(r).get("name")): _d(r).get("count", 0)
                       for r in _l(_d(old.get("status")).get("reclaimablePods"))}
     for ri, item in enumerate(_l(_d(obj.get("status")).get("reclaimablePods"))):
         item = _d(item)
-        name, count = item.get("name"), item.get("count", 0)
+        name, count = _h(item.get("name")), item.get("count", 0)
         path = f"status.reclaimablePods[{ri}]"
         if name not in counts:
             errors.append(FieldError(f"{path}.name", f"Not found: {fe.render_value(name)}", "FieldValueNotFound"))
@@ -185,7 +190,7 @@ def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
                                      f"cannot be less than {previous} while the workload holds a quota "
                                      "reservation"))
     if has_condition(old, "QuotaReserved"):
-        new_names = {_d(r).get("name") for r in _l(_d(obj.get("status")).get("reclaimablePods"))}
+        new_names = {_h(_d(r).get("name")) for r in _l(_d(obj.get("status")).get("reclaimablePods"))}
         for name in old_counts:
             if name not in new_names:
                 errors.append(fe.forbidden("status.reclaimablePods", f"cannot remove {name!r} while the "
@@ -196,11 +201,11 @@ def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
 def _validate_admission_checks(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     if old is None:
         return []
-    old_checks = {_d(c).get("name"): _d(c) for c in _l(_d(old.get("status")).get("admissionChecks"))}
+    old_checks = {_h(_d(c).get("name")): _d(c) for c in _l(_d(old.get("status")).get("admissionChecks"))}
     errors: list[FieldError] = []
     for ci, check in enumerate(_l(_d(obj.get("status")).get("admissionChecks"))):
         check = _d(check)
-        previous = old_checks.get(check.get("name"))
+        previous = old_checks.get(_h(check.get("name")))
         if previous and previous.get("state") == "Ready" and check.get("state") == "Ready" and \
                 previous.get("podSetUpdates") != check.get("podSetUpdates"):
             errors.append(fe.invalid(f"status.admissionChecks[{ci}].podSetUpdates", "podSetUpdates",
