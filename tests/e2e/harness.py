@@ -42,6 +42,7 @@ class Pykueue:
     process: subprocess.Popen[str] | None = None
     url: str = ""
     output: list[str] = field(default_factory=list)
+    _pump: threading.Thread = field(init=False, repr=False)
 
     def start(self, timeout: float = 60.0) -> Pykueue:
         cmd = [sys.executable, "-m", "pykueue", "up", "--port", "0", "--data-dir", str(self.data_dir),
@@ -60,7 +61,8 @@ class Pykueue:
                     ready.set()
             ready.set()
 
-        threading.Thread(target=pump, daemon=True).start()
+        self._pump = threading.Thread(target=pump, daemon=True)
+        self._pump.start()
         if not ready.wait(timeout) or not self.url:
             self.stop()
             raise RuntimeError("pykueue up did not start:\n" + "".join(self.output))
@@ -77,6 +79,9 @@ class Pykueue:
                 self.process.kill()
                 self.process.wait()
         code = self.process.returncode
+        self._pump.join(10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self.process = None
         return code
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
+import threading
 from pathlib import Path
 
 import yaml
@@ -88,20 +88,23 @@ def test_server_side_apply(api_only: Pykueue) -> None:
 def test_watch_receives_live_event(api_only: Pykueue) -> None:
     api_only.kubectl("apply", "-f", CQ_FILE)
     env = {**os.environ, "KUBECONFIG": str(api_only.kubeconfig)}
-    watcher = subprocess.Popen([kubectl_binary(), "get", "cq", "-w", "--output-watch-events", "-o", "name"],
+    watcher = subprocess.Popen([kubectl_binary(), "get", "cq", "-w", "--output-watch-events"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)
+    reader.start()
     try:
-        time.sleep(1.0)  # let the watch establish; the assertion below waits on data, not on time
+        api_only.wait_for(lambda: any(line.startswith("ADDED") for line in lines), timeout=30)
         api_only.kubectl("label", "cq", "cluster-queue", "watched=yes")
-        lines: list[str] = []
-        assert watcher.stdout is not None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(line.startswith("MODIFIED") for line in lines):
-            lines.append(watcher.stdout.readline())
-        assert any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines), lines
+        api_only.wait_for(lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines),
+                          timeout=30)
     finally:
         watcher.kill()
         watcher.wait()
+        reader.join(5)
+        for stream in (watcher.stdout, watcher.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def test_delete(api_only: Pykueue) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import io
 import os
+import ssl
 import stat
 from pathlib import Path
 from typing import Any
@@ -101,11 +103,12 @@ def test_asyncio_client_create_list_watch(api_only: Pykueue) -> None:
             rv = listing["metadata"]["resourceVersion"]
             await api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("async-b"))
             seen = []
-            stream = awatch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
-                                           resource_version=rv, timeout_seconds=5)
-            async for event in stream:
-                seen.append((event["type"], event["object"]["metadata"]["name"]))
-                break
+            async with awatch.Watch() as watcher:
+                stream = watcher.stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
+                                        resource_version=rv, timeout_seconds=5)
+                async for event in stream:
+                    seen.append((event["type"], event["object"]["metadata"]["name"]))
+                    break
             return seen
 
     assert asyncio.run(go()) == [("ADDED", "async-b")]
@@ -132,8 +135,10 @@ def _raw(server: Pykueue, method: str, path: str, *, token: str | None, body: by
         headers = {"Content-Type": content_type}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
-        async with aiohttp.ClientSession() as session, \
-                session.request(method, server.url + path, data=body, headers=headers) as resp:
+        tls = ssl.create_default_context(cafile=str(server.data_dir / "ca.crt"))
+        data = io.BytesIO(body) if body is not None else None
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls)) as session, \
+                session.request(method, server.url + path, data=data, headers=headers) as resp:
             await resp.read()
             return resp.status
 

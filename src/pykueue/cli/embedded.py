@@ -11,6 +11,7 @@ import contextlib
 import os
 import secrets
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ class Embedded:
         self._parts: list[Any] = []
         self._store: Any = None
         self._server: Any = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> None:
         from pykueue.apiserver import serve
@@ -90,12 +92,14 @@ class Embedded:
         self.token = _load_token(opts.data_dir)
         self._store = Store(db_path, auto_flush=False)
         registry = Registry(self._store, clock=self.clock)
-        tls = None
-        if not is_loopback(opts.address):
-            cert_dir = opts.data_dir if opts.data_dir is not None else Path(
-                os.environ.get("TMPDIR", "/tmp")) / f"pykueue-certs-{os.getpid()}"
-            cert_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tls = ensure_certificates(cert_dir, opts.address)
+        # Always TLS: kubectl (client-go) never sends a bearer token over plain HTTP, and the
+        # token is how every request is authenticated. Loopback or not, the CA is in the kubeconfig.
+        if opts.data_dir is not None:
+            cert_dir = opts.data_dir
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="pykueue-certs-")
+            cert_dir = Path(self._tmp.name)
+        tls = ensure_certificates(cert_dir, opts.address)
         port = opts.port if opts.port else _free_port(opts.address)
         manager = None
         if opts.kueue:
@@ -109,13 +113,12 @@ class Embedded:
                 registry.add_admission_hook(hook)
         self._server = await serve(
             registry, opts.address, port, token=self.token,
-            tls_cert=str(tls.cert) if tls else None, tls_key=str(tls.key) if tls else None,
+            tls_cert=str(tls.cert), tls_key=str(tls.key),
         )
-        scheme = "https" if tls else "http"
         host = opts.address if ":" not in opts.address else f"[{opts.address}]"
-        self.url = f"{scheme}://{host}:{self._server.port}"
+        self.url = f"https://{host}:{self._server.port}"
         write_kubeconfig(opts.kubeconfig, server=self.url, token=self.token,
-                         ca_cert=tls.ca_cert if tls else None)
+                         ca_cert=tls.ca_cert)
         if opts.cluster:
             from pykueue.cluster import EmbeddedCluster, load_nodes
 
@@ -145,3 +148,6 @@ class Embedded:
             self._store.flush()
             self._store.close()
             self._store = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

@@ -50,8 +50,8 @@ def up(
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
                               config_file=config, nodes_file=nodes, kueue=not no_kueue)
     if not is_loopback(address):
-        typer.echo(f"serving on non-loopback address {address} with TLS (self-signed CA in the kubeconfig)",
-                   err=True)
+        typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
+                   "token in the kubeconfig", err=True)
     try:
         asyncio.run(_run(options))
     except OSError as exc:
