@@ -150,7 +150,8 @@ class SchedulerLoop:
         backoff = MIN_BACKOFF
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), timeout=IDLE_WAKE)
+                async with asyncio.timeout(IDLE_WAKE):
+                    await self._dirty.wait()
             self._dirty.clear()
             try:
                 result = self.scheduler.schedule()

@@ -66,5 +66,7 @@ class Timers(Generic[K]):
             delay = self._poll
             if self._heap:
                 delay = min(delay, max(0.0, self._heap[0][0] - self._clock.now()))
+            # asyncio.timeout, not wait_for: wait_for can swallow a cancellation on Python 3.11
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=max(delay, 0.001))
+                async with asyncio.timeout(max(delay, 0.001)):
+                    await self._wake.wait()

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykueue.api.clock import Clock, format_time, parse_time
-from pykueue.api.errors import ApiError, NotFound
+from pykueue.api.errors import ApiError, Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue
 from pykueue.controllers.conditions import (
     FINALIZER,
@@ -122,6 +122,8 @@ class WorkloadController:
             await self._reconcile(wl)
         except NotFound:
             return None
+        except Conflict:
+            return 0.05   # stale cache; the newer event is already queued
         return None
 
     async def _write(self, wl: JSONDict, edit: StatusEdit) -> JSONDict | None:

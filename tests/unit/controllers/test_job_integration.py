@@ -214,3 +214,22 @@ async def test_evicted_job_is_suspended_with_its_original_template(env: Env) -> 
 
     job = await eventually(restored, what="job suspended and its template restored")
     assert job["spec"]["template"]["metadata"]["labels"] == original_labels
+
+
+async def test_restart_rebuilds_state_without_double_admission(env: Env) -> None:
+    from pykueue.controllers.manager import ControllerManager
+
+    await _quickstart_queues(env)
+    await env.create(JOBS, make_job("first", NS, cpu="3"))
+    first = await eventually(lambda: _admitted(env, "first"))
+    await env.create(JOBS, make_job("second", NS, cpu="3"))
+    await eventually(lambda: _pending(env, "second"))
+    await env.manager.stop()
+    env.manager = ControllerManager(env.client, env.manager.config, env.clock)
+    await env.manager.start()
+    await still(lambda: _pending(env, "second"))
+    again = await env.workload_of_job("first", NS)
+    assert again["status"]["admission"] == first["status"]["admission"]
+    assert cond(again, "QuotaReserved")["lastTransitionTime"] == cond(first, "QuotaReserved")["lastTransitionTime"]
+    await env.finish_job("first", NS)
+    await eventually(lambda: _admitted(env, "second"), what="the restarted controllers hand the quota on")

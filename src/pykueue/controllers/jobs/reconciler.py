@@ -19,7 +19,7 @@ import logging
 from typing import Any
 
 from pykueue.api.clock import Clock
-from pykueue.api.errors import AlreadyExists, ApiError, NotFound
+from pykueue.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue
 from pykueue.controllers.conditions import (
     FINALIZER,
@@ -53,6 +53,8 @@ __all__ = ["JobReconciler"]
 
 log = logging.getLogger(__name__)
 JSONDict = dict[str, Any]
+CONFLICT_RETRY = 0.05
+"""Seconds before retrying after a write lost an optimistic-concurrency race (not an error)."""
 
 
 class PriorityClassNotFound(Exception):
@@ -106,6 +108,8 @@ class JobReconciler:
             return await self._reconcile(job)
         except NotFound:
             return None
+        except Conflict:
+            return CONFLICT_RETRY   # our cached view was stale; the newer event is already queued
         except PriorityClassNotFound:
             return 5.0
 
