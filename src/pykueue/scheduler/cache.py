@@ -160,7 +160,8 @@ class Cache:
 
     # -- workloads holding quota -------------------------------------------------------------
     def add_reserved(self, wl: WorkloadInfo) -> None:
-        self.remove_reserved(wl.key)
+        if wl.key in self.reserved:
+            self.remove_reserved(wl.key)
         self.reserved[wl.key] = wl
         if not wl.pods_ready:
             self.not_ready.add(wl.key)

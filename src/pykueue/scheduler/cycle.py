@@ -76,6 +76,7 @@ class Round:
         self.changed_trees: set[str] = set()
         self._overlay: list[tuple[ClusterQueue, dict[FR, int]]] = []
         self._victims: dict[tuple[str, str], WorkloadInfo] = {}
+        self.now = engine.clock.now()
 
     # -- step 1: heads -------------------------------------------------------------------------
     def run(self, cq_names: Iterable[str]) -> None:
@@ -277,6 +278,8 @@ class Round:
         return False
 
     def _fits(self, cq: ClusterQueue, usage: dict[FR, int], targets: list[Target]) -> bool:
+        if not self._victims and not targets:
+            return all(amount <= cq.available(fr) for fr, amount in usage.items())
         removed = list(self._victims.values())
         removed.extend(t.wl for t in targets if t.wl.key not in self._victims)
         cqs = self.s.cache.cqs
@@ -348,8 +351,8 @@ class Round:
         assert e.assignment is not None
         wl = e.wl
         cq = e.cq
-        flavors = {f for ps in e.assignment.podsets for f in ps.flavors.values()}
-        checks = cq.checks_for(flavors)
+        checks = cq.checks_for({f for ps in e.assignment.podsets for f in ps.flavors.values()}) \
+            if cq.admission_checks else []
         admission = e.assignment.to_admission(cq.name)
         s.queues.remove(wl.key)
         s.queues.untrack(wl)
@@ -362,13 +365,14 @@ class Round:
         wl.admission = admission
         wl.admitted = not checks
         wl.evicted = False
-        wl.quota_reserved_time = s.clock.now()
+        wl.quota_reserved_time = self.now
         s.cache.add_reserved(wl)
-        s.on_assumed(wl)
+        if cq.afs:
+            s.on_assumed(wl)
         e.status = ASSUMED
         self.admitted.append(Admit(wl.namespace, wl.name, cq.name, admission,
                                    e.assignment.borrowing > 0, checks))
-        self.changed_trees.add(s.cache.tree_key(cq))
+        self.changed_trees.add(cq.tree_key)
 
     # -- step 6: requeue -------------------------------------------------------------------------
     def _requeue(self, entries: list[Entry]) -> None:
