@@ -136,3 +136,15 @@ async def test_manage_jobs_without_queue_name(env: Env) -> None:
     assert cond(wl, "QuotaReserved")["message"] == "LocalQueue  doesn't exist"
     system = await env.create(JOBS, make_job("system", "kube-system", queue=None))
     assert system["spec"].get("suspend") in (None, False), "kube-system is outside the managed namespaces"
+
+
+async def test_jobs_outside_the_managed_namespaces_are_ignored_even_with_a_queue_name(env: Env) -> None:
+    await _queues(env)
+    await env.namespace("kube-system")
+    created = await env.create(JOBS, make_job("labelled", "kube-system", queue="user-queue"))
+    assert created["spec"].get("suspend") in (None, False)
+
+    async def no_workload() -> bool:
+        return await env.workload_of_job("labelled", "kube-system") is None
+
+    await still(no_workload)

@@ -233,3 +233,26 @@ async def test_restart_rebuilds_state_without_double_admission(env: Env) -> None
     assert cond(again, "QuotaReserved")["lastTransitionTime"] == cond(first, "QuotaReserved")["lastTransitionTime"]
     await env.finish_job("first", NS)
     await eventually(lambda: _admitted(env, "second"), what="the restarted controllers hand the quota on")
+
+
+async def test_changing_the_priority_class_label_updates_the_workload(env: Env) -> None:
+    from pykueue.controllers.resources import WORKLOAD_PRIORITY_CLASSES
+
+    await _quickstart_queues(env)
+    for name, value in (("low", 1), ("high", 100)):
+        await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                                                     "kind": "WorkloadPriorityClass",
+                                                     "metadata": {"name": name}, "value": value})
+    await eventually(lambda: env.manager.caches.workload_priority_classes.get("high") is not None or None)
+    await env.create(JOBS, make_job("mover", NS, queue="no-such-queue",
+                                    labels={"kueue.x-k8s.io/priority-class": "low"}))
+    await eventually(lambda: env.workload_of_job("mover", NS))
+    await env.client.patch(JOBS, "mover", {"metadata": {"labels": {"kueue.x-k8s.io/priority-class": "high"}}},
+                           namespace=NS)
+
+    async def raised() -> Any:
+        wl = await env.workload_of_job("mover", NS)
+        return wl if wl["spec"].get("priority") == 100 else None
+
+    wl = await eventually(raised, what="workload priority follows the job's label")
+    assert wl["spec"]["priorityClassRef"]["name"] == "high"

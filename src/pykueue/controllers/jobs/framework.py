@@ -278,7 +278,8 @@ def default_queue_and_manage(obj: JSONDict, config: KueueConfig, caches: Caches)
             and caches.workload_priority_classes.get("default") is not None):
         labels[PRIORITY_CLASS_LABEL] = "default"
         out = {**out, "metadata": {**(out.get("metadata") or {}), "labels": labels}}
-    managed = QUEUE_LABEL in labels or (config.manage_jobs_without_queue_name and ns_matches)
+    # ManagedJobsNamespaceSelectorAlwaysRespected (GA): outside the selector nothing is managed
+    managed = ns_matches and (QUEUE_LABEL in labels or config.manage_jobs_without_queue_name)
     return out, managed
 
 

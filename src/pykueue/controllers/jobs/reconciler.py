@@ -114,9 +114,9 @@ class JobReconciler:
             return 5.0
 
     def _managed(self, job: GenericJob) -> bool:
-        if job.queue_name():
-            return True
-        if not self._config.manage_jobs_without_queue_name:
+        """§2.2: inside the managed namespaces, jobs with a queue name (or every job when
+        manageJobsWithoutQueueName); outside them, none (ManagedJobsNamespaceSelectorAlwaysRespected)."""
+        if not job.queue_name() and not self._config.manage_jobs_without_queue_name:
             return False
         return self._config.managed_jobs_namespace_selector.matches(
             namespace_labels(self._caches, job.namespace))
@@ -160,6 +160,7 @@ class JobReconciler:
             return None
 
         await self._sync_status(job, wl, now)
+        await self._sync_priority(job, wl)
 
         if is_evicted(wl):
             if not job.is_suspended():
@@ -256,6 +257,20 @@ class JobReconciler:
             return changed
 
         await update_status(self._client, WORKLOADS, wl, edit)
+
+    async def _sync_priority(self, job: GenericJob, wl: JSONDict) -> None:
+        """A changed ``priority-class`` label propagates to the Workload (§1.7: value and ref name)."""
+        wpc_name = job.labels().get(PRIORITY_CLASS_LABEL, "")
+        spec = wl.get("spec") or {}
+        ref = spec.get("priorityClassRef") or {}
+        if not wpc_name or (ref.get("kind") == "WorkloadPriorityClass" and ref.get("name") == wpc_name):
+            return
+        wpc = self._caches.workload_priority_classes.get(wpc_name)
+        if wpc is None:
+            return
+        await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"], {"spec": {
+            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": wpc_name},
+            "priority": int(wpc.get("value", 0))}}, namespace=job.namespace)
 
     def _priority(self, job: GenericJob) -> tuple[JSONDict | None, int | None]:
         """(priorityClassRef, priority) per §1.7."""
