@@ -17,6 +17,7 @@ Invariant: no process outlives its pod, nor the agent.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import re
@@ -28,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from pykueue.api.clock import Clock
-from pykueue.api.errors import BadRequest
-from pykueue.client import Client, Informer, key_of
+from pykueue.api.errors import BadRequest, NotFound
+from pykueue.client import Client, Informer, Res, key_of
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
 from pykueue.cluster.nodes import NodeSpec
 from pykueue.cluster.podutil import Record, no_record
 
-__all__ = ["ProcessNodeAgent", "container_env"]
+__all__ = ["EnvError", "ProcessNodeAgent", "container_env", "env_references"]
 
 JSON = dict[str, Any]
 
@@ -56,20 +57,84 @@ def _field_value(pod: JSON, path: str, node: str) -> str:
     return str(simple.get(path) or "")
 
 
-def container_env(pod: JSON, container: JSON, node: str, workdir: str) -> dict[str, str]:
-    """The process environment: host PATH, kube-like HOSTNAME/HOME, then the container's env in order."""
+class EnvError(Exception):
+    """A referenced ConfigMap/Secret or key is missing: the kubelet's CreateContainerConfigError."""
+
+
+Sources = dict[tuple[str, str], dict[str, str]]
+"""("configmaps"|"secrets", name) -> its data (secrets decoded); what ``env``/``envFrom`` may read."""
+
+
+def env_references(container: JSON) -> set[tuple[str, str]]:
+    """The ConfigMaps and Secrets a container's environment reads."""
+    refs: set[tuple[str, str]] = set()
+    for var in container.get("env") or []:
+        source = var.get("valueFrom") or {}
+        if source.get("configMapKeyRef"):
+            refs.add(("configmaps", str(source["configMapKeyRef"].get("name", ""))))
+        if source.get("secretKeyRef"):
+            refs.add(("secrets", str(source["secretKeyRef"].get("name", ""))))
+    for source in container.get("envFrom") or []:
+        if source.get("configMapRef"):
+            refs.add(("configmaps", str(source["configMapRef"].get("name", ""))))
+        if source.get("secretRef"):
+            refs.add(("secrets", str(source["secretRef"].get("name", ""))))
+    return refs
+
+
+def _lookup(sources: Sources, plural: str, ref: JSON) -> str | None:
+    name, key, optional = str(ref.get("name", "")), str(ref.get("key", "")), bool(ref.get("optional"))
+    data = sources.get((plural, name))
+    kind = "configmap" if plural == "configmaps" else "secret"
+    if data is None:
+        if optional:
+            return None
+        raise EnvError(f'{kind} "{name}" not found')
+    if key not in data:
+        if optional:
+            return None
+        raise EnvError(f"couldn't find key {key} in {'ConfigMap' if plural == 'configmaps' else 'Secret'} {name}")
+    return data[key]
+
+
+def container_env(pod: JSON, container: JSON, node: str, workdir: str,
+                  sources: Sources | None = None) -> dict[str, str]:
+    """The process environment: host PATH, kube-like HOSTNAME/HOME, then ``envFrom``, then ``env`` in
+    order (literal values with ``$(VAR)`` expansion, fieldRef, configMapKeyRef, secretKeyRef).
+    Raises :class:`EnvError` for a missing, non-optional reference."""
+    sources = sources or {}
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
            "HOSTNAME": str((pod.get("metadata") or {}).get("name", "")), "LANG": "C.UTF-8"}
+    for source in container.get("envFrom") or []:
+        prefix = str(source.get("prefix") or "")
+        for plural, field in (("configmaps", "configMapRef"), ("secrets", "secretRef")):
+            ref = source.get(field)
+            if not ref:
+                continue
+            data = sources.get((plural, str(ref.get("name", ""))))
+            if data is None:
+                if not ref.get("optional"):
+                    kind = "configmap" if plural == "configmaps" else "secret"
+                    raise EnvError(f'{kind} "{ref.get("name", "")}" not found')
+                continue
+            env.update({prefix + k: v for k, v in data.items()})
     for var in container.get("env") or []:
         name = var.get("name")
         if not name:
             continue
-        if "value" in var:
+        source = var.get("valueFrom") or {}
+        if "value" in var or not source:
             # $(VAR) references to earlier variables expand, as the kubelet does.
             env[name] = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
                                lambda m: env.get(m[1], m[0]), str(var.get("value") or ""))
-        elif (var.get("valueFrom") or {}).get("fieldRef"):
-            env[name] = _field_value(pod, str(var["valueFrom"]["fieldRef"].get("fieldPath", "")), node)
+        elif source.get("fieldRef"):
+            env[name] = _field_value(pod, str(source["fieldRef"].get("fieldPath", "")), node)
+        elif source.get("configMapKeyRef") or source.get("secretKeyRef"):
+            plural, ref = (("configmaps", source["configMapKeyRef"]) if source.get("configMapKeyRef")
+                           else ("secrets", source["secretKeyRef"]))
+            value = _lookup(sources, plural, ref)
+            if value is not None:
+                env[name] = value
     return env
 
 
@@ -133,6 +198,25 @@ class ProcessNodeAgent(NodeAgent):
             raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
         return path.read_text(errors="replace")
 
+    async def _sources(self, pod: JSON, container: JSON) -> Sources:
+        """Fetch the ConfigMaps and Secrets the container's environment reads (missing ones are left out)."""
+        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+        sources: Sources = {}
+        for plural, name in env_references(container):
+            try:
+                obj = await self.client.get(Res("", "v1", plural), name, namespace)
+            except NotFound:
+                continue
+            data = {str(k): str(v) for k, v in (obj.get("data") or {}).items()}
+            if plural == "secrets":
+                data = {k: base64.b64decode(v).decode(errors="replace") for k, v in data.items()}
+                data.update({str(k): str(v) for k, v in (obj.get("stringData") or {}).items()})
+            elif obj.get("binaryData"):
+                data.update({str(k): base64.b64decode(str(v)).decode(errors="replace")
+                             for k, v in obj["binaryData"].items()})
+            sources[(plural, name)] = data
+        return sources
+
     async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
         key = key_of(pod)
         meta = pod.get("metadata") or {}
@@ -162,7 +246,11 @@ class ProcessNodeAgent(NodeAgent):
                        f"image ({container.get('image', '')}); give the container a command")
             log_path.write_text(message + "\n")
             return ContainerResult(name, 128, "ContainerCannotRun", message, started, self.clock.now())
-        env = container_env(pod, container, self.name, str(work))
+        try:
+            env = container_env(pod, container, self.name, str(work), await self._sources(pod, container))
+        except EnvError as exc:
+            log_path.write_text(f"{exc}\n")
+            return ContainerResult(name, 1, "CreateContainerConfigError", str(exc), started, self.clock.now())
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             try:

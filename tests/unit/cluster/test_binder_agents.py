@@ -300,3 +300,44 @@ async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_p
         pid = int(pid_file.read_text())
         await env.client.delete(PODS, "stubborn", "default")
         await wait_for(lambda: _async(not _alive(pid)))
+
+
+async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_missing_ones(tmp_path: Path) -> None:
+    import base64
+
+    from pykueue.client import Res
+
+    async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
+        await env.client.create(Res("", "v1", "configmaps"), {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "default"},
+            "data": {"MODE": "fast", "LEVEL": "3"}})
+        await env.client.create(Res("", "v1", "secrets"), {
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "default"},
+            "data": {"token": base64.b64encode(b"s3cret").decode()}})
+        good = make_pod("envy", command='echo "$CFG_MODE $CFG_LEVEL $TOKEN $GREETING"')
+        good["spec"]["containers"][0]["envFrom"] = [{"configMapRef": {"name": "settings"}, "prefix": "CFG_"}]
+        good["spec"]["containers"][0]["env"] = [
+            {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "token"}}},
+            {"name": "WHO", "value": "world"},
+            {"name": "GREETING", "value": "hello $(WHO)"},
+            {"name": "MAYBE", "valueFrom": {"configMapKeyRef": {"name": "absent", "key": "x", "optional": True}}},
+        ]
+        bad = make_pod("missing-ref", command="true")
+        bad["spec"]["containers"][0]["env"] = [
+            {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "NOPE"}}}]
+        await env.client.create(PODS, good)
+        await env.client.create(PODS, bad)
+
+        async def both_done() -> tuple[JSON, JSON] | None:
+            a = await env.client.get(PODS, "envy", "default")
+            b = await env.client.get(PODS, "missing-ref", "default")
+            done = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in (a, b))
+            return (a, b) if done else None
+
+        a, b = await wait_for(both_done)
+        assert a["status"]["phase"] == "Succeeded"
+        assert env.cluster.pod_log("default", "envy") == "fast 3 s3cret hello world\n"
+        assert b["status"]["phase"] == "Failed"
+        terminated = b["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert terminated["reason"] == "CreateContainerConfigError"
+        assert terminated["message"] == "couldn't find key NOPE in ConfigMap settings"
