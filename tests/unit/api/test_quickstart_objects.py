@@ -1,0 +1,36 @@
+"""The quickstart's objects (shared examples) default and validate cleanly, with no unknown fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pykueue.api.job_webhook import validate_managed_job
+from pykueue.api.kinds import find_kind
+from pykueue.api.validation import unknown_fields
+
+EXAMPLES = Path("/work/shared/examples/quickstart")
+DOCS: list[dict[str, Any]] = []
+if EXAMPLES.is_dir():
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        DOCS.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+
+pytestmark = pytest.mark.skipif(not DOCS, reason="shared quickstart examples not present")
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=[f"{d['kind']}" for d in DOCS])
+def test_quickstart_object_is_valid(doc: dict[str, Any]) -> None:
+    group, _, version = doc["apiVersion"].rpartition("/")
+    info = find_kind(group, doc["kind"])
+    assert info is not None
+    obj = dict(doc)
+    if "name" not in obj["metadata"]:
+        obj["metadata"] = {**obj["metadata"], "name": obj["metadata"]["generateName"] + "abcde"}
+    assert unknown_fields(info, version, obj) == []
+    defaulted = info.default(obj)
+    assert info.validate(defaulted, None) == []
+    if doc["kind"] == "Job":
+        assert validate_managed_job(defaulted, None) == []
