@@ -17,6 +17,7 @@ from .types import (
     PendingInfo,
     Preempt,
     QueueUsage,
+    ResourceTransformation,
     SchedulerConfig,
     SchedulerStats,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "PendingInfo",
     "Preempt",
     "QueueUsage",
+    "ResourceTransformation",
     "Scheduler",
     "SchedulerConfig",
     "SchedulerStats",

@@ -24,6 +24,7 @@ from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
 from .cycle import Round
 from .preemption import Preemptor
 from .queues import ClusterQueueQueue, LocalQueue, QueueManager
+from .resources import RequestPolicy
 from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
 from .workload import FINISHED, PENDING, RESERVED, WorkloadInfo, WorkloadKey, parse_workload
 
@@ -56,6 +57,9 @@ class Scheduler:
         self.stats_rounds = 0
         self.stats_nominations = 0
         self.eligibility: dict[tuple[str, str], str | None] = {}
+        self.request_policy = RequestPolicy(
+            tuple(self.config.exclude_resource_prefixes),
+            tuple((t.input, t.strategy == "Replace", dict(t.outputs)) for t in self.config.resource_transformations))
         self._ns_memo: dict[tuple[str, str], bool] = {}
         self.assumed: dict[WorkloadKey, str] = {}
         """Admitted by this engine, status not yet echoed: key -> resourceVersion it was read at."""
@@ -189,7 +193,7 @@ class Scheduler:
             return  # a replay of the object we admitted from: the admission is still in flight
         old = self.workloads.get(key)
         with _bad_input("Workload", key[1]):
-            wl = parse_workload(obj, self.config.exclude_resource_prefixes,
+            wl = parse_workload(obj, self.request_policy,
                                 self.config.pods_ready_requeue_by_eviction, previous=old)
         self.workloads[key] = wl
         self.notices.pop(key, None)
@@ -264,7 +268,7 @@ class Scheduler:
             return
         self._requeue_tree_of(held.cq_name)
         obj = held.obj
-        wl = parse_workload(obj, self.config.exclude_resource_prefixes, self.config.pods_ready_requeue_by_eviction)
+        wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction)
         if wl.state == RESERVED:
             wl.state = PENDING
             wl.admission = None

@@ -14,7 +14,9 @@ from pykueue.api.quantity import UNLIMITED, QuantityError, format_amount, to_amo
 
 __all__ = [
     "FR",
+    "NO_POLICY",
     "UNLIMITED",
+    "RequestPolicy",
     "Requests",
     "add_into",
     "fmt",
@@ -69,7 +71,36 @@ def _container_requests(container: Mapping[str, Any]) -> Requests:
     return requests
 
 
-def pod_requests(spec: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = ()) -> Requests:
+class RequestPolicy:
+    """`resources` of Kueue's configuration: transformations, then excluded prefixes."""
+
+    __slots__ = ("exclude_prefixes", "transformations")
+
+    def __init__(self, exclude_prefixes: tuple[str, ...] = (),
+                 transformations: tuple[tuple[str, bool, dict[str, str]], ...] = ()) -> None:
+        self.exclude_prefixes = exclude_prefixes
+        self.transformations = transformations
+        """(input, replace input?, outputs resource -> factor quantity)."""
+
+    def apply(self, requests: Requests) -> Requests:
+        for source, replace, outputs in self.transformations:
+            value = requests.get(source)
+            if value is None:
+                continue
+            units = -(-value // 1000) if source == "cpu" else value  # Quantity.Value(): rounded up
+            for out, factor in outputs.items():
+                requests[out] = requests.get(out, 0) + amount(out, factor) * units
+            if replace:
+                del requests[source]
+        if self.exclude_prefixes:
+            requests = {k: v for k, v in requests.items() if not k.startswith(self.exclude_prefixes)}
+        return requests
+
+
+NO_POLICY = RequestPolicy()
+
+
+def pod_requests(spec: Mapping[str, Any], policy: RequestPolicy = NO_POLICY) -> Requests:
     """Requests of one pod: Σ containers, max'ed with init containers (sidecars add), + overhead.
 
     Pod-level ``spec.resources`` win for the resources they name, as in kube-scheduler.
@@ -101,8 +132,8 @@ def pod_requests(spec: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = ()
             level.setdefault(name, amount)
         total.update(level)
     add_into(total, quantity_map(spec.get("overhead")))
-    if exclude_prefixes:
-        total = {k: v for k, v in total.items() if not k.startswith(exclude_prefixes)}
+    if policy.transformations or policy.exclude_prefixes:
+        total = policy.apply(total)
     return {k: max(0, v) for k, v in total.items()}
 
 

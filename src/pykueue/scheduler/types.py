@@ -20,6 +20,7 @@ __all__ = [
     "PendingInfo",
     "Preempt",
     "QueueUsage",
+    "ResourceTransformation",
     "SchedulerConfig",
     "SchedulerStats",
 ]
@@ -63,6 +64,17 @@ class AdmissionFairSharingConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceTransformation:
+    """`resources.transformations[]`: each unit of ``input`` also requests ``outputs``."""
+
+    input: str
+    outputs: dict[str, str]
+    """resource -> quantity per (rounded-up) unit of the input."""
+    strategy: str = "Retain"
+    """Retain keeps the input resource; Replace drops it."""
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     """Engine settings. Defaults reproduce Kueue's defaults except ``heads_per_cycle``."""
 
@@ -80,6 +92,8 @@ class SchedulerConfig:
     ignore_undeclared_resources: bool = False
     """`resources.quotaCheckStrategy: IgnoreUndeclared`."""
     exclude_resource_prefixes: tuple[str, ...] = ()
+    resource_transformations: tuple[ResourceTransformation, ...] = ()
+    """Applied to per-pod requests before excluded prefixes are dropped."""
     """`resources.excludeResourcePrefixes`: requests with these prefixes are ignored."""
     equivalence_hashing: bool = True
     """Gate SchedulingEquivalenceHashing (Beta, on): a BestEffortFIFO NoFit parks every queued

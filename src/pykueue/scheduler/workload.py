@@ -13,7 +13,7 @@ from typing import Any
 
 from pykueue.api.clock import parse_time
 
-from .resources import FR, Requests, fmt, pod_requests
+from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
 from .resources import amount as to_amount
 
 __all__ = ["PodSetInfo", "WorkloadInfo", "WorkloadKey", "parse_workload"]
@@ -201,7 +201,7 @@ def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> d
     return usage
 
 
-def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (),
+def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
                    requeue_by_eviction: bool = True, previous: WorkloadInfo | None = None) -> WorkloadInfo:
     """Build the record; raises QuantityError/ValueError/TypeError on malformed input.
 
@@ -238,13 +238,13 @@ def parse_workload(obj: Mapping[str, Any], exclude_prefixes: tuple[str, ...] = (
         info.shape_hash = previous.shape_hash
         info.requests_status = previous.requests_status
     else:
-        _parse_podsets(info, spec, reclaimable, exclude_prefixes)
+        _parse_podsets(info, spec, reclaimable, policy)
     _parse_status(info, status, reclaimable, requeue_by_eviction)
     return info
 
 
 def _parse_podsets(info: WorkloadInfo, spec: Mapping[str, Any], reclaimable: dict[str, int],
-                   exclude_prefixes: tuple[str, ...]) -> None:
+                   policy: RequestPolicy) -> None:
     for ps in spec.get("podSets") or ():
         template_spec = (ps.get("template") or {}).get("spec") or {}
         name = ps.get("name") or "main"
@@ -252,7 +252,7 @@ def _parse_podsets(info: WorkloadInfo, spec: Mapping[str, Any], reclaimable: dic
         min_count = ps.get("minCount")
         info.podsets.append(PodSetInfo(
             name=name, count=count, min_count=int(min_count) if min_count is not None else None,
-            per_pod=pod_requests(template_spec, exclude_prefixes),
+            per_pod=pod_requests(template_spec, policy),
             tolerations=list(template_spec.get("tolerations") or ()),
             node_selector=dict(template_spec.get("nodeSelector") or {}),
             affinity_terms=_affinity_terms(template_spec),

@@ -19,7 +19,7 @@ from tests.scheduler.unit.sched_builders import (
     workload,
 )
 
-from pykueue.scheduler import AdmissionFairSharingConfig, InvalidObject, SchedulerConfig
+from pykueue.scheduler import AdmissionFairSharingConfig, InvalidObject, ResourceTransformation, SchedulerConfig
 from pykueue.scheduler.partial import counts_for
 from pykueue.scheduler.workload import parse_workload
 
@@ -178,3 +178,15 @@ def test_block_admission_until_pods_ready() -> None:
     # the workload just admitted is not ready yet: the one after it waits again
     s.upsert_workload(workload("after", created=T0 + 6))
     assert s.schedule().admitted == []
+
+
+def test_resource_transformations_and_excluded_prefixes() -> None:
+    config = SchedulerConfig(
+        resource_transformations=(ResourceTransformation("example.com/gpu-slice", {"example.com/gpu-mem": "5Gi"},
+                                                         "Replace"),),
+        exclude_resource_prefixes=("ephemeral-",))
+    cq = CQ("cq").group("cpu", "example.com/gpu-mem").flavor("f", cpu=4, example_com_gpu_mem="20Gi")
+    s = make_scheduler(RF, cq.obj(), LQ, workload("w", count=2, requests={
+        "cpu": "1", "example.com/gpu-slice": "2", "ephemeral-storage": "1Gi"}), config=config)
+    [admit] = s.schedule().admitted
+    assert admit.admission["podSetAssignments"][0]["resourceUsage"] == {"cpu": "2", "example.com/gpu-mem": "20Gi"}
