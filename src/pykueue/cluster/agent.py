@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykueue.api.clock import Clock, format_time
-from pykueue.api.errors import AlreadyExists, ApiError, NotFound
+from pykueue.api.errors import AlreadyExists, ApiError, BadRequest, NotFound
 from pykueue.client import Client, Informer, key_of, split_key
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster.nodes import NodeSpec
@@ -254,7 +254,7 @@ class NodeAgent:
 
     def pod_log(self, pod: JSON, container: str) -> str:
         """The container's output so far; ``BadRequest`` when there is none."""
-        raise NotFound(f'container "{container}" has no log on node {self.name}')
+        raise BadRequest(f'container "{container}" has no log on node {self.name}')
 
     # -- status writing ---------------------------------------------------------------------------
 
