@@ -22,7 +22,7 @@ from typing import Any
 from aiohttp import web
 
 from pykueue.api.clock import format_time
-from pykueue.api.errors import ApiError, NotAcceptable, NotFound, Unauthorized
+from pykueue.api.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFound, Unauthorized
 from pykueue.registry import Registry
 
 from . import discovery
@@ -92,6 +92,9 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as exc:
         if exc.status == 404:
             return error_response(NotFound("the server could not find the requested resource"))
+        if exc.status == 405:
+            return error_response(MethodNotAllowed(
+                "the server does not allow this method on the requested resource"))
         raise
     except (asyncio.CancelledError, ConnectionResetError):
         raise

@@ -139,3 +139,12 @@ async def test_crd_table_for_kubectl_get_crd(api: Api) -> None:
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Created At"]
     row = next(r for r in table["rows"] if r["cells"][0] == "clusterqueues.kueue.x-k8s.io")
     assert row["cells"][1] == "2027-01-15T08:00:00Z"
+
+
+async def test_unknown_paths_and_methods_are_status_objects(api: Api) -> None:
+    status, body, _ = await api.request("GET", "/nonsense")
+    assert status == 404
+    assert body["kind"] == "Status"
+    status, body, _ = await api.request("POST", "/apis", {})
+    assert status == 405
+    assert body["reason"] == "MethodNotAllowed"
