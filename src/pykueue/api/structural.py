@@ -104,14 +104,16 @@ class _Walker:
     def _check_type(self, schema: JSONDict, value: Any, path: str) -> bool:
         if schema.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
-                self.errors.append(fe.type_invalid(path, value, f"{path} in body must be of type "
-                                                                f"integer-or-string: {_type_name(value)!r}"))
+                actual = _type_name(value)
+                self.errors.append(fe.type_invalid(path, actual, f"{path} in body must be of type "
+                                                                 f"integer-or-string: \"{actual}\""))
                 return False
             return True
         expected = schema.get("type")
         if expected and not _type_ok(expected, value):
-            self.errors.append(fe.type_invalid(
-                path, value, f"{path or 'body'} in body must be of type {expected}: {_type_name(value)!r}"))
+            actual = _type_name(value)
+            self.errors.append(fe.type_invalid(path, actual, f"{path or 'body'} in body must be of type {expected}: "
+                                                             f"\"{actual}\""))
             return False
         return True
 
@@ -155,8 +157,8 @@ class _Walker:
         if "maxProperties" in schema and len(value) > schema["maxProperties"]:
             self.errors.append(fe.too_many(path, len(value), schema["maxProperties"]))
         if "minProperties" in schema and len(value) < schema["minProperties"]:
-            self.errors.append(fe.invalid(path, value, f"{path} in body should have at least "
-                                                       f"{schema['minProperties']} properties"))
+            self.errors.append(fe.invalid(path, len(value), f"{path} in body should have at least "
+                                                            f"{schema['minProperties']} properties"))
         old_map = old if isinstance(old, dict) else {}
         for name, child in value.items():
             sub = properties.get(name)
@@ -172,8 +174,8 @@ class _Walker:
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             self.errors.append(fe.too_many(path, len(value), schema["maxItems"]))
         if "minItems" in schema and len(value) < schema["minItems"]:
-            self.errors.append(fe.invalid(path, value, f"{path} in body should have at least "
-                                                       f"{schema['minItems']} items"))
+            self.errors.append(fe.invalid(path, len(value), f"{path} in body should have at least "
+                                                            f"{schema['minItems']} items"))
         items: JSONDict = schema.get("items") or {}
         list_type = schema.get("x-kubernetes-list-type")
         keys: list[str] = list(schema.get("x-kubernetes-list-map-keys") or ())
