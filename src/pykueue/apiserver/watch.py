@@ -153,6 +153,7 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
     # Selectors are parsed before subscribing, so a bad one is a plain 400.
     _Filter(options)
     unsubscribe = registry.subscribe(on_event)
+    response: web.StreamResponse | None = None
     try:
         initial: list[JSONDict] = []
         backlog: list[WatchEvent] = []
@@ -196,8 +197,8 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
                 await stream.send_object(event_type, event.object)
         await _follow(request, registry, options, stopping, queue, progress, stream, matcher, last)
         return response
-    except (ConnectionResetError, ConnectionError):
-        return web.Response(status=200)
+    except ConnectionError:  # the client went away mid-stream
+        return response if response is not None else web.Response(status=200)
     finally:
         unsubscribe()
 
