@@ -25,6 +25,9 @@ __all__ = ["HttpClient"]
 
 log = logging.getLogger(__name__)
 
+LIST_PAGE_SIZE = 500
+"""Objects per list page (kubectl's chunk size): big lists never become one giant response."""
+
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=10)
 _WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=None)
 
@@ -120,9 +123,18 @@ class HttpClient:
     async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
                    field_selector: str = "") -> tuple[Items, str]:
         params = _selectors(label_selector, field_selector)
-        body = await self._request("GET", res.path(namespace), params=params)
-        items = with_type_meta(list(body.get("items") or []), body, res)
-        return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
+        params["limit"] = str(LIST_PAGE_SIZE)
+        items: Items = []
+        version = ""
+        while True:
+            body = await self._request("GET", res.path(namespace), params=params)
+            items.extend(with_type_meta(list(body.get("items") or []), body, res))
+            meta = body.get("metadata") or {}
+            # Every page is consistent with the first one's resourceVersion (kube's list snapshot).
+            version = version or str(meta.get("resourceVersion") or "")
+            if not meta.get("continue"):
+                return items, version
+            params["continue"] = str(meta["continue"])
 
     async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""

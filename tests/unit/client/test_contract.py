@@ -255,3 +255,15 @@ async def test_watch_streams_objects_larger_than_a_network_chunk(client: Client)
         assert kind == "ADDED"
         assert obj["data"]["blob"] == big
         break
+
+
+async def test_list_returns_every_object_across_pages(client: Client, registry: Any) -> None:
+    from pykueue.client import LocalClient
+    from pykueue.client.http import LIST_PAGE_SIZE
+
+    local = LocalClient(registry)
+    for i in range(LIST_PAGE_SIZE + 7):
+        await local.create(CONFIGMAPS, cm(f"page-{i:04d}"))
+    items, rv = await client.list(CONFIGMAPS, "default")
+    assert sorted(i["metadata"]["name"] for i in items) == [f"page-{i:04d}" for i in range(LIST_PAGE_SIZE + 7)]
+    assert rv
