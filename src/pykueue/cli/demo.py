@@ -26,7 +26,7 @@ from rich.table import Table
 
 from pykueue.api.clock import parse_time
 from pykueue.cli.embedded import Embedded, EmbeddedOptions
-from pykueue.client import HttpClient, Res
+from pykueue.client import HttpClient, Res, load_kubeconfig
 
 __all__ = ["demo"]
 
@@ -117,8 +117,10 @@ async def _pod_log(client: HttpClient, embedded: Embedded, job: str) -> str:
     if not pods:
         return ""
     name = pods[0]["metadata"]["name"]
-    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {embedded.token}"}) as session, \
-            session.get(f"{embedded.url}/api/v1/namespaces/default/pods/{name}/log") as resp:
+    connection = load_kubeconfig(embedded.options.kubeconfig)
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {connection.token}"},
+                                     connector=aiohttp.TCPConnector(ssl=connection.ssl_context())) as session, \
+            session.get(f"{connection.server}/api/v1/namespaces/default/pods/{name}/log") as resp:
         return await resp.text() if resp.status == 200 else ""
 
 
