@@ -154,4 +154,26 @@ def schema(group: str, version: str, kind: str) -> JSONDict:
         return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     out = model_schema(class_name)
     out["x-kubernetes-group-version-kind"] = [{"group": group, "version": version, "kind": kind}]
+    from pykueue.api.merge_keys import merge_keys_for
+
+    for path, key in merge_keys_for(group, kind).items():
+        node = _node_at(out, path)
+        if node is not None and node.get("type") == "array":
+            # What kube publishes from patchStrategy/patchMergeKey tags; kubectl apply builds SMPs from it.
+            node["x-kubernetes-patch-strategy"] = "merge"
+            node["x-kubernetes-patch-merge-key"] = key
     return out
+
+
+def _node_at(schema: JSONDict, path: str) -> JSONDict | None:
+    """The schema node of a dotted path whose ``[]`` segments step into array items."""
+    node: JSONDict | None = schema
+    for part in path.split("."):
+        items = part.endswith("[]")
+        name = part[:-2] if items else part
+        node = ((node or {}).get("properties") or {}).get(name)
+        if node is None:
+            return None
+        if items:
+            node = node.get("items")
+    return node

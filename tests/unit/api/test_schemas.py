@@ -203,3 +203,26 @@ def test_kubernetes_cel_extensions_and_unknown_functions() -> None:
     assert rule("isURL(self)", "https://example.com/x") == []
     # a function no library here provides: the rule is skipped, the object is not rejected
     assert rule("self.someFutureFunction()", "x") == []
+
+
+def test_core_schemas_carry_patch_merge_keys() -> None:
+    spec = info("Job", "batch").schema["v1"]["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
+    containers = spec["properties"]["containers"]
+    assert containers["x-kubernetes-patch-merge-key"] == "name"
+    assert containers["x-kubernetes-patch-strategy"] == "merge"
+    assert containers["items"]["properties"]["env"]["x-kubernetes-patch-merge-key"] == "name"
+    assert containers["items"]["properties"]["volumeMounts"]["x-kubernetes-patch-merge-key"] == "mountPath"
+    pod = info("Pod", "").schema["v1"]["properties"]
+    assert pod["status"]["properties"]["conditions"]["x-kubernetes-patch-merge-key"] == "type"
+
+
+@pytest.mark.parametrize("kind", [k for k in all_kinds() if k.strategic_merge_keys], ids=lambda k: k.resource_key)
+def test_every_merge_key_path_is_a_list_in_the_schema(kind: Any) -> None:
+    from pykueue.api.core_schemas import _node_at
+
+    schema = kind.schema[kind.storage_version]
+    for path, key in kind.strategic_merge_keys.items():
+        node = _node_at(schema, path)
+        assert node is not None, path
+        assert node["type"] == "array", path
+        assert key in node["items"]["properties"], (path, key)
