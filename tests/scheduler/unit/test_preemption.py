@@ -11,6 +11,7 @@ from tests.scheduler.unit.sched_builders import (
     T0,
     admitted,
     by_name,
+    cohort,
     flavor,
     local_queue,
     make_scheduler,
@@ -233,3 +234,28 @@ def test_overlap_that_fits_after_the_preemptions_is_deferred() -> None:
     assert deferred.reason == "WaitingForPreemptedWorkloads"
     assert deferred.message == ("Workload has overlapping preemption targets with another workload, but will fit "
                                 "after these preemptions complete")
+
+
+def test_hierarchical_reclaim_in_the_worked_example_tree() -> None:
+    """§3.4's tree: R > {C (4, bl 2, ll 1) > {A (6, ll 2), B (3)}, D (5)}. D borrows 1 from C's
+    lendable cpu; A asking 13 fits in C's subtree, so it has the hierarchical advantage over D."""
+
+    def quota(nominal: int, bl: int | None = None, ll: int | None = None) -> list[dict[str, Any]]:
+        res: dict[str, Any] = {"name": "cpu", "nominalQuota": str(nominal)}
+        if bl is not None:
+            res["borrowingLimit"] = str(bl)
+        if ll is not None:
+            res["lendingLimit"] = str(ll)
+        return [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [res]}]}]
+
+    s = make_scheduler(
+        RF, cohort("R"), cohort("C", parent="R", groups=quota(4, 2, 1)),
+        CQ("A").cohort("C").flavor("f", cpu=(6, None, 2)).preemption(reclaim="Any").obj(),
+        CQ("B").cohort("C").flavor("f", cpu=3).obj(), CQ("D").cohort("R").flavor("f", cpu=5).obj(),
+        local_queue("ns", "lq-A", "A"), local_queue("ns", "lq-D", "D"),
+        running("d-big", cq="D", cpu=5, priority=9), running("d-small", cq="D", cpu=1, priority=9, at=T0 + 1),
+        workload("a", queue="lq-A", cpu="13", priority=0, created=T0 + 5))
+    result = s.schedule()
+    # d-small was reserved last, so it is tried first, and removing it alone frees exactly 13
+    assert [(p.name, p.reason) for p in result.preempted] == [("d-small", "InCohortReclamation")]
+    assert result.preempted[0].message.endswith("preemptor path: /R/C/A; preemptee path: /R/D")
