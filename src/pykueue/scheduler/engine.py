@@ -3,9 +3,15 @@
 Owns the routing of API events to the cache and the queue manager, the requeue triggers
 (finished/deleted/evicted workloads requeue the inadmissible workloads of their cohort tree; CQ,
 cohort, flavor and namespace changes requeue everything), the preemption expectations (victims
-already reported, not yet seen evicted) and the multi-head loop: ``schedule()`` runs Kueue
-cycles (``cycle.Round``) back to back, re-running only cohort trees whose state changed, so the
-admitted set equals what one-head-per-cycle scheduling would produce, in the same order.
+reported once, until they release their quota), the assumed admissions (a replay of the object
+an admission was made from is ignored) and the multi-head loop.
+
+Multi-head invariant: ``schedule()`` runs Kueue cycles (``cycle.Round``) back to back. After the
+first round only cohort trees in which something changed are run again — an admission, a head
+parked as inadmissible (the next head differs), or a newly issued preemption. A tree in which a
+round changed nothing would repeat that round exactly (same heads, same quota, same answers), so
+skipping it cannot change any later decision: the admissions equal, in order, those of
+``heads_per_cycle=1`` called until nothing changes (tests/scheduler/unit/test_multi_admit_equivalence.py).
 """
 
 from __future__ import annotations
