@@ -20,17 +20,18 @@ from typing import Any
 
 from pykueue.api.clock import Clock, format_time
 from pykueue.api.core_defaults import generate_job_selector
-from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound, UnsupportedMediaType
+from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
 from pykueue.api.kinds import KindInfo, all_kinds
 from pykueue.store import Store
 from pykueue.store.types import WatchEvent
 
 from . import objectmeta as om
 from .admission import AdmissionChain, AdmissionHook, AdmissionRequest, clone
-from .decode import api_version, check_fields, decode_bytes, typed_body
+from .decode import api_version, check_fields, typed_body
 from .deletion import Deleter
-from .fieldmanager import server_side_apply, update_managed_fields
+from .fieldmanager import update_managed_fields
 from .ownership import OwnerIndex
+from .patching import Patcher
 
 __all__ = ["DEFAULT_NAMESPACES", "Registry"]
 
@@ -43,12 +44,6 @@ _Listeners = list[Callable[[], None]]
 _Objects = list[JSONDict]
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
-APPLY_PATCH_CBOR = "application/apply-patch+cbor"
-PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 _GENERATE_ATTEMPTS = 8
 
 
@@ -69,6 +64,7 @@ class Registry:
                 self.owners.index(kind.resource_key, obj)
         self._write_listeners: _Listeners = []
         self._deleter = Deleter(self)
+        self._patcher = Patcher(self)
         if "namespaces" in self._by_resource:
             self.ensure_namespaces(default_namespaces)
 
@@ -98,7 +94,7 @@ class Registry:
             return obj
         return kind.convert(obj, version)
 
-    def _to_storage(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
+    def to_storage(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
         if version == kind.storage_version:
             return obj
         return kind.convert(obj, kind.storage_version)
@@ -200,14 +196,14 @@ class Registry:
                ) -> tuple[JSONDict, Warnings]:
         obj = typed_body(kind, body, version)
         warnings = check_fields(kind, obj, version, field_validation)
-        stored = self._create(kind, namespace, obj, version=version, dry_run=dry_run,
+        stored = self.create_stored(kind, namespace, obj, version=version, dry_run=dry_run,
                               field_manager=field_manager)
         return self.to_version(kind, stored, version), warnings
 
-    def _create(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
+    def create_stored(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
                 field_manager: str | None, managed: bool = False) -> JSONDict:
         ns = self._namespace_of(kind, namespace, obj)
-        obj = self._to_storage(kind, obj, version)
+        obj = self.to_storage(kind, obj, version)
         metadata = om.meta(obj)
         for key in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",
                     "deletionGracePeriodSeconds", "generation", "selfLink"):
@@ -302,7 +298,7 @@ class Registry:
                 self.store.get("namespaces", "", name)
             except NotFound:
                 body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-                self._create(kind, "", body, version=kind.storage_version, dry_run=False,
+                self.create_stored(kind, "", body, version=kind.storage_version, dry_run=False,
                              field_manager="kube-apiserver")
 
     # ------------------------------------------------------------------ update
@@ -321,12 +317,12 @@ class Registry:
         expected = metadata.get("resourceVersion")
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
-        new = self._to_storage(kind, obj, version)
-        stored = self._update(kind, current, new, subresource=subresource or "", dry_run=dry_run,
+        new = self.to_storage(kind, obj, version)
+        stored = self.update_stored(kind, current, new, subresource=subresource or "", dry_run=dry_run,
                               field_manager=field_manager)
         return self.to_version(kind, stored, version), warnings
 
-    def _update(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str, dry_run: bool,
+    def update_stored(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str, dry_run: bool,
                 field_manager: str | None, managed: bool = False) -> JSONDict:
         """Admit and store ``new`` (storage version) over ``current``; return what is stored."""
         metadata = current["metadata"]
@@ -359,76 +355,10 @@ class Registry:
               version: str, subresource: str | None = None, dry_run: bool = False,
               field_manager: str | None = None, force: bool = False,
               field_validation: str | None = "Strict") -> tuple[JSONDict, Warnings]:
-        media = content_type.split(";", 1)[0].strip().lower()
-        if media == APPLY_PATCH:
-            return self._apply(kind, namespace, name, patch, version=version, subresource=subresource or "",
-                               dry_run=dry_run, field_manager=field_manager, force=force,
-                               field_validation=field_validation)
-        if media not in PATCH_TYPES or (media == STRATEGIC_PATCH and kind.is_crd):
-            accepted = ", ".join(t for t in PATCH_TYPES if not (kind.is_crd and t == STRATEGIC_PATCH))
-            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
-                                       f"types include: {accepted}")
-        document = decode_bytes(patch, yaml_ok=False)
-        ns = namespace if kind.namespaced else ""
-        current = self.get_stored(kind, ns, name)
-        visible = clone(self.to_version(kind, current, version))
-        patched = _apply_patch(kind, media, visible, document)
-        if not isinstance(patched, dict):
-            raise BadRequest("the patch did not produce an object")
-        obj = typed_body(kind, patched, version)
-        warnings = check_fields(kind, obj, version, field_validation)
-        metadata = om.meta(obj)
-        if metadata.get("name") not in (None, name):
-            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
-                             f"the URL ({name})")
-        expected = metadata.get("resourceVersion")
-        if expected and expected != current["metadata"].get("resourceVersion"):
-            raise Conflict.stale(kind.plural, name, kind.group)
-        new = self._to_storage(kind, obj, version)
-        stored = self._update(kind, current, new, subresource=subresource or "", dry_run=dry_run,
-                              field_manager=field_manager)
-        return self.to_version(kind, stored, version), warnings
-
-    def _apply(self, kind: KindInfo, namespace: str, name: str, body: bytes, *, version: str,
-               subresource: str, dry_run: bool, field_manager: str | None, force: bool,
-               field_validation: str | None) -> tuple[JSONDict, Warnings]:
-        """Server-side apply: create when missing, else merge by field ownership."""
-        if not field_manager:
-            raise BadRequest("PATCH, fieldManager: Required value: is required for apply patch")
-        applied = decode_bytes(body, yaml_ok=True)
-        if not isinstance(applied, dict):
-            raise BadRequest("the body of the request must be a YAML or JSON object")
-        if not applied.get("apiVersion") or not applied.get("kind"):
-            raise BadRequest("apiVersion and kind must be set in an apply patch")
-        obj = typed_body(kind, applied, version)
-        warnings = check_fields(kind, obj, version, field_validation)
-        metadata = om.meta(obj)
-        if metadata.get("name") not in (None, "", name):
-            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
-                             f"the URL ({name})")
-        metadata["name"] = name
-        ns = namespace if kind.namespaced else ""
-        merge_keys: Mapping[str, str] = kind.strategic_merge_keys
-        try:
-            current = self.get_stored(kind, ns, name)
-        except NotFound:
-            if subresource:
-                raise
-            result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys,
-                                       now=self.now())
-            created = self._create(kind, ns, result, version=version, dry_run=dry_run, field_manager=None,
-                                   managed=True)
-            return self.to_version(kind, created, version), warnings
-        visible = clone(self.to_version(kind, current, version))
-        result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
-                                   now=self.now())
-        expected = om.meta(obj).get("resourceVersion")
-        if expected and expected != current["metadata"].get("resourceVersion"):
-            raise Conflict.stale(kind.plural, name, kind.group)
-        new = self._to_storage(kind, typed_body(kind, result, version), version)
-        stored = self._update(kind, current, new, subresource=subresource, dry_run=dry_run,
-                              field_manager=None, managed=True)
-        return self.to_version(kind, stored, version), warnings
+        """PATCH in any of the four content types (see :mod:`.patching`)."""
+        return self._patcher.patch(kind, namespace, name, patch, content_type, version=version,
+                                   subresource=subresource or "", dry_run=dry_run, field_manager=field_manager,
+                                   force=force, field_validation=field_validation)
 
     # ------------------------------------------------------------------ delete
 
@@ -465,20 +395,6 @@ class Registry:
             deleted.append(self.to_version(kind, result, version))
         return {"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List",
                 "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
-
-
-def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -> Any:
-    from pykueue.registry import patch as patches
-
-    if media == JSON_PATCH:
-        if not isinstance(document, list):
-            raise BadRequest("json patch must be a list of operations")
-        return patches.apply_json_patch(current, document)
-    if not isinstance(document, dict):
-        raise BadRequest("the patch must be a JSON object")
-    if media == MERGE_PATCH:
-        return patches.apply_merge_patch(current, document)
-    return patches.apply_strategic_merge_patch(current, document, kind.strategic_merge_keys)
 
 
 def _check_preconditions(current: JSONDict, preconditions: Mapping[str, Any] | None) -> None:

@@ -1,0 +1,128 @@
+"""PATCH: JSON merge patch, JSON patch, strategic merge patch and server-side apply.
+
+Owned by ``registry/``; :meth:`pykueue.registry.Registry.patch` delegates here. A patch is applied
+to the stored object *as the client sees it* (converted to the request's version), then the
+result takes the ordinary update path (admission, metadata rules, status split, no-op detection)
+with the stored resourceVersion as precondition. Strategic merge patch is refused with 415 for
+CRD-served kinds, as kube-apiserver does. Server-side apply creates a missing object and otherwise
+merges by field ownership; both are computed by :mod:`pykueue.registry.patch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pykueue.api.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
+from pykueue.api.kinds import KindInfo
+
+from . import objectmeta as om
+from .admission import clone
+from .decode import check_fields, decode_bytes, typed_body
+from .fieldmanager import server_side_apply
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+__all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "PATCH_TYPES", "STRATEGIC_PATCH", "Patcher"]
+
+JSONDict = dict[str, Any]
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+
+
+class Patcher:
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+
+    def patch(self, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str, *,
+              version: str, subresource: str, dry_run: bool, field_manager: str | None, force: bool,
+              field_validation: str | None) -> tuple[JSONDict, list[str]]:
+        media = content_type.split(";", 1)[0].strip().lower()
+        if media == APPLY_PATCH:
+            return self._apply(kind, namespace, name, patch, version=version, subresource=subresource,
+                               dry_run=dry_run, field_manager=field_manager, force=force,
+                               field_validation=field_validation)
+        if media not in PATCH_TYPES or (media == STRATEGIC_PATCH and kind.is_crd):
+            accepted = ", ".join(t for t in PATCH_TYPES if not (kind.is_crd and t == STRATEGIC_PATCH))
+            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
+                                       f"types include: {accepted}")
+        document = decode_bytes(patch, yaml_ok=False)
+        ns = namespace if kind.namespaced else ""
+        current = self._registry.get_stored(kind, ns, name)
+        visible = clone(self._registry.to_version(kind, current, version))
+        patched = _apply_patch(kind, media, visible, document)
+        if not isinstance(patched, dict):
+            raise BadRequest("the patch did not produce an object")
+        obj = typed_body(kind, patched, version)
+        warnings = check_fields(kind, obj, version, field_validation)
+        metadata = om.meta(obj)
+        if metadata.get("name") not in (None, name):
+            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
+                             f"the URL ({name})")
+        expected = metadata.get("resourceVersion")
+        if expected and expected != current["metadata"].get("resourceVersion"):
+            raise Conflict.stale(kind.plural, name, kind.group)
+        new = self._registry.to_storage(kind, obj, version)
+        stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
+                              field_manager=field_manager)
+        return self._registry.to_version(kind, stored, version), warnings
+
+    def _apply(self, kind: KindInfo, namespace: str, name: str, body: bytes, *, version: str,
+               subresource: str, dry_run: bool, field_manager: str | None, force: bool,
+               field_validation: str | None) -> tuple[JSONDict, list[str]]:
+        """Server-side apply: create when missing, else merge by field ownership."""
+        if not field_manager:
+            raise BadRequest("PATCH, fieldManager: Required value: is required for apply patch")
+        applied = decode_bytes(body, yaml_ok=True)
+        if not isinstance(applied, dict):
+            raise BadRequest("the body of the request must be a YAML or JSON object")
+        if not applied.get("apiVersion") or not applied.get("kind"):
+            raise BadRequest("apiVersion and kind must be set in an apply patch")
+        obj = typed_body(kind, applied, version)
+        warnings = check_fields(kind, obj, version, field_validation)
+        metadata = om.meta(obj)
+        if metadata.get("name") not in (None, "", name):
+            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
+                             f"the URL ({name})")
+        metadata["name"] = name
+        ns = namespace if kind.namespaced else ""
+        merge_keys: Mapping[str, str] = kind.strategic_merge_keys
+        try:
+            current = self._registry.get_stored(kind, ns, name)
+        except NotFound:
+            if subresource:
+                raise
+            result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys,
+                                       now=self._registry.now())
+            created = self._registry.create_stored(kind, ns, result, version=version, dry_run=dry_run,
+                                                   field_manager=None, managed=True)
+            return self._registry.to_version(kind, created, version), warnings
+        visible = clone(self._registry.to_version(kind, current, version))
+        result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
+                                   now=self._registry.now())
+        expected = om.meta(obj).get("resourceVersion")
+        if expected and expected != current["metadata"].get("resourceVersion"):
+            raise Conflict.stale(kind.plural, name, kind.group)
+        new = self._registry.to_storage(kind, typed_body(kind, result, version), version)
+        stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
+                              field_manager=None, managed=True)
+        return self._registry.to_version(kind, stored, version), warnings
+
+
+
+def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -> Any:
+    from pykueue.registry import patch as patches
+
+    if media == JSON_PATCH:
+        if not isinstance(document, list):
+            raise BadRequest("json patch must be a list of operations")
+        return patches.apply_json_patch(current, document)
+    if not isinstance(document, dict):
+        raise BadRequest("the patch must be a JSON object")
+    if media == MERGE_PATCH:
+        return patches.apply_merge_patch(current, document)
+    return patches.apply_strategic_merge_patch(current, document, kind.strategic_merge_keys)
