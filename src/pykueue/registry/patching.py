@@ -68,7 +68,7 @@ class Patcher:
             raise Conflict.stale(kind.plural, name, kind.group)
         new = self._registry.to_storage(kind, obj, version)
         stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
-                              field_manager=field_manager)
+                                              field_manager=field_manager)
         return self._registry.to_version(kind, stored, version), warnings
 
     def _apply(self, kind: KindInfo, namespace: str, name: str, body: bytes, *, version: str,
@@ -109,7 +109,7 @@ class Patcher:
             raise Conflict.stale(kind.plural, name, kind.group)
         new = self._registry.to_storage(kind, typed_body(kind, result, version), version)
         stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
-                              field_manager=None, managed=True)
+                                              field_manager=None, managed=True)
         return self._registry.to_version(kind, stored, version), warnings
 
 
