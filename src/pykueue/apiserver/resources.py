@@ -92,6 +92,11 @@ def _int(query: Any, key: str) -> int | None:
         raise BadRequest(f"invalid value for {key}: {raw!r}") from None
 
 
+def _field_validation(query: Any) -> str:
+    """kube-apiserver's default when the parameter is absent is Warn (drop unknown fields, warn)."""
+    return str(query.get("fieldValidation") or "Warn")
+
+
 def _field_manager(request: web.Request) -> str:
     given = request.query.get("fieldManager")
     if given:
@@ -201,7 +206,7 @@ class ResourceHandler:
         query = request.query
         dry_run = _dry_run(query)
         obj, more = self.registry.create(target.kind, target.namespace or "", body, version=target.version,
-                                         dry_run=dry_run, field_validation=query.get("fieldValidation"),
+                                         dry_run=dry_run, field_validation=_field_validation(query),
                                          field_manager=_field_manager(request))
         await self.durable()
         return json_response(obj, status=201, warnings=warnings + more)
@@ -211,7 +216,7 @@ class ResourceHandler:
         query = request.query
         obj, more = self.registry.update(target.kind, target.namespace or "", target.name, body,
                                          version=target.version, subresource=target.subresource or None,
-                                         dry_run=_dry_run(query), field_validation=query.get("fieldValidation"),
+                                         dry_run=_dry_run(query), field_validation=_field_validation(query),
                                          field_manager=_field_manager(request))
         await self.durable()
         return json_response(obj, warnings=warnings + more)
@@ -226,7 +231,7 @@ class ResourceHandler:
                                         version=target.version, subresource=target.subresource or None,
                                         dry_run=_dry_run(query), field_manager=manager,
                                         force=_flag(query.get("force")),
-                                        field_validation=query.get("fieldValidation"))
+                                        field_validation=_field_validation(query))
         await self.durable()
         return json_response(obj, warnings=warnings + more)
 

@@ -100,6 +100,9 @@ async def test_field_validation_strict_and_warn(api: Api) -> None:
     assert status == 201
     assert "foo" not in created["spec"]
     assert response.headers.getall("Warning") == ['299 - "unknown field \\"spec.foo\\""']
+    status, _, response = await api.request("POST", path, {**body, "metadata": {"name": "default-warns"}})
+    assert status == 201  # no fieldValidation parameter: kube-apiserver's default is Warn
+    assert response.headers.getall("Warning") == ['299 - "unknown field \\"spec.foo\\""']
 
 
 async def test_dry_run_stores_nothing(api: Api) -> None:
