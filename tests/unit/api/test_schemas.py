@@ -226,3 +226,14 @@ def test_every_merge_key_path_is_a_list_in_the_schema(kind: Any) -> None:
         assert node is not None, path
         assert node["type"] == "array", path
         assert key in node["items"]["properties"], (path, key)
+
+
+def test_crd_schemas_only_use_json_schema_props_keywords() -> None:
+    """A real kube-apiserver strictly decodes CRDs: every schema keyword must be a JSONSchemaProps field."""
+    from kubernetes.client import V1JSONSchemaProps
+
+    allowed = set(V1JSONSchemaProps.attribute_map.values())
+    for crd in custom_resource_definitions():
+        for version in crd["spec"]["versions"]:
+            for path, node in _nodes(version["schema"]["openAPIV3Schema"]):
+                assert set(node) <= allowed, (crd["metadata"]["name"], path, set(node) - allowed)
