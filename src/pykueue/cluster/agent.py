@@ -36,6 +36,9 @@ JSON = dict[str, Any]
 LEASE_SECONDS = 40
 HEARTBEAT_SECONDS = 10.0
 """How often the node's Lease is renewed (kubelet's default)."""
+RESTART_BACKOFF = 1.0
+"""First delay before restarting a container (kubelet: 10 s); doubles up to ``MAX_RESTART_BACKOFF``."""
+MAX_RESTART_BACKOFF = 60.0
 NODE_STATUS_SECONDS = 300.0
 """How often the Node's status (Ready, lastHeartbeatTime) is rewritten: kubelet's 5-minute report."""
 
@@ -52,6 +55,7 @@ class ContainerResult:
     message: str = ""
     started_at: float = 0.0
     finished_at: float = 0.0
+    restart_count: int = 0
 
 
 class NodeAgent:
@@ -67,6 +71,8 @@ class NodeAgent:
         self.pods = pods
         self.clock = clock
         self._runs: dict[str, asyncio.Task[None]] = {}
+        self._statuses: dict[str, dict[str, JSON]] = {}
+        """pod key -> container name -> its containerStatus, while the pod runs (restarts update it)."""
         self._done: set[str] = set()
         """uids of pods this agent ran to the end (late events about them must not start them again)."""
         self._tasks: set[asyncio.Task[None]] = set()
@@ -221,6 +227,7 @@ class NodeAgent:
     def _run_finished(self, key: str, task: asyncio.Task[None]) -> None:
         if self._runs.get(key) is task:
             del self._runs[key]
+            self._statuses.pop(key, None)
 
     async def _run(self, pod: JSON, *, resume: bool) -> None:
         key = key_of(pod)
@@ -242,6 +249,23 @@ class NodeAgent:
     async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
         """Run the pod's containers; await ``running()`` once they are up. Cancellation = pod deleted."""
         raise NotImplementedError
+
+    async def supervise(self, pod: JSON, name: str,
+                        run_once: Callable[[], Awaitable[ContainerResult]]) -> ContainerResult:
+        """Run one container under the pod's ``restartPolicy``: Always restarts it whatever its exit
+        code, OnFailure on a non-zero one, Never not at all; restarts back off like CrashLoopBackOff."""
+        policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        restarts, delay = 0, RESTART_BACKOFF
+        while True:
+            result = await run_once()
+            if not (policy == "Always" or (policy == "OnFailure" and result.exit_code != 0)):
+                return ContainerResult(result.name, result.exit_code, result.reason, result.message,
+                                       result.started_at, result.finished_at, restarts)
+            restarts += 1
+            await self._report_restart(pod, name, result, restarts)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_RESTART_BACKOFF)
+            await self._report_container_running(pod, name)
 
     async def resume(self, pod: JSON) -> list[ContainerResult]:
         """A pod found Running after a restart of the agent. Default: it was lost."""
@@ -281,12 +305,47 @@ class NodeAgent:
                      "containerID": f"pykueue://{self.name}/{c['name']}", "ready": True, "started": True,
                      "restartCount": 0, "state": {"running": {"startedAt": started_at}}}
                     for c in (pod.get("spec") or {}).get("containers") or []]
+        self._statuses[key_of(pod)] = {str(st["name"]): st for st in statuses}
         for container in (pod.get("spec") or {}).get("containers") or []:
             self.record(pod, "Normal", "Started", f"Started container {container.get('name')}")
         await self._patch_status(pod, {"phase": "Running", "conditions": conditions, "hostIP": "127.0.0.1",
                                        "hostIPs": [{"ip": "127.0.0.1"}], "podIP": "127.0.0.1",
                                        "podIPs": [{"ip": "127.0.0.1"}], "startTime": started_at,
                                        "containerStatuses": statuses})
+
+    async def _report_restart(self, pod: JSON, name: str, result: ContainerResult, restarts: int) -> None:
+        """The container exited and will restart: CrashLoopBackOff while it waits, lastState kept."""
+        statuses = self._statuses.setdefault(key_of(pod), {})
+        status = dict(statuses.get(name) or {"name": name, "image": "", "imageID": ""})
+        status.update(ready=False, started=False, restartCount=restarts, lastState={"terminated": {
+            "exitCode": result.exit_code, "reason": result.reason or ("Error" if result.exit_code else "Completed"),
+            "startedAt": format_time(result.started_at), "finishedAt": format_time(result.finished_at)}},
+            state={"waiting": {"reason": "CrashLoopBackOff",
+                               "message": f"back-off restarting failed container {name}"}})
+        statuses[name] = status
+        self.record(pod, "Warning", "BackOff", f"Back-off restarting failed container {name}")
+        await self._write_container_statuses(pod, ready=False)
+
+    async def _report_container_running(self, pod: JSON, name: str) -> None:
+        statuses = self._statuses.setdefault(key_of(pod), {})
+        status = dict(statuses.get(name) or {"name": name})
+        status.update(ready=True, started=True, state={"running": {"startedAt": self.now()}})
+        statuses[name] = status
+        self.record(pod, "Normal", "Started", f"Started container {name}")
+        await self._write_container_statuses(pod, ready=all(s.get("ready") for s in statuses.values()))
+
+    async def _write_container_statuses(self, pod: JSON, *, ready: bool) -> None:
+        now = self.now()
+        conditions = self._conditions(pod)
+        for kind in ("Ready", "ContainersReady"):
+            conditions = set_condition(conditions, kind, "True" if ready else "False",
+                                       "" if ready else "ContainersNotReady",
+                                       "" if ready else "containers with unready status", now)
+        conditions = [{k: v for k, v in c.items() if v != ""} for c in conditions]
+        order = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
+        statuses = self._statuses.get(key_of(pod), {})
+        await self._patch_status(pod, {"conditions": conditions,
+                                       "containerStatuses": [statuses[n] for n in order if n in statuses]})
 
     async def _report_finished(self, pod: JSON, results: list[ContainerResult]) -> None:
         failed = any(r.exit_code != 0 for r in results)
@@ -306,9 +365,13 @@ class NodeAgent:
                                 "containerID": f"pykueue://{self.name}/{r.name}"}
             if r.message:
                 terminated["message"] = r.message
-            statuses.append({"name": r.name, "image": images.get(r.name, ""), "imageID": "",
-                             "containerID": f"pykueue://{self.name}/{r.name}", "ready": False, "started": False,
-                             "restartCount": 0, "state": {"terminated": terminated}})
+            entry: JSON = {"name": r.name, "image": images.get(r.name, ""), "imageID": "",
+                           "containerID": f"pykueue://{self.name}/{r.name}", "ready": False, "started": False,
+                           "restartCount": r.restart_count, "state": {"terminated": terminated}}
+            last = ((self._statuses.get(key_of(pod)) or {}).get(r.name) or {}).get("lastState")
+            if last:
+                entry["lastState"] = last
+            statuses.append(entry)
         status: JSON = {"phase": "Failed" if failed else "Succeeded", "conditions": conditions,
                         "containerStatuses": statuses}
         latest = self.pods.get_by_key(key_of(pod)) or pod

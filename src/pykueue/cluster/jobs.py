@@ -16,7 +16,8 @@ this controller does the rest as Kubernetes 1.31+ does:
 Simplifications (documented): terminated pods are counted from the pods that still exist (a
 finished pod deleted by hand keeps its count, since counts never go down); a running pod deleted by
 someone else counts as failed once (remembered in memory, so not across a restart) and is replaced;
-``restartPolicy: OnFailure`` behaves like Never (the pod fails, a new one is created).
+``restartPolicy: OnFailure`` restarts containers in place (node agents) and those restarts count
+against ``backoffLimit``, as in Kubernetes.
 
 Invariant: never more active pods than wanted, even while the pod informer lags (expectations).
 """
@@ -88,6 +89,17 @@ def pod_index(pod: JSON) -> int | None:
         return int(raw) if raw is not None else None
     except ValueError:
         return None
+
+
+def _past_backoff_limit_on_failure(spec: JSON, active: list[JSON], backoff_limit: int) -> bool:
+    """With ``restartPolicy: OnFailure`` containers restart in place, so their restarts are the retries
+    (kube-controller-manager's pastBackoffLimitOnFailure)."""
+    if ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") != "OnFailure":
+        return False
+    restarts = sum(int(cs.get("restartCount") or 0) for pod in active
+                   for cs in [*((pod.get("status") or {}).get("initContainerStatuses") or []),
+                              *((pod.get("status") or {}).get("containerStatuses") or [])])
+    return restarts > 0 if backoff_limit == 0 else restarts >= backoff_limit
 
 
 def _finished(job: JSON) -> bool:
@@ -176,10 +188,11 @@ class JobController:
                 desired.fields["startTime"] = desired.now
             if not desired.fields.get("startTime"):
                 desired.fields["startTime"] = desired.now
-            failure = self._failure(spec, failed, str(desired.fields["startTime"]))
+            failure = self._failure(spec, failed, str(desired.fields["startTime"]), active)
             deadline = spec.get("activeDeadlineSeconds")
             if failure is not None:
                 to_delete = active
+                failed += len(active)  # killed because the Job failed: they count as failed pods
                 desired.set_condition("FailureTarget", "True", failure[0], failure[1])
                 desired.set_condition("Failed", "True", failure[0], failure[1])
             elif self._complete(spec, indexed, completed, succeeded, active):
@@ -228,9 +241,9 @@ class JobController:
                 self.record(job, "Normal", "Suspended" if value == "True" else "Resumed",
                             "Job suspended" if value == "True" else "Job resumed")
 
-    def _failure(self, spec: JSON, failed: int, start_time: str) -> tuple[str, str] | None:
+    def _failure(self, spec: JSON, failed: int, start_time: str, active: list[JSON]) -> tuple[str, str] | None:
         backoff_limit = int(spec.get("backoffLimit", 6))
-        if failed > backoff_limit:
+        if failed > backoff_limit or _past_backoff_limit_on_failure(spec, active, backoff_limit):
             return "BackoffLimitExceeded", "Job has reached the specified backoff limit"
         deadline = spec.get("activeDeadlineSeconds")
         if deadline and self.clock.now() - parse_time(start_time) >= float(deadline):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -232,7 +233,10 @@ class ProcessNodeAgent(NodeAgent):
                 return [result]
         containers = list(spec.get("containers") or [])
         await running()
-        results = await asyncio.gather(*(self._run_container(pod, c, pod_dir, work, grace) for c in containers))
+        results = await asyncio.gather(*(
+            self.supervise(pod, str(c.get("name", "")),
+                           functools.partial(self._run_container, pod, c, pod_dir, work, grace))
+            for c in containers))
         return list(results)
 
     async def _run_container(self, pod: JSON, container: JSON, pod_dir: Path, work: Path,

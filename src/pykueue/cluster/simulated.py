@@ -12,6 +12,7 @@ otherwise asyncio's. After an agent restart, a pod found Running finishes at
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from typing import Any
 
@@ -60,10 +61,16 @@ class SimulatedNodeAgent(NodeAgent):
                 for c in (pod.get("spec") or {}).get("containers") or []]
 
     async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
-        started = self.clock.now()
         await running()
+        containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
+        return list(await asyncio.gather(*(self.supervise(pod, name, functools.partial(self._run_once, pod, name))
+                                           for name in containers)))
+
+    async def _run_once(self, pod: JSON, name: str) -> ContainerResult:
+        started = self.clock.now()
         await self._sleep(self._duration(pod))
-        return self._results(pod, started)
+        code = self._exit_code(pod)
+        return ContainerResult(name, code, "Completed" if code == 0 else "Error", "", started, self.clock.now())
 
     async def resume(self, pod: JSON) -> list[ContainerResult]:
         start_text = (pod.get("status") or {}).get("startTime")

@@ -341,3 +341,19 @@ async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_mis
         terminated = b["status"]["containerStatuses"][0]["state"]["terminated"]
         assert terminated["reason"] == "CreateContainerConfigError"
         assert terminated["message"] == "couldn't find key NOPE in ConfigMap settings"
+
+
+async def test_restart_policy_always_restarts_containers_that_exit(tmp_path: Path) -> None:
+    async with running_cluster([small("sim", cpu="4")], tmp_path) as env:
+        pod = make_pod("daemon", annotations={"pykueue.io/simulated-duration": "0.05"})
+        pod["spec"]["restartPolicy"] = "Always"
+        await env.client.create(PODS, pod)
+
+        async def restarted() -> JSON | None:
+            p = await env.client.get(PODS, "daemon", "default")
+            statuses = p.get("status", {}).get("containerStatuses") or []
+            return p if statuses and statuses[0].get("restartCount", 0) >= 1 else None
+
+        p = await wait_for(restarted)
+        assert p["status"]["phase"] == "Running"
+        assert p["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 0

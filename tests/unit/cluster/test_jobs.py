@@ -244,3 +244,27 @@ async def test_a_running_pod_deleted_by_someone_else_counts_as_failed_and_is_rep
         job = await wait_for(replaced)
         assert job["status"]["active"] == 1
         assert not has_condition(job, "Failed")
+
+
+async def test_on_failure_restarts_in_place_and_counts_restarts_against_the_backoff_limit(tmp_path: Path) -> None:
+    marker = tmp_path / "tried"
+    async with running_cluster([PROCESS], tmp_path) as env:
+        second_time_lucky = make_job("retry", f"if [ -f {marker} ]; then echo ok; else touch {marker}; exit 1; fi")
+        second_time_lucky["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+        await env.client.create(JOBS, second_time_lucky)
+        hopeless = make_job("hopeless", "exit 3", backoff_limit=1)
+        hopeless["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+        await env.client.create(JOBS, hopeless)
+
+        done = await finished(env, "retry")
+        assert not done["status"].get("failed"), "a restart in place is not a failed pod"
+        [pod] = await env.pods_of("retry")
+        status = pod["status"]["containerStatuses"][0]
+        assert status["restartCount"] == 1
+        assert status["lastState"]["terminated"]["exitCode"] == 1
+        assert env.cluster.pod_log("default", pod["metadata"]["name"]).endswith("ok\n")
+
+        failed = await finished(env, "hopeless", "Failed")
+        [cond] = [c for c in failed["status"]["conditions"] if c["type"] == "Failed"]
+        assert cond["reason"] == "BackoffLimitExceeded"
+        assert failed["status"]["failed"] == 1, "OnFailure retried inside its one pod, killed when the Job failed"
