@@ -1,0 +1,119 @@
+"""``pykueue bench scheduler``: Kueue's scheduler performance test run on pykueue (spec §6).
+
+Owns the command line only; the measuring lives in ``pykueue.bench.scheduler``. The lead registers
+:func:`scheduler` on the ``bench`` sub-app; ``python -m pykueue.cli.bench_scheduler ...`` runs it
+alone. Exit codes: 0 success, 1 a range of ``--check`` violated (or the real-time run failed),
+2 bad input (config, rangespec, options).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from pykueue.bench.scheduler.config import GeneratorConfig
+    from pykueue.scheduler import SchedulerConfig
+
+__all__ = ["CONFIGS", "resolve", "scheduler"]
+
+CONFIGS = Path(__file__).resolve().parent.parent / "bench" / "configs"
+
+
+def resolve(value: str, file_name: str) -> Path:
+    """A path, or the name of a packaged scenario (``baseline``, ``large-scale``, ``smoke``)."""
+    path = Path(value)
+    if path.exists() or "/" in value or value.endswith(".yaml"):
+        return path
+    return CONFIGS / value / file_name
+
+
+def scheduler(
+    config: Annotated[str, typer.Option("--config", "-c", help="Generator YAML (Kueue's format) or a packaged "
+                                        "scenario name: baseline, large-scale, smoke.")] = "baseline",
+    virtual_time: Annotated[bool, typer.Option("--virtual-time/--real-time", help="Drive the scheduler engine in "
+                                               "virtual time (fast, deterministic) instead of a real pykueue up "
+                                               "over HTTP.")] = False,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write DIR/summary.yaml here.")] = None,
+    check: Annotated[str | None, typer.Option("--check", help="Kueue rangespec YAML (or scenario name) to check "
+                                              "the run against; exit 1 naming each violated range.")] = None,
+    summary_file: Annotated[Path | None, typer.Option("--summary", help="Check this existing summary.yaml "
+                                                      "instead of running.")] = None,
+    scale: Annotated[float, typer.Option("--scale", min=0.001, help="Multiply every workload set's count.")] = 1.0,
+    growth: Annotated[bool, typer.Option("--growth", help="Run at 1x, 2x and 4x --scale (virtual time) and print "
+                                         "cost per workload as ratios.")] = False,
+    heads_per_cycle: Annotated[int, typer.Option("--heads-per-cycle", min=0, help="0 = pykueue (many heads per "
+                                                 "ClusterQueue per cycle), 1 = Kueue's one head.")] = 0,
+    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="Real time: use this running cluster "
+                                                    "instead of starting pykueue up.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Real time: give up after this many "
+                                           "seconds.")] = 600.0,
+) -> None:
+    """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
+    beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
+    from pykueue.bench.scheduler import ConfigError, check_summary, load_config, load_rangespec, load_summary
+    from pykueue.scheduler import SchedulerConfig
+
+    try:
+        spec = load_rangespec(resolve(check, "rangespec.yaml")) if check else None
+        if summary_file is not None:
+            summary = load_summary(summary_file)
+        else:
+            generator = load_config(resolve(config, "generator.yaml"), scale=scale)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if summary_file is None:
+        sched_config = SchedulerConfig(heads_per_cycle=heads_per_cycle)
+        if growth:
+            if not virtual_time:
+                typer.echo("error: --growth runs in virtual time only; add --virtual-time", err=True)
+                raise typer.Exit(2)
+            from pykueue.bench.scheduler.growth import run_growth
+
+            run_growth(generator, sched_config, typer.echo)
+            return
+        summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout)
+        if output is not None:
+            from pykueue.bench.scheduler.report import write_summary
+
+            typer.echo(f"summary: {write_summary(summary, output)}")
+    if spec is not None:
+        problems = check_summary(summary, spec)
+        for problem in problems:
+            typer.echo(f"FAIL {problem}", err=True)
+        if problems:
+            raise typer.Exit(1)
+        typer.echo(f"check: all ranges of {check} hold")
+
+
+def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
+         kubeconfig: Path | None, timeout: float) -> dict[str, Any]:
+    from pykueue.bench.scheduler import expand, simulate, theoretical_bound
+    from pykueue.bench.scheduler.report import RunStats, format_report, summarize
+
+    plan = expand(generator)
+    bound = theoretical_bound(plan)
+    typer.echo(f"{len(plan.cluster_queues)} ClusterQueues in {len(plan.cohorts)} cohorts, {len(plan.workloads)} "
+               f"workloads; theoretical bound {bound.ms / 1000:.2f} s")
+    if virtual_time:
+        r = simulate(plan, sched_config)
+        stats = RunStats("virtual-time", r.wall_ms, r.run_wall_s, r.run_cpu_s, r.admissions, r.preemptions, r.cycles,
+                         r.engine_wall_s, r.engine_cpu_s)
+        summary = summarize(r.recorder, bound, stats)
+    else:
+        from pykueue.bench.scheduler.realtime import RealtimeError, run_realtime
+
+        try:
+            summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo)
+        except RealtimeError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
+    format_report(summary, typer.echo)
+    return summary
+
+
+if __name__ == "__main__":
+    typer.run(scheduler)
