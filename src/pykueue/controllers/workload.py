@@ -41,6 +41,15 @@ from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.resources import WORKLOADS
 from pykueue.controllers.status import StatusEdit, update_status
 from pykueue.controllers.timers import Timers
+from pykueue.controllers.wlrules import (
+    drain_eviction,
+    max_execution_deadline,
+    pods_ready_deadline,
+    required_checks,
+    stop_policy,
+    unadmitted_release,
+    unqueueable,
+)
 from pykueue.controllers.wlstatus import (
     clear_deactivation_target,
     prepare_eviction,
@@ -59,10 +68,6 @@ __all__ = ["WorkloadController"]
 log = logging.getLogger(__name__)
 JSONDict = dict[str, Any]
 Key = tuple[str, str]
-
-
-def _stop_policy(obj: JSONDict | None) -> str:
-    return str(((obj or {}).get("spec") or {}).get("stopPolicy") or "None")
 
 
 class WorkloadController:
@@ -155,12 +160,12 @@ class WorkloadController:
         requeued = condition(wl, "Requeued") or {}
         if requeued.get("status") == "False":
             if (requeued.get("reason") == "LocalQueueStopped" and lq is not None
-                    and _stop_policy(lq) == "None"):
+                    and stop_policy(lq) == "None"):
                 await self._write(wl, lambda s, _: set_requeued(
                     s, "LocalQueueRestarted", "The LocalQueue was restarted after being stopped", True, now))
                 return
             if (requeued.get("reason") == "ClusterQueueStopped" and cq is not None
-                    and _stop_policy(cq) == "None"):
+                    and stop_policy(cq) == "None"):
                 await self._write(wl, lambda s, _: set_requeued(
                     s, "ClusterQueueRestarted", "The ClusterQueue was restarted after being stopped", True, now))
                 return
@@ -251,19 +256,6 @@ class WorkloadController:
 
     # -- holding quota -------------------------------------------------------------------------------
 
-    def _required_checks(self, wl: JSONDict, cq: JSONDict | None) -> list[str]:
-        if cq is None:
-            return [c.get("name", "") for c in (wl.get("status") or {}).get("admissionChecks") or []]
-        rules = ((cq.get("spec") or {}).get("admissionChecksStrategy") or {}).get("admissionChecks") or []
-        flavors = {f for psa in ((wl.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []
-                   for f in (psa.get("flavors") or {}).values()}
-        out = []
-        for rule in rules:
-            on = set(rule.get("onFlavors") or [])
-            if not on or on & flavors:
-                out.append(rule.get("name", ""))
-        return sorted(set(out))
-
     async def _reconcile_reserved(self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None,
                                   cq_name: str, now: float) -> None:
         meta = wl.get("metadata") or {}
@@ -271,7 +263,7 @@ class WorkloadController:
         status = wl.get("status") or {}
 
         # admission checks: states follow the CQ's rules; Admitted follows the states
-        required = self._required_checks(wl, cq)
+        required = required_checks(wl, cq)
         current = [c.get("name") for c in status.get("admissionChecks") or []]
         if sorted(current) != required or not is_admitted(wl):
             was_admitted = is_admitted(wl)
@@ -355,41 +347,23 @@ class WorkloadController:
 
     async def _queue_state_eviction(self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None,
                                     cq_name: str, now: float) -> bool:
-        queue_name = (wl.get("spec") or {}).get("queueName", "")
         if is_admitted(wl):
-            if lq is not None and _stop_policy(lq) == "HoldAndDrain":
-                await self._evict(wl, "LocalQueueStopped", "The LocalQueue is stopped", now)
-                return True
-            if cq is not None and _stop_policy(cq) == "HoldAndDrain":
-                await self._evict(wl, "ClusterQueueStopped", "The ClusterQueue is stopped", now)
-                return True
+            drain = drain_eviction(lq, cq)
+            if drain is None:
+                return False
+            await self._evict(wl, drain.reason, drain.message, now)
+            return True
+        release = unadmitted_release(wl, lq, cq, cq_name)
+        if release is None:
             return False
-        # reserving but not yet admitted (waiting for admission checks)
-        message = ""
-        if lq is not None and _stop_policy(lq) != "None":
-            message = f"LocalQueue {queue_name} is stopped"
-        elif cq is None or (cq.get("metadata") or {}).get("deletionTimestamp"):
-            message = f"ClusterQueue {cq_name} is terminating or missing"
-        elif _stop_policy(cq) != "None":
-            message = f"ClusterQueue {cq_name} is stopped"
-        if not message:
-            return False
-        await self._write(wl, lambda s, _: unset_quota_reservation(s, "Suspended", message, now))
+        await self._write(wl, lambda s, _: unset_quota_reservation(s, release.reason, release.message, now))
         return True
 
     async def _pods_ready_timeout(self, wl: JSONDict, now: float) -> float | None:
         cfg = self._config.wait_for_pods_ready
-        if not cfg.enable or not is_admitted(wl) or not is_active(wl) or condition_true(wl, "PodsReady"):
-            return None
-        pods_ready = condition(wl, "PodsReady") or {}
-        if pods_ready.get("reason") == "WaitForRecovery" and pods_ready.get("lastTransitionTime"):
-            start, timeout = parse_time(pods_ready["lastTransitionTime"]), cfg.recovery_timeout
-            cause = "WaitForRecovery"
-        else:
-            start, timeout, cause = transition_time(wl, "Admitted") or now, cfg.timeout_seconds, "WaitForStart"
-        due = start + timeout
-        if due > now:
-            return due
+        deadline = pods_ready_deadline(wl, cfg, now)
+        if deadline is None or deadline.due > now:
+            return deadline.due if deadline is not None else None
         meta = wl.get("metadata") or {}
         strategy = cfg.requeuing_strategy
         count = int(((wl.get("status") or {}).get("requeueState") or {}).get("count") or 0)
@@ -403,18 +377,14 @@ class WorkloadController:
             update_requeue_state(s, strategy.backoff_base_seconds, strategy.backoff_max_seconds, now)
             return True
 
-        await self._evict(wl, "PodsReadyTimeout", message, now, cause=cause, extra=backoff)
+        await self._evict(wl, "PodsReadyTimeout", message, now, cause=deadline.cause, extra=backoff)
         return None
 
     async def _max_execution(self, wl: JSONDict, now: float) -> float | None:
-        limit = (wl.get("spec") or {}).get("maximumExecutionTimeSeconds")
-        admitted_at = transition_time(wl, "Admitted")
-        if limit is None or not is_admitted(wl) or admitted_at is None:
-            return None
-        past = int((wl.get("status") or {}).get("accumulatedPastExecutionTimeSeconds") or 0)
-        due = admitted_at + int(limit) - past
-        if due > now:
-            return due
+        deadline = max_execution_deadline(wl)
+        if deadline is None or deadline.due > now:
+            return deadline.due if deadline is not None else None
+        limit = int((wl.get("spec") or {}).get("maximumExecutionTimeSeconds") or 0)
         if condition_true(wl, "DeactivationTarget"):
             return None
 
@@ -426,7 +396,7 @@ class WorkloadController:
         written = await self._write(wl, deactivate)
         if written is not None:
             self._recorder.record(written, "Warning", "MaximumExecutionTimeExceeded",
-                                  f"The maximum execution time ({int(limit)}s) exceeded")
+                                  f"The maximum execution time ({limit}s) exceeded")
         return None
 
     # -- not queueable at all ----------------------------------------------------------------------------
@@ -434,18 +404,11 @@ class WorkloadController:
     async def _reconcile_unqueueable(self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None,
                                      cq_name: str, now: float) -> None:
         """Reasons the engine never reports because it cannot even queue the workload."""
-        queue_name = (wl.get("spec") or {}).get("queueName", "")
-        if lq is None:
-            reason, message = "Misconfigured", f"LocalQueue {queue_name} doesn't exist"
-        elif _stop_policy(lq) != "None":
-            reason, message = "Suspended", f"LocalQueue {queue_name} is inactive"
-        elif cq is None:
-            reason, message = "Misconfigured", f"ClusterQueue {cq_name} doesn't exist"
-        else:
-            active, _, _ = self._scheduler.cluster_queue_active(cq_name)
-            if active:
-                return
-            reason, message = "Suspended", f"ClusterQueue {cq_name} is inactive"
+        cq_active = cq is not None and self._scheduler.cluster_queue_active(cq_name)[0]
+        verdict = unqueueable(wl, lq, cq, cq_name, cq_active)
+        if verdict is None:
+            return
+        reason, message = verdict.reason, verdict.message
         written = await self._write(wl, lambda s, obj: False if has_quota(obj) else set_pending(
             s, reason, message, None, now))
         if written is not None:

@@ -174,7 +174,12 @@ async def test_partial_admission_lowers_parallelism(env: Env) -> None:
     wl = await eventually(lambda: _admitted(env, "wide"))
     assert wl["spec"]["podSets"][0]["minCount"] == 2
     assert wl["status"]["admission"]["podSetAssignments"][0]["count"] == 4
-    job = await env.get(JOBS, "wide", NS)
+
+    async def started() -> Any:
+        job = await env.get(JOBS, "wide", NS)
+        return job if job["spec"].get("suspend") is False else None
+
+    job = await eventually(started, what="job started with the admitted count")
     assert job["spec"]["parallelism"] == 4
 
 
