@@ -77,7 +77,14 @@ def validate_pod_spec(spec: JSONDict, path: str, *, restart_policies: tuple[str,
                 seen.add(name)
             if not container.get("image"):
                 errors.append(fe.required(f"{c_path}.image"))
+            for pi, port in enumerate(_l(container.get("ports"))):
+                number = _d(port).get("containerPort")
+                if isinstance(number, int) and not 1 <= number <= 65535:
+                    errors.append(fe.invalid(f"{c_path}.ports[{pi}].containerPort", number,
+                                             "must be between 1 and 65535, inclusive"))
+
             errors.extend(_validate_container_resources(_d(container.get("resources")), f"{c_path}.resources"))
+    errors.extend(_validate_volumes(spec, path))
     policy = spec.get("restartPolicy")
     if policy is None or policy == "":
         if restart_policies != ("Always", "OnFailure", "Never"):
@@ -91,6 +98,24 @@ def validate_pod_spec(spec: JSONDict, path: str, *, restart_policies: tuple[str,
             bound = "greater than 0" if key == "activeDeadlineSeconds" else "greater than or equal to 0"
             errors.append(fe.invalid(f"{path}.{key}", value, f"must be {bound}"))
     errors.extend(names.validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
+    return errors
+
+
+def _validate_volumes(spec: JSONDict, path: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    volumes: set[Any] = set()
+    for index, volume in enumerate(_l(spec.get("volumes"))):
+        name = _h(_d(volume).get("name"))
+        if name in volumes:
+            errors.append(fe.duplicate(f"{path}.volumes[{index}].name", name))
+        volumes.add(name)
+    for key in ("initContainers", "containers"):
+        for ci, container in enumerate(_l(spec.get(key))):
+            for mi, mount in enumerate(_l(_d(container).get("volumeMounts"))):
+                name = _h(_d(mount).get("name"))
+                if name not in volumes:
+                    errors.append(FieldError(f"{path}.{key}[{ci}].volumeMounts[{mi}].name",
+                                             f"Not found: {fe.render_value(name)}", "FieldValueNotFound"))
     return errors
 
 
@@ -157,6 +182,7 @@ def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and deadline <= 0:
         errors.append(fe.invalid("spec.activeDeadlineSeconds", deadline, "must be greater than 0"))
+    errors.extend(_validate_job_policies(spec, _d(template.get("spec"))))
     mode = spec.get("completionMode")
     if mode is not None and mode not in ("NonIndexed", "Indexed"):
         errors.append(fe.not_supported("spec.completionMode", mode, ("NonIndexed", "Indexed")))
@@ -174,9 +200,42 @@ def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     return errors
 
 
+def _validate_job_policies(spec: JSONDict, pod_spec: JSONDict) -> list[FieldError]:
+    """backoffLimitPerIndex / maxFailedIndexes / successPolicy need Indexed Jobs; podFailurePolicy needs Never."""
+    errors: list[FieldError] = []
+    indexed = spec.get("completionMode") == "Indexed"
+    if spec.get("backoffLimitPerIndex") is not None and not indexed:
+        errors.append(fe.invalid("spec.backoffLimitPerIndex", spec["backoffLimitPerIndex"],
+                                 "requires indexed completion mode"))
+    max_failed = spec.get("maxFailedIndexes")
+    if max_failed is not None:
+        if spec.get("backoffLimitPerIndex") is None:
+            errors.append(fe.invalid("spec.maxFailedIndexes", max_failed,
+                                     "cannot be set when backoffLimitPerIndex is nil"))
+        completions = spec.get("completions")
+        if isinstance(max_failed, int) and isinstance(completions, int) and max_failed > completions:
+            errors.append(fe.invalid("spec.maxFailedIndexes", max_failed, "must be less than or equal to completions"))
+    if spec.get("successPolicy") is not None and not indexed:
+        errors.append(fe.invalid("spec.successPolicy", "successPolicy", "requires indexed completion mode"))
+    replacement = spec.get("podReplacementPolicy")
+    if replacement is not None and replacement not in ("TerminatingOrFailed", "Failed"):
+        errors.append(fe.not_supported("spec.podReplacementPolicy", replacement, ("TerminatingOrFailed", "Failed")))
+    if spec.get("podFailurePolicy") is not None:
+        if pod_spec.get("restartPolicy") not in (None, "Never"):
+            errors.append(fe.invalid("spec.template.spec.restartPolicy", pod_spec.get("restartPolicy"),
+                                     'only "Never" is supported when podFailurePolicy is specified'))
+        if replacement not in (None, "Failed"):
+            errors.append(fe.not_supported("spec.podReplacementPolicy", replacement, ("Failed",)))
+    managed_by = spec.get("managedBy")
+    if isinstance(managed_by, str) and len(managed_by) > 63:
+        errors.append(fe.too_long("spec.managedBy", 63))
+    return errors
+
+
 def _validate_job_update(spec: JSONDict, old_spec: JSONDict, old_status: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
-    for key in ("selector", "completionMode", "manualSelector", "podFailurePolicy", "backoffLimitPerIndex"):
+    for key in ("selector", "completionMode", "manualSelector", "podFailurePolicy", "backoffLimitPerIndex",
+                "managedBy"):
         if spec.get(key) != old_spec.get(key):
             errors.append(fe.invalid(f"spec.{key}", spec.get(key), _IMMUTABLE))
     if spec.get("completions") != old_spec.get("completions") and not (

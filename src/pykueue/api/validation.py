@@ -61,10 +61,10 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
         if info.group == "kueue.x-k8s.io" and version != "v1beta2":
             hub = info.convert(obj, "v1beta2")
             hub_old = info.convert(old, "v1beta2") if old is not None else None
-            errors.extend(e for e in rule(hub, hub_old) if e not in errors)
+            errors.extend(rule(hub, hub_old))
         else:
             errors.extend(rule(obj, old))
-    return errors
+    return list(dict.fromkeys(errors))  # the same problem found by schema and rule is reported once
 
 
 def validate(group: str, kind: str, obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
