@@ -7,7 +7,8 @@ finishes, completed evictions, new workloads, time passing). The ``ScenarioDrive
 workload controller. After every cycle we check, against an independent recomputation from the
 admissions the driver wrote (``quota_model``), never the engine's own numbers:
 
-* no ClusterQueue or cohort uses more than its quota plus what it may borrow, lending limits hold;
+* no ClusterQueue or cohort uses more than its quota plus what it may borrow, lending limits hold
+  (counting every workload that holds quota except preempted victims still being evicted);
 * a workload is admitted at most once while it holds quota;
 * every preemption is allowed by the preemptor's policies (priority relations per policy and reason);
 * every workload is accounted for: finished, holding quota, or pending in its CQ's queue — and the
@@ -140,8 +141,9 @@ def _priority(wl: dict[str, Any]) -> int:
     return int(wl["spec"].get("priority") or 0)
 
 
-def _fr_usage(driver: ScenarioDriver) -> dict[str, dict[tuple[str, str], int]]:
-    return {cq: {(f, r): a for f, res in per.items() for r, a in res.items()} for cq, per in driver.usage().items()}
+def _fr_usage(driver: ScenarioDriver, *, include_evicting: bool = True) -> dict[str, dict[tuple[str, str], int]]:
+    usage = driver.usage(include_evicting=include_evicting)
+    return {cq: {(f, r): a for f, res in per.items() for r, a in res.items()} for cq, per in usage.items()}
 
 
 def _check_preemptions(driver: ScenarioDriver, world: World, tree: QuotaTree, result: Any,
@@ -226,12 +228,44 @@ def _check_accounting(driver: ScenarioDriver, world: World, lq_to_cq: dict[str, 
     return problems
 
 
+def _check_work_conserving(driver: ScenarioDriver, world: World, lq_to_cq: dict[str, str]) -> list[str]:
+    """A BestEffortFIFO CQ outside any cohort leaves no pending workload behind that fits its free quota.
+
+    Every way quota frees up (finish, completed eviction) requeues the CQ's inadmissible workloads,
+    and a multi-head schedule() runs Kueue's cycles until nothing more fits, so after a settled
+    cycle a workload whose full request fits must have been admitted.
+    """
+    problems = []
+    usage = _fr_usage(driver)
+    for cq in world.cqs:
+        spec, name = cq["spec"], cq["metadata"]["name"]
+        if spec.get("cohortName") or spec.get("queueingStrategy") == "StrictFIFO":
+            continue
+        if any(driver.holding_cq(wl) == name and workload_state(wl) == "evicting" for wl in driver.workloads.values()):
+            continue  # a preemptor waits for its victims: as the sticky head it holds the queue (§3.1 rule 1)
+        nominal = {(f["name"], "cpu"): to_amount("cpu", f["resources"][0]["nominalQuota"])
+                   for f in spec["resourceGroups"][0]["flavors"]}
+        free = {fr: q - usage.get(name, {}).get(fr, 0) for fr, q in nominal.items()}
+        for key, wl in driver.workloads.items():
+            if workload_state(wl) != "pending" or lq_to_cq.get(wl["spec"]["queueName"]) != name:
+                continue
+            ps = wl["spec"]["podSets"][0]
+            per_pod = to_amount("cpu", ps["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"])
+            # the full count: with a smaller minCount, a full count that can preempt wins over a
+            # partial fit (§3.5 searches only when the full count is NoFit / Preempt without targets)
+            need = per_pod * int(ps["count"])
+            if any(need <= f for f in free.values()):
+                problems.append(f"{key} needs {need} but {name} has free {free} and it stays pending")
+    return problems
+
+
 def run_world(world: World) -> None:
     config: dict[str, Any] = {"fairSharing": {}} if world.fair_sharing else {}
     driver = ScenarioDriver(Scenario("property", "3", "random", config, world.objects, []))
     tree = QuotaTree(world.cohorts, world.cqs)
     lq_to_cq = {f"lq{i}": cq["metadata"]["name"] for i, cq in enumerate(world.cqs)}
     extra = list(world.extra_workloads)
+    settled = True  # no finish/eviction since time last moved (requeues may be batched by 1 s)
     for step, (op, arg) in enumerate(world.ops):
         if op == "cycle":
             before = {k: workload_state(wl) for k, wl in driver.workloads.items()}
@@ -251,23 +285,32 @@ def run_world(world: World) -> None:
                                     f"{before.get(f'{pend.namespace}/{pend.name}')}")
             driver.apply_result(result)
             usage_now = _fr_usage(driver)
-            problems += tree.violations(usage_now)
+            # Quota is checked without victims whose eviction is in progress: like Kueue's `fits`,
+            # an entry later in the cycle that preempted them may use the quota they will free
+            # (the cache is over-committed only by workloads already on their way out).
+            problems += tree.violations(_fr_usage(driver, include_evicting=False))
             problems += _check_preemptions(driver, world, tree, result, before, usage_now, lq_to_cq)
             problems += _check_accounting(driver, world, lq_to_cq)
+            if settled:
+                problems += _check_work_conserving(driver, world, lq_to_cq)
             assert not problems, f"step {step} ({op}): " + "\n".join(problems)
         elif op == "finish":
             holders = sorted(k for k, wl in driver.workloads.items() if workload_state(wl) in HOLDING)
             if holders:
                 driver.finish(holders[arg % len(holders)])
+                settled = False
         elif op == "evict":
             for key, wl in sorted(driver.workloads.items()):
                 if workload_state(wl) == "evicting":
                     driver.evict(key)
+                    settled = False
         elif op == "add" and extra:
             driver.advance(1)
+            settled = True
             driver.apply(extra.pop(0))
         elif op == "advance":
             driver.advance(1 + arg % 5)
+            settled = True
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

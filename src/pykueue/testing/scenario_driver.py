@@ -273,12 +273,15 @@ class ScenarioDriver:
             return str(wl["status"]["admission"]["clusterQueue"])
         return None
 
-    def usage(self) -> dict[str, dict[str, dict[str, int]]]:
-        """Per CQ, flavor, resource: amounts held, summed from the admissions the driver wrote."""
+    def usage(self, *, include_evicting: bool = True) -> dict[str, dict[str, dict[str, int]]]:
+        """Per CQ, flavor, resource: amounts held, summed from the admissions the driver wrote.
+
+        ``include_evicting=False`` leaves out preempted victims whose eviction is still running.
+        """
         out: dict[str, dict[str, dict[str, int]]] = {}
         for wl in self.workloads.values():
             cq = self.holding_cq(wl)
-            if cq is None:
+            if cq is None or (not include_evicting and workload_state(wl) == "evicting"):
                 continue
             for psa in wl["status"]["admission"]["podSetAssignments"]:
                 for res, qty in psa.get("resourceUsage", {}).items():
