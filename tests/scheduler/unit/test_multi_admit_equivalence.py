@@ -2,8 +2,9 @@
 
 Kueue pops one head per ClusterQueue per cycle. pykueue's ``schedule()`` runs Kueue's cycles back
 to back inside one call, re-running only cohort trees whose state changed, and stops when none
-did. The claim tested here, on random worlds (cohorts, nesting, limits, strategies, preemption
-policies, fungibility, priorities, partial admission, fair sharing): the sequence of admissions
+did. The claim tested here, on random worlds (cohorts, nesting, cohort quota, limits, strategies,
+preemption policies, fungibility, priorities, partial admission, fair sharing, a victim already
+being evicted): the sequence of admissions
 and preemptions equals what repeated one-head-per-cycle scheduling (``heads_per_cycle=1``)
 produces, in the same order, and one multi-head call already reaches the fixed point.
 """
@@ -62,7 +63,8 @@ def worlds(draw: st.DrawFn) -> dict[str, Any]:
                         "min": draw(st.one_of(st.none(), st.integers(1, count))),
                         "priority": draw(st.integers(0, 3)), "created": draw(st.integers(0, 20))})
     return {"cqs": cqs, "nested": nested, "running": running, "pending": pending,
-            "fair": draw(st.booleans())}
+            "fair": draw(st.booleans()), "pool": draw(st.integers(0, 4)),
+            "evicting": draw(st.booleans())}
 
 
 def build(world: dict[str, Any], heads_per_cycle: int) -> Scheduler:
@@ -74,6 +76,9 @@ def build(world: dict[str, Any], heads_per_cycle: int) -> Scheduler:
     s.upsert_resource_flavor(flavor("f2"))
     if world["nested"]:
         s.upsert_cohort(cohort("a", parent="b"))
+    if world.get("pool"):
+        s.upsert_cohort(cohort("b", groups=[{"coveredResources": ["cpu"], "flavors": [
+            {"name": "f1", "resources": [{"name": "cpu", "nominalQuota": str(world["pool"])}]}]}]))
     for c in world["cqs"]:
         b = CQ(c["name"]).group("cpu")
         for f, q in zip(c["flavors"], c["quotas"], strict=True):
@@ -87,7 +92,9 @@ def build(world: dict[str, Any], heads_per_cycle: int) -> Scheduler:
     for r in world["running"]:
         wl = workload(r["name"], queue=f"lq-{r['cq']}", cpu=str(r["cpu"]), priority=r["priority"],
                       created=T0 - 50)
-        s.upsert_workload(admitted(wl, r["cq"], {"cpu": r["flavor"]}, {"cpu": str(r["cpu"])}))
+        first = r is world["running"][0]
+        s.upsert_workload(admitted(wl, r["cq"], {"cpu": r["flavor"]}, {"cpu": str(r["cpu"])},
+                                   evicted=first and world.get("evicting", False)))
     for p in world["pending"]:
         wl = workload(p["name"], queue=f"lq-{p['cq']}", cpu=str(p["cpu"]), count=p["count"],
                       min_count=p["min"], priority=p["priority"], created=T0 + p["created"])
@@ -124,7 +131,7 @@ def test_one_call_drains_a_deep_queue_that_kueue_drains_one_per_cycle() -> None:
     world = {"cqs": [{"name": "cq0", "cohort": None, "flavors": ["f1"], "quotas": [(10, None, None)],
                       "strategy": "BestEffortFIFO", "within": "Never", "reclaim": "Never", "borrow": "Never",
                       "fungibility": ("MayStopSearch", "TryNextFlavor")}],
-             "nested": False, "running": [], "fair": False,
+             "nested": False, "running": [], "fair": False, "pool": 0, "evicting": False,
              "pending": [{"name": f"p{i}", "cq": "cq0", "cpu": 1, "count": 1, "min": None, "priority": 0,
                           "created": i} for i in range(12)]}
     single = build(world, 1)
