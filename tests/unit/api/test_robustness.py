@@ -136,7 +136,7 @@ VALID = _valid_objects()
 
 
 @pytest.mark.parametrize(("group", "kind", "obj"), VALID, ids=[v[1] for v in VALID])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutating_any_field_of_a_valid_object_never_raises(group: str, kind: str, obj: dict[str, Any],
                                                          data: st.DataObject) -> None:
