@@ -7,8 +7,8 @@ real time, and production (``SystemClock``) behaves the same.
 
 Who calls it: the workload controller (and anything else needing a timed requeue); the manager
 runs :meth:`Timers.run` as a background task.
-Invariant: a key fires at most once per registration, never before its due time on the clock; an
-earlier registration for the same key wins (later ones are kept and fire too, harmlessly).
+Invariant: a key fires never before its due time on the clock, and at most once per earliest due
+time (re-registering the same key for later is a no-op, so the heap does not grow with events).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from pykueue.api.clock import Clock
 
 __all__ = ["Timers"]
 
-K = TypeVar("K")
+K = TypeVar("K", bound=Hashable)
 
 
 class Timers(Generic[K]):
@@ -32,11 +32,17 @@ class Timers(Generic[K]):
         self._fire = fire
         self._poll = poll_interval
         self._heap: list[tuple[float, int, K]] = []
+        self._due: dict[K, float] = {}
         self._seq = 0
         self._wake = asyncio.Event()
 
     def at(self, when: float, key: K) -> None:
-        """Fire ``key`` once the clock reaches ``when`` (epoch seconds)."""
+        """Fire ``key`` once the clock reaches ``when`` (epoch seconds). A key waits for its earliest
+        time only: registering a later time for a key that is already due sooner is a no-op."""
+        current = self._due.get(key)
+        if current is not None and current <= when:
+            return
+        self._due[key] = when
         self._seq += 1
         heapq.heappush(self._heap, (when, self._seq, key))
         self._wake.set()
@@ -45,14 +51,17 @@ class Timers(Generic[K]):
         self.at(self._clock.now() + max(0.0, seconds), key)
 
     def pending(self) -> int:
-        return len(self._heap)
+        return len(self._due)
 
     def fire_due(self) -> int:
         """Fire every key that is due now; returns how many fired."""
         now = self._clock.now()
         fired = 0
         while self._heap and self._heap[0][0] <= now:
-            _, _, key = heapq.heappop(self._heap)
+            when, _, key = heapq.heappop(self._heap)
+            if self._due.get(key) != when:
+                continue          # superseded by an earlier registration that already fired
+            del self._due[key]
             self._fire(key)
             fired += 1
         return fired
