@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pykueue.api.clock import SystemClock
-from pykueue.cli.certs import ensure_certificates
+from pykueue.apiserver.certs import ensure_certificates
 from pykueue.cli.kubeconfig import write_kubeconfig
 
 __all__ = ["Embedded", "EmbeddedOptions", "is_loopback"]

@@ -14,7 +14,7 @@ import yaml
 
 from pykueue.api.clock import SystemClock
 from pykueue.apiserver import Server, serve
-from pykueue.cli.certs import ensure_certificates
+from pykueue.apiserver.certs import ensure_certificates
 from pykueue.registry import Registry
 from pykueue.store import Store
 

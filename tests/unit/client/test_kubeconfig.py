@@ -83,7 +83,7 @@ async def test_http_client_from_kubeconfig_talks_to_the_server_and_rejects_bad_t
 
 
 def test_client_certificate_data_is_loaded_into_the_tls_context(tmp_path: Path) -> None:
-    from pykueue.cli.certs import ensure_certificates
+    from pykueue.apiserver.certs import ensure_certificates
 
     files = ensure_certificates(tmp_path, "127.0.0.1")
     cfg = load_kubeconfig(write(tmp_path / "kc", user={

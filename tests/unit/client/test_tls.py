@@ -21,7 +21,7 @@ NAMESPACES = Res("", "v1", "namespaces")
 @pytest.fixture
 async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[str, str, bytes]]:
     from pykueue.apiserver import serve  # type: ignore[attr-defined]
-    from pykueue.cli.certs import ensure_certificates
+    from pykueue.apiserver.certs import ensure_certificates
 
     files = ensure_certificates(tmp_path, "127.0.0.1")
     token = secrets.token_urlsafe(16)
@@ -41,7 +41,7 @@ async def test_the_servers_ca_is_trusted(tls_server: tuple[str, str, bytes]) -> 
 
 
 async def test_an_unknown_ca_is_refused(tls_server: tuple[str, str, bytes], tmp_path: Path) -> None:
-    from pykueue.cli.certs import ensure_certificates
+    from pykueue.apiserver.certs import ensure_certificates
 
     url, token, _ = tls_server
     (tmp_path / "other").mkdir()

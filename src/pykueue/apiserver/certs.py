@@ -1,4 +1,4 @@
-"""Self-signed TLS material for ``pykueue up`` on a non-loopback address.
+"""Self-signed TLS material for the embedded API server (``pykueue up`` always serves TLS).
 
 Owns the CA and serving certificate in the data dir. Reused across restarts (so kubeconfigs keep
 working) and regenerated only when missing or when the address is not covered by the certificate.
