@@ -91,6 +91,9 @@ class ApiserverResult:
     creates_per_s: float = 0.0
     watch_per_s: float = 0.0
     """Events/s delivered with the largest watcher count."""
+    creates_per_cpu_s: float = 0.0
+    """Creates per second of API server CPU: the rate one dedicated core would bound it to."""
+    watch_per_cpu_s: float = 0.0
     dropped: int = 0
     errors: int = 0
 
@@ -144,7 +147,7 @@ async def _echo_app(tls: ssl.SSLContext) -> tuple[Any, int]:
 
 async def _child(mode: str, directory: Path, certs: Path, token: str) -> None:
     """Serve until SIGTERM; print ``READY <port>`` once listening."""
-    from pykueue.cli.certs import ensure_certificates
+    from pykueue.apiserver.certs import ensure_certificates
 
     files = ensure_certificates(certs, "127.0.0.1")
     stop = asyncio.Event()
@@ -454,6 +457,10 @@ def _fmt(value: float, spec: str = ".1f") -> str:
     return format(value, spec) if value else "-"
 
 
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
 def _print(rows: list[Row], out: Callable[[str], None]) -> None:
     out(f"{'phase':<32} {'count':>6} {'per_s':>8} {'p50_ms':>7} {'p99_ms':>7} {'srv_us':>8} {'srv_cpu':>7} "
         f"{'cli_cpu':>7} {'ref_per_s':>9} {'ref_p50':>7} {'ref_us':>7} {'ratio':>6} {'cpu_rt':>6} {'dropped':>7}")
@@ -472,7 +479,7 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
         base = Path(tmp)
         (base / "api").mkdir()
         (base / "echo").mkdir()
-        from pykueue.cli.certs import ensure_certificates
+        from pykueue.apiserver.certs import ensure_certificates
 
         files = ensure_certificates(base, "127.0.0.1")  # one CA for both servers
         api = await _Process.start("api", base / "api", base, token, profile)
@@ -488,21 +495,24 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
                                           headers=headers, timeout=timeout) as streams:
                 bench = _Bench(api, echo, session, streams, concurrency, out)
                 out(f"pykueue bench apiserver: server and reference in subprocesses (SQLite in a temp dir, "
-                    f"TLS, bearer token, API only); client: aiohttp, keep-alive, {concurrency} in flight")
+                    f"TLS, bearer token, API only); client: aiohttp, keep-alive, {concurrency} in flight; "
+                    f"{os.cpu_count()} cores, load average {_load()}")
                 await bench.warm_up()
                 row = await bench.creates(objects)
                 result.rows.append(row)
                 result.creates_per_s = row.per_s
+                result.creates_per_cpu_s = 1e6 / row.server_us if row.server_us else 0.0
                 if list_objects > objects:
                     rest = [f"bench-{i:06d}" for i in range(objects, list_objects)]
                     _, _, failed = await bench.create("default", rest)
                     bench.errors += failed
                 result.rows.extend(await bench.lists(max(list_objects, objects), runs))
-                for count in watchers:
+                for count in sorted(set(watchers)):
                     row = await bench.watch(count, events, duration)
                     result.rows.append(row)
                     result.dropped += row.dropped
                     result.watch_per_s = row.per_s
+                    result.watch_per_cpu_s = 1e6 / row.server_us if row.server_us else 0.0
                 result.errors = bench.errors
         finally:
             await api.stop()
@@ -521,7 +531,9 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
     out(f"summary: creates/s {result.creates_per_s:.0f} (target {TARGET_CREATES:.0f}: "
         f"{verdict(result.creates_per_s, TARGET_CREATES)}), watch events/s {result.watch_per_s:.0f} "
         f"(target {TARGET_WATCH:.0f}: {verdict(result.watch_per_s, TARGET_WATCH)}), "
-        f"dropped {result.dropped}, errors {result.errors}")
+        f"dropped {result.dropped}, errors {result.errors}; per server CPU-second: "
+        f"{result.creates_per_cpu_s:.0f} creates, {result.watch_per_cpu_s:.0f} watch events "
+        f"(load average {_load()})")
     return result
 
 

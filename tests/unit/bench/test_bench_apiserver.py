@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_tiny_run_counts_add_up() -> None:
     lines: list[str] = []
-    result = run_apiserver(objects=50, list_objects=80, watchers=(1, 2), events=20, concurrency=8, runs=2,
+    result = run_apiserver(objects=50, list_objects=80, watchers=(2, 1, 2), events=20, concurrency=8, runs=2,
                            duration=60.0, out=lines.append)
     assert result.errors == 0
     assert result.dropped == 0
@@ -35,7 +35,8 @@ def test_tiny_run_counts_add_up() -> None:
         assert min(row.p50_ms, row.ref_p50_ms) > 0
         assert row.p99_ms >= row.p50_ms
     assert result.creates_per_s == creates.per_s
-    assert result.watch_per_s == watch2.per_s  # the largest watcher count is the headline
+    assert result.watch_per_s == watch2.per_s  # phases run in ascending order; the largest is the headline
+    assert min(result.creates_per_cpu_s, result.watch_per_cpu_s) > 0
     header = next(i for i, line in enumerate(lines) if line.startswith("phase"))
     table = lines[header + 1: header + 1 + len(result.rows)]
     for line, row in zip(table, result.rows, strict=True):
@@ -43,7 +44,8 @@ def test_tiny_run_counts_add_up() -> None:
         assert line.split()[-1] == str(row.dropped)
     summary = lines[-1]
     assert re.fullmatch(r"summary: creates/s \d+ \(target 2000: (met|MISSED)\), watch events/s \d+ "
-                        r"\(target 20000: (met|MISSED)\), dropped 0, errors 0", summary), summary
+                        r"\(target 20000: (met|MISSED)\), dropped 0, errors 0; per server CPU-second: \d+ creates, "
+                        r"\d+ watch events \(load average [\d. ]+\)", summary), summary
 
 
 def test_ratio_uses_rates_then_latencies() -> None:
