@@ -261,3 +261,18 @@ async def test_changing_the_priority_class_label_updates_the_workload(env: Env) 
 
     wl = await eventually(raised, what="workload priority follows the job's label")
     assert wl["spec"]["priorityClassRef"]["name"] == "high"
+
+
+async def test_admission_gated_by_holds_the_workload_until_the_gate_is_removed(env: Env) -> None:
+    await _quickstart_queues(env)
+    gate = "kueue.x-k8s.io/admission-gated-by"
+    await env.create(JOBS, make_job("gated", NS, annotations={gate: "example.com/approval"}))
+    wl = await eventually(lambda: env.workload_of_job("gated", NS))
+    assert wl["metadata"]["annotations"][gate] == "example.com/approval"
+    await still(lambda: _not_admitted(env, "gated"))
+    await env.client.patch(JOBS, "gated", {"metadata": {"annotations": {gate: None}}}, namespace=NS)
+    await eventually(lambda: _admitted(env, "gated"), what="admitted once the gate is gone")
+
+
+async def _not_admitted(env: Env, job: str) -> bool:
+    return await _admitted(env, job) is None

@@ -57,6 +57,7 @@ POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+ADMISSION_GATED_BY = "kueue.x-k8s.io/admission-gated-by"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +103,8 @@ class GenericJob(Protocol):
         ...
 
     def labels(self) -> dict[str, str]: ...
+
+    def annotations(self) -> dict[str, str]: ...
 
     def owner_references(self) -> list[JSONDict]:
         """The ownerReferences the Workload gets (controller ref to the job; pods for pod groups)."""

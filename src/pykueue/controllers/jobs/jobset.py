@@ -65,6 +65,9 @@ class JobSetJob:
     def labels(self) -> dict[str, str]:
         return dict(self._meta.get("labels") or {})
 
+    def annotations(self) -> dict[str, str]:
+        return dict(self._meta.get("annotations") or {})
+
     def queue_name(self) -> str:
         return self.labels().get(QUEUE_LABEL, "")
 

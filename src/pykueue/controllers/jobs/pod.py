@@ -103,6 +103,9 @@ class PodGroup:
     def labels(self) -> dict[str, str]:
         return dict(_meta(self.pods[0]).get("labels") or {})
 
+    def annotations(self) -> dict[str, str]:
+        return dict(_meta(self.pods[0]).get("annotations") or {})
+
     def queue_name(self) -> str:
         return self.labels().get(QUEUE_LABEL, "")
 

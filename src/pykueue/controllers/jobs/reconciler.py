@@ -33,6 +33,7 @@ from pykueue.controllers.conditions import (
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.jobs.framework import (
+    ADMISSION_GATED_BY,
     JOB_UID_LABEL,
     MAX_EXEC_TIME_LABEL,
     PRIORITY_CLASS_LABEL,
@@ -161,6 +162,7 @@ class JobReconciler:
 
         await self._sync_status(job, wl, now)
         await self._sync_priority(job, wl)
+        await self._sync_admission_gates(job, wl)
 
         if is_evicted(wl):
             if not job.is_suspended():
@@ -258,6 +260,16 @@ class JobReconciler:
 
         await update_status(self._client, WORKLOADS, wl, edit)
 
+    async def _sync_admission_gates(self, job: GenericJob, wl: JSONDict) -> None:
+        """The job's ``admission-gated-by`` annotation is mirrored on its Workload (gates only shrink)."""
+        want = job.annotations().get(ADMISSION_GATED_BY, "")
+        have = ((wl.get("metadata") or {}).get("annotations") or {}).get(ADMISSION_GATED_BY, "")
+        if want == have:
+            return
+        await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"],
+                                 {"metadata": {"annotations": {ADMISSION_GATED_BY: want or None}}},
+                                 namespace=job.namespace)
+
     async def _sync_priority(self, job: GenericJob, wl: JSONDict) -> None:
         """A changed ``priority-class`` label propagates to the Workload (§1.7: value and ref name)."""
         wpc_name = job.labels().get(PRIORITY_CLASS_LABEL, "")
@@ -325,8 +337,11 @@ class JobReconciler:
             spec["maximumExecutionTimeSeconds"] = int(max_exec)
         meta: JSONDict = {"name": job.workload_name(), "namespace": job.namespace, "labels": labels,
                           "finalizers": [FINALIZER], "ownerReferences": refs}
-        if job.workload_annotations():
-            meta["annotations"] = job.workload_annotations()
+        annotations = dict(job.workload_annotations())
+        if job.annotations().get(ADMISSION_GATED_BY):
+            annotations[ADMISSION_GATED_BY] = job.annotations()[ADMISSION_GATED_BY]
+        if annotations:
+            meta["annotations"] = annotations
         wl = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": meta, "spec": spec}
         try:
             created = await self._client.create(WORKLOADS, wl, job.namespace)
