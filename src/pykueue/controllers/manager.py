@@ -21,6 +21,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from pykueue.api.clock import Clock, SystemClock
+from pykueue.api.errors import NotFound
 from pykueue.client import Client, Informer, Res, run_workers
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
@@ -127,8 +128,16 @@ class ControllerManager:
         for res in _CONFIG_KINDS:
             await self.informers[res].start()
         await self.informers[WORKLOADS].start()
-        for informer in self.job_informers.values():
-            await informer.start()
+        for reconciler in list(self.jobs):
+            try:
+                await reconciler.jobs.start()
+            except NotFound:
+                # the kind is not served (e.g. no JobSet CRD on this cluster): the integration stays off,
+                # and must not act on workloads it cannot see the jobs of
+                log.warning("integration %s disabled: %s is not served", reconciler.integration.name,
+                            reconciler.integration.res)
+                reconciler.disable()
+                self.jobs.remove(reconciler)
         self.recorder.start()
         self.scheduling.start()
         self._spawn(self.queues.run(), "queue-status")

@@ -17,6 +17,7 @@ import pytest
 
 from pykueue.api.clock import ManualClock
 from pykueue.api.errors import NotFound
+from pykueue.api.kinds import all_kinds
 from pykueue.client import LocalClient, Res
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
@@ -37,10 +38,12 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 class Env:
-    def __init__(self, config: KueueConfig) -> None:
+    def __init__(self, config: KueueConfig, *, without: tuple[str, ...] = ()) -> None:
+        """``without``: resource keys ("jobsets.jobset.x-k8s.io") the API server does not serve."""
         self.clock = ManualClock()
         self.store = Store(None)
-        self.registry = Registry(self.store, clock=self.clock)
+        kinds = [k for k in all_kinds() if k.resource_key not in without] if without else None
+        self.registry = Registry(self.store, clock=self.clock, kinds=kinds)
         self.client = LocalClient(self.registry)
         self.manager = ControllerManager(self.client, config, self.clock)
         for hook in self.manager.admission_hooks():

@@ -8,7 +8,7 @@ import pytest
 
 from pykueue.controllers.config import IntegrationsConfig, KueueConfig
 from pykueue.controllers.resources import JOBS, JOBSETS, PODS, WORKLOADS
-from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
+from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue, make_workload
 
 from .conftest import QUEUE_LABEL, Env, cond, eventually, make_job, still
 
@@ -148,3 +148,24 @@ async def test_jobs_outside_the_managed_namespaces_are_ignored_even_with_a_queue
         return await env.workload_of_job("labelled", "kube-system") is None
 
     await still(no_workload)
+
+
+async def test_an_integration_whose_kind_is_not_served_stays_off(config: KueueConfig) -> None:
+    env = Env(config, without=("jobsets.jobset.x-k8s.io",))
+    await env.start()
+    try:
+        assert [r.integration.name for r in env.manager.jobs] == ["batch/job", "pod"]
+        await _queues(env)
+        wl = make_workload("orphan-of-jobset", NS).queue("user-queue").request("cpu", 1).obj()
+        wl["metadata"]["ownerReferences"] = [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                                              "name": "js", "uid": "js-uid", "controller": True}]
+        await env.create(WORKLOADS, wl)
+
+        async def admitted() -> Any:
+            obj = await env.get(WORKLOADS, "orphan-of-jobset", NS)
+            return obj if cond(obj, "Admitted").get("status") == "True" else None
+
+        await eventually(admitted, what="workloads of an unserved kind are still scheduled, never deleted")
+        await still(lambda: env.get(WORKLOADS, "orphan-of-jobset", NS))
+    finally:
+        await env.stop()

@@ -74,15 +74,25 @@ class JobReconciler:
         self._caches = caches
         self.queue: WorkQueue[JobKey] = WorkQueue(f"jobs-{integration.name}")
         self._workload_of: dict[JobKey, tuple[str, str]] = {}
+        self.enabled = True
+
+    def disable(self) -> None:
+        """Stop reacting to anything (the integration's kind is not served)."""
+        self.enabled = False
+        self.queue.shutdown()
 
     # ------------------------------------------------------------------ wiring
 
     def on_job(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if not self.enabled:
+            return
         key = self.integration.key_of(obj)
         if key is not None:
             self.queue.add(key)
 
     def on_workload(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if not self.enabled:
+            return
         key = self.integration.key_for_workload(obj, self.jobs)
         if key is not None:
             meta = obj.get("metadata") or {}
@@ -99,6 +109,8 @@ class JobReconciler:
     # ------------------------------------------------------------------ reconcile
 
     async def reconcile(self, key: JobKey) -> float | None:
+        if not self.enabled or not self.jobs.synced:
+            return None
         job = self.integration.load(key, self.jobs)
         if job is None:
             await self._job_gone(key)
