@@ -276,3 +276,17 @@ async def test_admission_gated_by_holds_the_workload_until_the_gate_is_removed(e
 
 async def _not_admitted(env: Env, job: str) -> bool:
     return await _admitted(env, job) is None
+
+
+async def test_priority_falls_back_to_the_pod_templates_priority_class(env: Env) -> None:
+    from pykueue.controllers.resources import PRIORITY_CLASSES
+
+    await _quickstart_queues(env)
+    await env.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                        "metadata": {"name": "urgent"}, "value": 5000})
+    await eventually(lambda: env.manager.caches.priority_classes.get("urgent") is not None or None)
+    await env.create(JOBS, make_job("pc", NS, priority_class="urgent"))
+    wl = await eventually(lambda: env.workload_of_job("pc", NS))
+    assert wl["spec"]["priority"] == 5000
+    assert wl["spec"]["priorityClassRef"] == {"group": "scheduling.k8s.io", "kind": "PriorityClass",
+                                              "name": "urgent"}
