@@ -65,6 +65,8 @@ class Row:
     """API server CPU seconds per wall second over the phase (1.0 = one core busy)."""
     client_cpu: float
     """The same for this (client) process: near 1.0 means the client, not the server, is the limit."""
+    server_wait: float = 0.0
+    """Server seconds runnable-but-not-running per wall second: other processes' share of its CPU."""
     ref_per_s: float = 0.0
     ref_p50_ms: float = 0.0
     ref_us: float = 0.0
@@ -218,11 +220,25 @@ class _Process:
         return cls(proc, int(line.split()[1]))
 
     def cpu(self) -> float:
+        """CPU seconds of every live thread (schedstat: ns resolution; /proc/<pid>/stat ticks are 10 ms)."""
+        try:
+            return sum(int((task / "schedstat").read_text().split()[0])
+                       for task in Path(f"/proc/{self.proc.pid}/task").iterdir()) / 1e9
+        except (OSError, IndexError, ValueError):
+            pass
         try:
             fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return 0.0
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def run_queue_wait(self) -> float:
+        """Seconds the server's event-loop thread spent runnable but waiting for a CPU (Linux
+        schedstat): the share of the wall clock a busy machine took away from it."""
+        try:
+            return int(Path(f"/proc/{self.proc.pid}/schedstat").read_text().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     async def stop(self) -> None:
         if self.proc.returncode is None:
@@ -273,11 +289,15 @@ class _Meter:
     def __init__(self, server: _Process) -> None:
         self._server = server
         self._wall, self._cpu, self._own = time.perf_counter(), server.cpu(), time.process_time()
+        self._wait = server.run_queue_wait()
+        self.wait = 0.0
+        """Server run-queue wait s per wall s, set by :meth:`stop`."""
 
     def stop(self, end: float | None = None) -> tuple[float, float, float]:
         """(wall s, server CPU s, client CPU s) since construction (or until ``end``)."""
-        wall = (end if end is not None else time.perf_counter()) - self._wall
-        return max(wall, 1e-9), self._server.cpu() - self._cpu, time.process_time() - self._own
+        wall = max((end if end is not None else time.perf_counter()) - self._wall, 1e-9)
+        self.wait = (self._server.run_queue_wait() - self._wait) / wall
+        return wall, self._server.cpu() - self._cpu, time.process_time() - self._own
 
 
 class _Bench:
@@ -322,7 +342,7 @@ class _Bench:
         wall, cpu, own = meter.stop()
         self.errors += fail + ref_fail
         return Row("creates (POST configmaps)", count, count / wall, _pct(lat, 0.5), _pct(lat, 0.99),
-                   cpu * 1e6 / count, cpu / wall, own / wall, ref_per_s=count / ref_wall,
+                   cpu * 1e6 / count, cpu / wall, own / wall, meter.wait, ref_per_s=count / ref_wall,
                    ref_p50_ms=_pct(ref_lat, 0.5), ref_us=ref_cpu * 1e6 / count)
 
     async def _list_once(self, limit: int | None) -> tuple[int, int, int]:
@@ -359,6 +379,7 @@ class _Bench:
                     self.out(f"  ! {label % expected}: got {items} items, expected {expected}")
                     self.errors += 1
             wall, cpu, own = meter.stop()
+            wait = meter.wait
             meter = _Meter(self.echo)
             for _ in range(runs):  # the same bytes in the same number of responses, served raw
                 t = time.perf_counter()
@@ -369,7 +390,7 @@ class _Bench:
                 ref.append(time.perf_counter() - t)
             _, ref_cpu, _ = meter.stop()
             rows.append(Row(label % expected, runs, 0.0, _pct(latencies, 0.5), _pct(latencies, 0.99),
-                            cpu * 1e6 / runs, cpu / wall, own / wall, ref_p50_ms=_pct(ref, 0.5),
+                            cpu * 1e6 / runs, cpu / wall, own / wall, wait, ref_p50_ms=_pct(ref, 0.5),
                             ref_us=ref_cpu * 1e6 / runs))
         return rows
 
@@ -424,12 +445,13 @@ class _Bench:
         _, _, failed_patches = await _concurrent(events - creates, self.concurrency, lambda i: write(creates + i))
         results = await asyncio.gather(*tasks, return_exceptions=True)
         wall, cpu, own = meter.stop(max(done) if done else None)
+        wait = meter.wait
         received = sum(r for r in results if isinstance(r, int))
         self.errors += failed_creates + failed_patches + sum(1 for r in results if isinstance(r, BaseException))
         ref_per_s, ref_cpu = await self._stream_reference(watchers, events)
         total = watchers * events
         return Row(f"watch {watchers} watcher{'s' if watchers != 1 else ''} ({events} writes)",
-                   total, received / wall, 0.0, 0.0, cpu * 1e6 / max(received, 1), cpu / wall, own / wall,
+                   total, received / wall, 0.0, 0.0, cpu * 1e6 / max(received, 1), cpu / wall, own / wall, wait,
                    ref_per_s=ref_per_s, ref_us=ref_cpu * 1e6 / total, dropped=total - received)
 
     async def _stream_reference(self, watchers: int, events: int) -> tuple[float, float]:
@@ -463,12 +485,13 @@ def _load() -> str:
 
 def _print(rows: list[Row], out: Callable[[str], None]) -> None:
     out(f"{'phase':<32} {'count':>6} {'per_s':>8} {'p50_ms':>7} {'p99_ms':>7} {'srv_us':>8} {'srv_cpu':>7} "
-        f"{'cli_cpu':>7} {'ref_per_s':>9} {'ref_p50':>7} {'ref_us':>7} {'ratio':>6} {'cpu_rt':>6} {'dropped':>7}")
+        f"{'srv_wait':>8} {'cli_cpu':>7} {'ref_per_s':>9} {'ref_p50':>7} {'ref_us':>7} {'ratio':>6} {'cpu_rt':>6} "
+        f"{'dropped':>7}")
     for r in rows:
         out(f"{r.name:<32} {r.count:>6} {_fmt(r.per_s):>8} {_fmt(r.p50_ms, '.1f'):>7} {_fmt(r.p99_ms, '.1f'):>7} "
-            f"{_fmt(r.server_us, '.0f'):>8} {r.server_cpu:>7.2f} {r.client_cpu:>7.2f} {_fmt(r.ref_per_s):>9} "
-            f"{_fmt(r.ref_p50_ms, '.1f'):>7} {_fmt(r.ref_us, '.0f'):>7} {_fmt(r.ratio, '.3f'):>6} "
-            f"{_fmt(r.cpu_ratio, '.3f'):>6} {r.dropped:>7}")
+            f"{_fmt(r.server_us, '.0f'):>8} {r.server_cpu:>7.2f} {r.server_wait:>8.2f} {r.client_cpu:>7.2f} "
+            f"{_fmt(r.ref_per_s):>9} {_fmt(r.ref_p50_ms, '.1f'):>7} {_fmt(r.ref_us, '.0f'):>7} "
+            f"{_fmt(r.ratio, '.3f'):>6} {_fmt(r.cpu_ratio, '.3f'):>6} {r.dropped:>7}")
 
 
 async def _run(objects: int, list_objects: int, watchers: Sequence[int], events: int, concurrency: int,
@@ -520,8 +543,8 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
     _print(result.rows, out)
     out(f"per_s: creates/s, or watch events/s delivered to all watchers; lists: ms per full traversal, {runs} "
         "runs; srv_us/ref_us: server CPU us per create, list traversal or delivered event; srv_cpu/cli_cpu: "
-        "server/client CPU s per wall s; ratio: pykueue/reference rate (lists: reference/pykueue p50); "
-        "cpu_rt: reference/pykueue server CPU per operation")
+        "server/client CPU s per wall s; srv_wait: server s spent waiting for a CPU per wall s; ratio: "
+        "pykueue/reference rate (lists: reference/pykueue p50); cpu_rt: reference/pykueue server CPU per operation")
     if profile is not None:
         out(f"cProfile stats of the API server: {profile}")
 
