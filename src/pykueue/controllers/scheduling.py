@@ -50,6 +50,15 @@ def _meta(obj: JSONDict) -> JSONDict:
     return meta
 
 
+def _rv(obj: JSONDict) -> int | None:
+    """The resourceVersion as a number when it is one (etcd's and ours are); None = opaque, no ordering."""
+    raw = _meta(obj).get("resourceVersion")
+    try:
+        return int(raw) if raw is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
 class SchedulerLoop:
     def __init__(self, client: Client, scheduler: Scheduler, clock: Clock, recorder: EventRecorder,
                  workloads: Informer, *, block_admission: bool = False) -> None:
@@ -64,6 +73,8 @@ class SchedulerLoop:
         self._tasks: list[asyncio.Task[None]] = []
         self.cycles = 0
         self._block_admission = block_admission
+        self._written_rv: dict[Key, int] = {}
+        """resourceVersion of our latest write per workload, until the informer catches up with it."""
         self._not_ready: set[Key] = set()
         """Admitted workloads without PodsReady=True (waitForPodsReady.blockAdmission, §3.3 step 5)."""
 
@@ -118,7 +129,14 @@ class SchedulerLoop:
     def on_workload(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
         meta = _meta(obj)
         key = (meta.get("namespace", ""), meta["name"])
+        ahead = self._written_rv.get(key)
+        if ahead is not None and etype != "DELETED":
+            rv = _rv(obj)
+            if rv is not None and rv < ahead:
+                return        # older than what we wrote and already told the engine: a stale echo
+            self._written_rv.pop(key, None)
         if etype == "DELETED":
+            self._written_rv.pop(key, None)
             self.scheduler.delete_workload(*key)
             self._pending_out.pop(key, None)
             self._not_ready.discard(key)
@@ -181,6 +199,14 @@ class SchedulerLoop:
 
     # ------------------------------------------------------------------ decisions out
 
+    def _told(self, written: JSONDict) -> None:
+        """Tell the engine about our own write at once, and ignore older informer echoes after it."""
+        meta = _meta(written)
+        rv = _rv(written)
+        if rv is not None:
+            self._written_rv[(meta.get("namespace", ""), meta.get("name", ""))] = rv
+        self.scheduler.upsert_workload(written)
+
     async def _admit(self, decision: Admit) -> bool:
         ns, name = decision.namespace, decision.name
         wl = self._workloads.get(name, ns)
@@ -218,7 +244,7 @@ class SchedulerLoop:
             self.scheduler.forget(ns, name)
             self.wake()
             return False
-        self.scheduler.upsert_workload(written)
+        self._told(written)
         waited = max(0, int(now - parse_time(_meta(wl).get("creationTimestamp") or "1970-01-01T00:00:00Z")))
         cq = decision.cluster_queue
         self._recorder.record(written, "Normal", "QuotaReserved",
@@ -250,7 +276,7 @@ class SchedulerLoop:
             self.wake()
             return
         if written is not None:
-            self.scheduler.upsert_workload(written)
+            self._told(written)
             self._recorder.record(written, "Normal", "Preempted", decision.message)
             self._recorder.record(written, "Normal", event_reason, decision.message)
 

@@ -1,0 +1,34 @@
+"""The scheduler loop's bookkeeping around its own writes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pykueue.controllers.resources import WORKLOADS
+from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue, make_workload
+
+from .conftest import Env, cond, eventually
+
+NS = "team-a"
+
+
+async def test_a_stale_echo_after_our_admission_does_not_unreserve(env: Env) -> None:
+    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 4).obj(),
+                           make_local_queue("lq", NS, "cq").obj())
+    created = await env.create(WORKLOADS, make_workload("w", NS).queue("lq").request("cpu", 1).obj())
+
+    async def admitted() -> Any:
+        wl = await env.get(WORKLOADS, "w", NS)
+        return wl if cond(wl, "Admitted").get("status") == "True" else None
+
+    await eventually(admitted)
+    loop = env.manager.scheduling
+    await env.manager.stop()   # no more informer traffic: we play the stale echo by hand
+    stale = copy.deepcopy(created)
+    # pretend our write is newer than anything the informer delivered so far
+    loop._written_rv[(NS, "w")] = int(created["metadata"]["resourceVersion"]) + 1_000_000
+    loop.on_workload("MODIFIED", stale, None)
+    assert env.manager.scheduler.cluster_queue_usage("cq").reserving_workloads == 1
+    env.manager = type(env.manager)(env.client, env.manager.config, env.clock)
+    await env.manager.start()
