@@ -143,6 +143,9 @@ class ResourceHandler:
     # ------------------------------------------------------------------ reads
 
     async def _get(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
+        # Reads wait for this tick's pending writes to be flushed: a client never sees a
+        # resourceVersion that a crash could hand out again.
+        await self.durable()
         query = request.query
         kind, version = target.kind, target.version
         if target.subresource == "log":

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.api.errors import BadRequest, Gone
+from pykueue.api.errors import ApiError, BadRequest, Gone
 from pykueue.api.kinds import KindInfo
 from pykueue.registry import Registry
 from pykueue.store import parse_field_selector, parse_label_selector
@@ -33,7 +33,7 @@ from pykueue.store.types import WatchEvent
 
 from .tables import table
 
-__all__ = ["WatchOptions", "serve_watch"]
+__all__ = ["TooLargeResourceVersion", "WatchOptions", "serve_watch"]
 
 JSONDict = dict[str, Any]
 _TICK = 1.0
@@ -53,6 +53,14 @@ class WatchOptions:
     table_version: str | None
     include_object: str
     bookmark_interval: float
+
+
+class TooLargeResourceVersion(ApiError):
+    """A watch from a resourceVersion this server has not reached (e.g. one from before a crash that
+    lost unflushed writes): the client must list again. kube-apiserver answers 504 the same way."""
+
+    code = 504
+    reason = "Timeout"
 
 
 class _Filter:
@@ -171,6 +179,12 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
                 start = int(options.resource_version)
             except ValueError:
                 raise BadRequest(f'invalid resource version "{options.resource_version}"') from None
+            newest = registry.store.resource_version
+            if start > newest:
+                raise TooLargeResourceVersion(
+                    f"Too large resource version: {start}, current: {newest}",
+                    details={"causes": [{"reason": "ResourceVersionTooLarge",
+                                         "message": "Too large resource version"}], "retryAfterSeconds": 1})
             try:
                 backlog = registry.watch_events_since(kind, namespace, start, version=options.version)
                 _seed(registry, options, namespace, matcher, backlog, start)

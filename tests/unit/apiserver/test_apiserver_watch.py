@@ -172,3 +172,11 @@ async def test_resumed_selector_watch_reports_leaving_and_entering(api: Api) -> 
     events = await task
     assert [(e["type"], e["object"]["metadata"]["labels"]["pick"]) for e in events] == [
         ("DELETED", "no"), ("ADDED", "yes")]
+
+
+async def test_watch_from_a_future_resource_version_is_504(api: Api) -> None:
+    future = api.store.resource_version + 100
+    status, error, _ = await api.request("GET", CM_PATH + f"?watch=true&resourceVersion={future}")
+    assert status == 504
+    assert error["reason"] == "Timeout"
+    assert error["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
