@@ -265,8 +265,9 @@ def parse_config(data: Any) -> KueueConfig:
         namespace = "kueue-system"
     manage = root.boolean("manageJobsWithoutQueueName", False)
     selector = _namespace_selector(root, namespace, errors)
-    wfpr = _wait_for_pods_ready(root, errors)
-    fair = _fair_sharing(root, errors)
+    v1beta1 = api_version == "config.kueue.x-k8s.io/v1beta1"
+    wfpr = _wait_for_pods_ready(root, errors, v1beta1=v1beta1)
+    fair = _fair_sharing(root, errors, v1beta1=v1beta1)
     afs = _admission_fair_sharing(root, errors)
     integrations = _integrations(root, errors)
     root.done(ignored=_IGNORED_TOP)
@@ -324,12 +325,13 @@ def _namespace_selector(root: _Reader, namespace: str, errors: list[tuple[str, s
     return NamespaceSelector(match_labels=tuple(labels), match_expressions=tuple(exprs))
 
 
-def _wait_for_pods_ready(root: _Reader, errors: list[tuple[str, str]]) -> WaitForPodsReady:
+def _wait_for_pods_ready(root: _Reader, errors: list[tuple[str, str]], *, v1beta1: bool) -> WaitForPodsReady:
+    """v1beta2: present unless disabled; v1beta1: off unless ``enable: true`` (spec §1.11)."""
     if not root.has("waitForPodsReady"):
         root.get("waitForPodsReady")
-        return WaitForPodsReady()
+        return WaitForPodsReady(enable=not v1beta1)
     w = _Reader(root.get("waitForPodsReady"), "waitForPodsReady", errors)
-    enable = w.boolean("enable", True)
+    enable = w.boolean("enable", not v1beta1)
     timeout = _duration(w.get("timeout"), w.sub("timeout"), errors) if w.has("timeout") else 1800.0
     recovery = (_duration(w.get("recoveryTimeout"), w.sub("recoveryTimeout"), errors)
                 if w.has("recoveryTimeout") else None)
@@ -356,12 +358,12 @@ def _wait_for_pods_ready(root: _Reader, errors: list[tuple[str, str]]) -> WaitFo
                             recovery_timeout_seconds=recovery, requeuing_strategy=strategy)
 
 
-def _fair_sharing(root: _Reader, errors: list[tuple[str, str]]) -> FairSharingConfig | None:
+def _fair_sharing(root: _Reader, errors: list[tuple[str, str]], *, v1beta1: bool) -> FairSharingConfig | None:
     if not root.has("fairSharing"):
         root.get("fairSharing")
         return None
     f = _Reader(root.get("fairSharing"), "fairSharing", errors)
-    enable = f.boolean("enable", True)   # v1beta1 flag; v1beta2: presence means on
+    enable = f.boolean("enable", not v1beta1)   # v1beta1 needs enable: true; v1beta2: presence means on
     strategies = f.strings("preemptionStrategies")
     f.done()
     if strategies and strategies not in _ALLOWED_STRATEGIES:

@@ -95,3 +95,12 @@ def test_all_errors_are_reported_together() -> None:
     with pytest.raises(ConfigError) as info:
         load_config("kind: X\nwaitForPodsReady: {timeout: never}\n")
     assert {p for p, _ in info.value.errors} == {"kind", "waitForPodsReady.timeout"}
+
+
+def test_v1beta1_documents_need_explicit_enable() -> None:
+    old = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+    assert load_config(old).wait_for_pods_ready.enable is False
+    assert load_config(old + "waitForPodsReady: {enable: true, timeout: 1m}").wait_for_pods_ready.enable is True
+    assert load_config(old + "fairSharing: {}").fair_sharing is None
+    assert load_config(old + "fairSharing: {enable: true}").fair_sharing is not None
+    assert load_config("fairSharing: {}").fair_sharing is not None
