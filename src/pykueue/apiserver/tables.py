@@ -2,8 +2,8 @@
 
 Owned by ``apiserver/``; called for GET/LIST/WATCH when the client sends
 ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``. CRD-style kinds print NAME, their
-``printer_columns`` (JSONPath evaluated with jsonpath-ng; priority 1 = ``-o wide`` only) and AGE
-last; pods, jobs, namespaces, nodes and events get the columns kube-apiserver's built-in printers
+``printer_columns`` (JSONPath evaluated with jsonpath-ng; priority 1 = ``-o wide`` only), or
+NAME and AGE when a kind declares no columns (what apiextensions-apiserver does); pods, jobs, namespaces, nodes and events get the columns kube-apiserver's built-in printers
 use. Date columns are rendered as ages ("5m", "3h2m") the way kube's ``HumanDuration`` does.
 
 Invariant: every row has exactly one cell per column definition.
@@ -251,7 +251,7 @@ def table_columns(kind: KindInfo, version: str) -> list[Column]:
         columns.append({"name": column.name, "type": "string" if column.type == "date" else column.type,
                         "format": column.format, "description": column.description,
                         "priority": column.priority})
-    if not any(c.name.lower() == "age" for c in printer):
+    if not printer:  # like apiextensions: a CRD without printer columns gets a single Age column
         columns.append(_AGE)
     return columns
 
@@ -263,7 +263,7 @@ def table_row(kind: KindInfo, version: str, obj: JSONDict, now: float, include_o
     else:
         printer = _printer_columns(kind, version)
         cells = [_meta(obj).get("name")] + [_printer_cell(c, obj, now) for c in printer]
-        if not any(c.name.lower() == "age" for c in printer):
+        if not printer:
             cells.append(_age(_meta(obj).get("creationTimestamp"), now))
     row: JSONDict = {"cells": cells}
     if include_object == "Object":

@@ -205,14 +205,14 @@ async def test_tables_for_crds_and_builtins(api: Api) -> None:
     assert response.headers["Content-Type"].startswith("application/json;as=Table")
     names = [(c["name"], c["priority"]) for c in table["columnDefinitions"]]
     assert names[0] == ("Name", 0)
-    assert names[-1] == ("Age", 0)
+    assert names[-1] == ("Admitted Workloads", 1)  # no Age: the CRD declares its columns
     assert ("Strategy", 1) in names
     assert ("Cohort", 0) in names
     row = table["rows"][0]
     assert len(row["cells"]) == len(names)
     assert row["cells"][0] == "cq"
     assert row["cells"][1] == "team"
-    assert row["cells"][-1] == "2m5s"
+    assert row["cells"][-1] is None  # status.admittedWorkloads not written yet
     assert row["object"]["kind"] == "PartialObjectMetadata"
     assert row["object"]["metadata"]["name"] == "cq"
     _, full, _ = await api.request("GET", CQ_PATH + "?includeObject=Object", headers={"Accept": TABLE})
@@ -230,6 +230,16 @@ async def test_tables_for_crds_and_builtins(api: Api) -> None:
     _, jobs, _ = await api.request("GET", "/apis/batch/v1/namespaces/default/jobs", headers={"Accept": TABLE})
     assert [c["name"] for c in jobs["columnDefinitions"] if c["priority"] == 0] == \
         ["Name", "Status", "Completions", "Duration", "Age"]
+
+
+async def test_crd_without_printer_columns_gets_name_and_age(api: Api) -> None:
+    path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
+    await api.request("POST", path, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                                     "metadata": {"name": "rf"}})
+    api.clock.advance(125)
+    _, table, _ = await api.request("GET", path, headers={"Accept": TABLE})
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
+    assert table["rows"][0]["cells"] == ["rf", "2m5s"]
 
 
 async def test_delete_with_finalizer_is_202_then_gone(api: Api) -> None:

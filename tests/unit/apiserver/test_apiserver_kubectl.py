@@ -101,11 +101,11 @@ async def test_apply_get_wide_label_delete(kubectl: Kubectl) -> None:
     _, out, _ = await kubectl.run("apply", "-f", "-", stdin=CQ)
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue unchanged" in out
     _, out, _ = await kubectl.run("get", "cq")
-    assert _titles(out.splitlines()[0]) == ["NAME", "COHORT", "PENDING WORKLOADS", "AGE"]
+    assert _titles(out.splitlines()[0]) == ["NAME", "COHORT", "PENDING WORKLOADS"]
     assert out.splitlines()[1].startswith("cluster-queue")
     _, out, _ = await kubectl.run("get", "cq", "-o", "wide")
     assert _titles(out.splitlines()[0]) == ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS",
-                                            "ADMITTED WORKLOADS", "AGE"]
+                                            "ADMITTED WORKLOADS"]
     assert "BestEffortFIFO" in out
     _, out, _ = await kubectl.run("get", "lq", "-A")
     assert out.splitlines()[1].split()[:3] == ["default", "user-queue", "cluster-queue"]
