@@ -77,27 +77,37 @@ class _Recorder:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
+    def _count_admission(self, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
+        if is_true(after, "Admitted") and not (before is not None and is_true(before, "Admitted")):
+            name = after["metadata"]["name"]
+            self.admissions[name] = self.admissions.get(name, 0) + 1
+
     def _observe(self, obj: dict[str, Any], deleted: bool = False) -> None:
+        """One watch event: a state that really existed, one object newer than the previous one."""
         name = obj["metadata"]["name"]
         before = self.current.get(name)
         if deleted:
             self.current.pop(name, None)
         else:
+            self._count_admission(before, obj)
             self.current[name] = obj
-            if is_true(obj, "Admitted") and not (before is not None and is_true(before, "Admitted")):
-                self.admissions[name] = self.admissions.get(name, 0) + 1
         self.states.append(dict(self.current))
+
+    def _relist(self, listed: list[dict[str, Any]]) -> None:
+        """A list is one consistent snapshot: replace the whole state at once (mixing it object by object
+        with what we knew before the gap would invent states that never existed)."""
+        fresh = {obj["metadata"]["name"]: obj for obj in listed}
+        for name, obj in fresh.items():
+            self._count_admission(self.current.get(name), obj)
+        self.current = fresh
+        self.states.append(dict(fresh))
 
     def _run(self) -> None:
         while not self.stop.is_set():
             try:
                 api = client.CustomObjectsApi(config.new_client_from_config(config_file=str(self.kubeconfig)))
                 listing = api.list_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "default", "workloads")
-                listed = {obj["metadata"]["name"] for obj in listing["items"]}
-                for name in set(self.current) - listed:
-                    self._observe(self.current[name], deleted=True)
-                for obj in listing["items"]:
-                    self._observe(obj)
+                self._relist(listing["items"])
                 stream = watch.Watch().stream(api.list_namespaced_custom_object, "kueue.x-k8s.io", "v1beta2",
                                               "default", "workloads",
                                               resource_version=listing["metadata"]["resourceVersion"],
