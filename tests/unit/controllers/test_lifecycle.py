@@ -113,3 +113,39 @@ async def test_maximum_execution_time_deactivates(env: Env) -> None:
 
     wl = await eventually(lambda: _wl_where(env, "capped", deactivated))
     assert wl["spec"]["active"] is False
+
+
+@pytest.mark.parametrize("config", [KueueConfig(wait_for_pods_ready=WaitForPodsReady(block_admission=True))])
+async def test_block_admission_waits_for_admitted_pods_to_be_ready(env: Env) -> None:
+    await _queues(env)
+    await env.create(JOBS, make_job("first", NS))
+    await eventually(lambda: _wl_where(env, "first", _admitted))
+    await env.create(JOBS, make_job("second", NS))
+
+    def waiting(w: dict) -> bool:
+        return cond(w, "QuotaReserved").get("reason") == "WaitingForPodsReady"
+
+    wl = await eventually(lambda: _wl_where(env, "second", waiting), what="second blocked by the unready first")
+    assert cond(wl, "QuotaReserved")["message"] == "Waiting for all admitted workloads to be in PodsReady condition"
+    await env.client.patch(JOBS, "first", {"status": {"active": 1, "ready": 1}}, namespace=NS,
+                           subresource="status")
+    await eventually(lambda: _wl_where(env, "first", lambda w: cond(w, "PodsReady").get("status") == "True"))
+    await eventually(lambda: _wl_where(env, "second", _admitted), what="admitted once the first is ready")
+
+
+async def test_pods_that_stop_being_ready_get_the_recovery_timeout(env: Env) -> None:
+    await _queues(env)
+    await env.create(JOBS, make_job("flaky", NS))
+    await eventually(lambda: _wl_where(env, "flaky", _admitted))
+    await env.client.patch(JOBS, "flaky", {"status": {"active": 1, "ready": 1}}, namespace=NS, subresource="status")
+    await eventually(lambda: _wl_where(env, "flaky", lambda w: cond(w, "PodsReady").get("reason") == "Started"))
+    await env.client.patch(JOBS, "flaky", {"status": {"active": 1, "ready": 0}}, namespace=NS, subresource="status")
+    await eventually(lambda: _wl_where(env, "flaky", lambda w: cond(w, "PodsReady").get("reason") ==
+                                       "WaitForRecovery"))
+    env.clock.advance(61)
+
+    def evicted(w: dict) -> bool:
+        return cond(w, "Evicted").get("reason") == "PodsReadyTimeout"
+
+    wl = await eventually(lambda: _wl_where(env, "flaky", evicted), what="evicted after the recovery timeout")
+    assert wl["status"]["schedulingStats"]["evictions"][0]["underlyingCause"] == "WaitForRecovery"
