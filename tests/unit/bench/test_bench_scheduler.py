@@ -310,3 +310,58 @@ def test_bound_object_in_summary() -> None:
     s = summarize(rec, Bound(0.0, "", 0), RunStats("virtual-time", 0.0, 0.0, 0.0))
     assert s["wallToBound"] is None
     assert s["workloads"] == 0
+
+
+# ------------------------------------------------------------------------------------------ real-time feed
+
+
+def _wl_obj(name: str, *conds: str) -> dict[str, Any]:
+    return {"metadata": {"namespace": "cq-0-0-co-0", "name": name},
+            "status": {"conditions": [{"type": c, "status": "True"} for c in conds]}}
+
+
+def test_realtime_feed_turns_watch_events_into_recorder_transitions() -> None:
+    from pykueue.bench.scheduler.realtime import _Driver
+
+    plan = expand(parse_config(THREE))
+    d = _Driver(None, plan, print)
+    key = "cq-0-0-co-0/w-0-0-0"
+    d.rec.created(key, "w", 0)
+    d.on_workload("ADDED", _wl_obj("w-0-0-0"), None)
+    assert d.runner.due(key) is None
+    d.on_workload("MODIFIED", _wl_obj("w-0-0-0", "QuotaReserved", "Admitted"), None)
+    d.on_workload("MODIFIED", _wl_obj("w-0-0-0", "QuotaReserved", "Admitted"), None)  # a status echo
+    assert d.admissions == 1
+    assert d.runner.due(key) is not None
+    # evicted while still holding quota: the run restarts in full at the next admission
+    d.on_workload("MODIFIED", _wl_obj("w-0-0-0", "QuotaReserved", "Admitted", "Evicted"), None)
+    d.on_workload("MODIFIED", _wl_obj("w-0-0-0", "Evicted"), None)
+    assert d.runner.due(key) is None
+    d.on_workload("MODIFIED", _wl_obj("w-0-0-0", "QuotaReserved", "Admitted"), None)
+    d.on_workload("MODIFIED", _wl_obj("w-0-0-0", "QuotaReserved", "Admitted", "Finished"), None)
+    assert (d.admissions, d.evictions) == (2, 1)
+    assert d.state[key] == "finished"
+    assert d.rec.workload_classes()["w"]["totalEvictions"] == 1
+    # workloads the generator did not create are ignored
+    d.on_workload("ADDED", {"metadata": {"namespace": "other", "name": "x"}}, None)
+    assert len(d.rec.workloads) == 1
+
+
+def test_realtime_feed_reads_cluster_queue_status() -> None:
+    from pykueue.bench.scheduler.objects import cluster_queue
+    from pykueue.bench.scheduler.realtime import _Driver
+
+    plan = expand(parse_config(THREE))
+    d = _Driver(None, plan, print)
+    cq = cluster_queue(plan.cluster_queues[0], "rf")
+    cq["status"] = {"pendingWorkloads": 2, "reservingWorkloads": 1, "conditions": [{"type": "Active", "status": "True"}],
+                    "flavorsUsage": [{"name": "rf", "resources": [{"name": "cpu", "total": "500m"}]}]}
+    d.on_cluster_queue("ADDED", cq, None)
+    d.rec.generation_done = True
+    assert not d.rec.done()  # pending work in an active queue
+    last = d.rec.cqs[plan.cluster_queues[0].name].last
+    assert (last.cpu_usage_milli, last.nominal_milli, last.pending, last.reserving) == (500, 1000, 2, 1)
+    cq["status"] = {"pendingWorkloads": 0, "reservingWorkloads": 0, "conditions": [{"type": "Active", "status": "True"}]}
+    d.on_cluster_queue("MODIFIED", cq, None)
+    assert d.rec.done()
+    assert d.done()  # nothing created, so nothing left to finish

@@ -125,6 +125,7 @@ class _Driver:
         self.finish_errors = 0
         self.create_errors: list[str] = []
         self.admissions = self.evictions = 0
+        self.finishing: set[asyncio.Task[None]] = set()
         self.res_wl, self.res_cq = WORKLOADS, CLUSTER_QUEUES
 
     def ms(self) -> float:
@@ -235,7 +236,9 @@ class _Driver:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.wake.wait(), timeout)
             for key in self.runner.pop_due(self.ms() / 1000):
-                asyncio.get_running_loop().create_task(self._finish(key))
+                task = asyncio.get_running_loop().create_task(self._finish(key))
+                self.finishing.add(task)  # held until done, so it is never garbage-collected mid-flight
+                task.add_done_callback(self.finishing.discard)
 
     async def _finish(self, key: str) -> None:
         ns, _, name = key.partition("/")
@@ -269,7 +272,7 @@ def _milli(value: Any) -> int:
 
 
 async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Callable[[str], None],
-                 server_start_ms: float) -> dict[str, Any]:
+                 server_start_ms: float, server: subprocess.Popen[bytes] | None) -> dict[str, Any]:
     from pykueue.client.informer import Informer
     from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
 
@@ -297,11 +300,13 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
                 await asyncio.wait_for(d.wake.wait(), 1.0)
             if tasks[0].done() and tasks[0].exception() is not None:
                 raise RealtimeError(f"generation failed: {tasks[0].exception()}")
+            if server is not None and server.poll() is not None:
+                raise RealtimeError(f"pykueue up exited with code {server.returncode} during the run")
     finally:
         wall_ms = d.ms()
-        for task in tasks:
+        for task in [*tasks, *d.finishing]:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *d.finishing, return_exceptions=True)
         await wl_informer.stop()
         await cq_informer.stop()
     stats = RunStats("real-time", wall_ms, wall_ms / 1000, time.process_time() - c0, d.admissions, d.evictions, 0,
@@ -322,7 +327,8 @@ def _start_server(workdir: Path, out: Callable[[str], None]) -> tuple[subprocess
         proc = subprocess.Popen(
             [sys.executable, "-m", "pykueue", "up", "--port", "0", "--data-dir", str(workdir / "data"),
              "--kubeconfig", str(kubeconfig)],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True)  # a signal to our process group (Ctrl-C) must not stop it mid-run
     while time.monotonic() - t0 < STARTUP_TIMEOUT_S and proc.poll() is None:
         for line in log_path.read_text(errors="replace").splitlines():
             if line.startswith("pykueue is up at"):
@@ -355,10 +361,10 @@ def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: 
     """Run the benchmark in real time; the summary has the same fields as the virtual-time one."""
     from pykueue.client.http import HttpClient
 
-    async def main(path: Path, start_ms: float) -> dict[str, Any]:
+    async def main(path: Path, start_ms: float, server: subprocess.Popen[bytes] | None = None) -> dict[str, Any]:
         client = HttpClient.from_kubeconfig(path, field_manager="pykueue-bench")
         try:
-            return await _drive(client, plan, bound, timeout, out, start_ms)
+            return await _drive(client, plan, bound, timeout, out, start_ms, server)
         finally:
             await client.close()
 
@@ -367,7 +373,10 @@ def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: 
     with tempfile.TemporaryDirectory(prefix="pykueue-bench-") as tmp:
         proc, path, start_ms = _start_server(Path(tmp), out)
         try:
-            summary = asyncio.run(main(path, start_ms))
+            summary = asyncio.run(main(path, start_ms, proc))
+        except RealtimeError as exc:
+            tail = (Path(tmp) / "server.log").read_text(errors="replace").splitlines()[-10:]
+            raise RealtimeError(f"{exc}\n  server log (last lines):\n    " + "\n    ".join(tail)) from None
         finally:
             server = _stop_server(proc)
         summary.update(server)
