@@ -123,7 +123,8 @@ class Embedded:
             from pykueue.cluster import EmbeddedCluster, load_nodes
 
             nodes = load_nodes(opts.nodes_file)
-            cluster = EmbeddedCluster(self._local_client(registry), nodes, self.clock)
+            log_root = opts.data_dir / "logs" if opts.data_dir is not None else None  # kubectl logs survive restarts
+            cluster = EmbeddedCluster(self._local_client(registry), nodes, self.clock, log_root=log_root)
             await cluster.start()
             self._parts.append(cluster)
             self._server.set_pod_log_handler(cluster.pod_log)
