@@ -4,8 +4,8 @@ Owns: ``status`` of CQs (pending/reserving/admitted counts, flavorsReservation, 
 ``borrowed``, the ``Active`` condition with Kueue's reasons and messages, fairSharing.weightedShare)
 taken from the scheduler's read side; ``status`` of LQs (counts and flavor totals from the Workload
 cache, ``Active`` = Ready / Stopped / ClusterQueueDoesNotExist / ClusterQueueIsInactive); Cohort
-``fairSharing``; and removal of the ``resource-in-use`` finalizer once a deleted CQ holds no
-reservation or a deleted RF is referenced by no CQ.
+``fairSharing``; and the ``resource-in-use`` finalizer: added when no webhook did (cluster mode), removed once a
+deleted CQ holds no reservation or a deleted RF is referenced by no CQ.
 
 Who calls it: ``ControllerManager`` routes informer events to :meth:`QueueStatusWriter.mark_*` and
 runs :meth:`QueueStatusWriter.run`.
@@ -22,7 +22,7 @@ from typing import Any
 from pykueue.api.clock import Clock
 from pykueue.api.errors import ApiError
 from pykueue.api.quantity import format_amount, to_amount
-from pykueue.client import Client, Informer
+from pykueue.client import Client, Informer, Res
 from pykueue.controllers.conditions import FINALIZER, has_quota, is_active, is_admitted, is_finished, set_condition
 from pykueue.controllers.resources import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, RESOURCE_FLAVORS
 from pykueue.controllers.status import update_status
@@ -198,7 +198,9 @@ class QueueStatusWriter:
 
         written = await update_status(self._client, CLUSTER_QUEUES, cq, edit)
         meta = cq.get("metadata") or {}
-        if meta.get("deletionTimestamp") and FINALIZER in (meta.get("finalizers") or []) \
+        if not meta.get("deletionTimestamp") and FINALIZER not in (meta.get("finalizers") or []):
+            await self._add_finalizer(CLUSTER_QUEUES, written or cq)   # no webhook added it (cluster mode)
+        elif meta.get("deletionTimestamp") and FINALIZER in (meta.get("finalizers") or []) \
                 and usage.reserving_workloads == 0:
             current = written or cq
             await self._client.patch(CLUSTER_QUEUES, name, {"metadata": {
@@ -283,12 +285,22 @@ class QueueStatusWriter:
         await update_status(self._client, COHORTS, cohort,
                             lambda s, _: s.update(fairSharing={"weightedShare": share}) is None)
 
+    async def _add_finalizer(self, res: Res, obj: JSONDict) -> None:
+        meta = obj.get("metadata") or {}
+        await self._client.patch(res, meta["name"], {"metadata": {
+            "finalizers": [*(meta.get("finalizers") or []), FINALIZER],
+            "resourceVersion": meta.get("resourceVersion")}})
+
     async def _finalize_rf(self, name: str) -> None:
         rf = self._flavors.get(name)
         if rf is None:
             return
         meta = rf.get("metadata") or {}
-        if not meta.get("deletionTimestamp") or FINALIZER not in (meta.get("finalizers") or []):
+        if not meta.get("deletionTimestamp"):
+            if FINALIZER not in (meta.get("finalizers") or []):
+                await self._add_finalizer(RESOURCE_FLAVORS, rf)
+            return
+        if FINALIZER not in (meta.get("finalizers") or []):
             return
         if any(name in {f for f, _ in _flavor_order(cq)} for cq in self._cqs.list()):
             return

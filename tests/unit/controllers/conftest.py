@@ -38,15 +38,16 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 class Env:
-    def __init__(self, config: KueueConfig, *, without: tuple[str, ...] = ()) -> None:
-        """``without``: resource keys ("jobsets.jobset.x-k8s.io") the API server does not serve."""
+    def __init__(self, config: KueueConfig, *, without: tuple[str, ...] = (), hooks: bool = True) -> None:
+        """``without``: resource keys ("jobsets.jobset.x-k8s.io") the API server does not serve;
+        ``hooks=False``: no admission hooks, as against a cluster where Kueue's webhooks are absent."""
         self.clock = ManualClock()
         self.store = Store(None)
         kinds = [k for k in all_kinds() if k.resource_key not in without] if without else None
         self.registry = Registry(self.store, clock=self.clock, kinds=kinds)
         self.client = LocalClient(self.registry)
         self.manager = ControllerManager(self.client, config, self.clock)
-        for hook in self.manager.admission_hooks():
+        for hook in self.manager.admission_hooks() if hooks else []:
             self.registry.add_admission_hook(hook)
 
     async def start(self) -> None:
