@@ -290,3 +290,20 @@ async def test_priority_falls_back_to_the_pod_templates_priority_class(env: Env)
     assert wl["spec"]["priority"] == 5000
     assert wl["spec"]["priorityClassRef"] == {"group": "scheduling.k8s.io", "kind": "PriorityClass",
                                               "name": "urgent"}
+
+
+async def test_a_queued_jobs_workload_follows_its_parallelism(env: Env) -> None:
+    await _quickstart_queues(env)
+    await env.create(JOBS, make_job("grows", NS, queue="no-such-queue", parallelism=2))
+    await eventually(lambda: env.workload_of_job("grows", NS))
+    await env.client.patch(JOBS, "grows", {"spec": {"parallelism": 3}}, namespace=NS)
+
+    async def followed() -> Any:
+        wl = await env.workload_of_job("grows", NS)
+        return wl if wl["spec"]["podSets"][0]["count"] == 3 else None
+
+    await eventually(followed, what="podSet count updated in place")
+    await env.client.patch(JOBS, "grows", {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "user-queue"}}},
+                           namespace=NS)
+    wl = await eventually(lambda: _admitted(env, "grows"), what="queue name followed, then admitted")
+    assert wl["spec"]["queueName"] == "user-queue"

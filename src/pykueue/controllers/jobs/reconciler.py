@@ -192,9 +192,8 @@ class JobReconciler:
                 await job.run(self._client, infos)
                 cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
                 self._recorder.record(self._job_ref(job, wl), "Normal", "Started", f"Admitted by clusterQueue {cq}")
-            elif not has_quota(wl) and (wl.get("spec") or {}).get("queueName", "") != job.queue_name():
-                await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"],
-                                         {"spec": {"queueName": job.queue_name() or None}}, namespace=job.namespace)
+            elif not has_quota(wl):
+                await self._update_in_place(job, wl)
             return None
         if not is_admitted(wl):
             await self._stop(job, wl, "NotAdmitted", "Not admitted by cluster queue")
@@ -271,6 +270,20 @@ class JobReconciler:
             return changed
 
         await update_status(self._client, WORKLOADS, wl, edit)
+
+    async def _update_in_place(self, job: GenericJob, wl: JSONDict) -> None:
+        """A suspended job's unreserved Workload follows the job (queue name, podSets) in place (§2.4
+        step 2) instead of being recreated."""
+        spec = wl.get("spec") or {}
+        patch: JSONDict = {}
+        if spec.get("queueName", "") != job.queue_name():
+            patch["queueName"] = job.queue_name() or None
+        pod_sets = job.pod_sets()
+        if [_shape(p) for p in pod_sets] != [_shape(p) for p in spec.get("podSets") or []]:
+            patch["podSets"] = pod_sets
+        if patch:
+            await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"], {"spec": patch},
+                                     namespace=job.namespace)
 
     async def _sync_admission_gates(self, job: GenericJob, wl: JSONDict) -> None:
         """The job's ``admission-gated-by`` annotation is mirrored on its Workload (gates only shrink)."""
@@ -366,3 +379,14 @@ class JobReconciler:
         self._recorder.record(self._job_ref(job, created), "Normal", "CreatedWorkload",
                               f"Created Workload: {job.namespace}/{job.workload_name()}")
 
+
+
+def _shape(pod_set: JSONDict) -> tuple[Any, ...]:
+    """What makes two podSets equivalent for quota: name, counts and container resources (the API
+    server defaults the rest of the template, so whole-template equality would never hold)."""
+    spec = ((pod_set.get("template") or {}).get("spec") or {})
+    resources = tuple(
+        tuple(sorted((k, str(v)) for k, v in ((c.get("resources") or {}).get(kind) or {}).items()))
+        for group in ("initContainers", "containers") for c in spec.get(group) or []
+        for kind in ("requests", "limits"))
+    return (pod_set.get("name"), int(pod_set.get("count", 1)), pod_set.get("minCount"), resources)
