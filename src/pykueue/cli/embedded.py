@@ -14,11 +14,17 @@ import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pykueue.api.clock import SystemClock
+from pykueue.apiserver import Server, serve
 from pykueue.apiserver.certs import ensure_certificates
 from pykueue.cli.kubeconfig import write_kubeconfig
+from pykueue.client import LocalClient
+from pykueue.cluster import EmbeddedCluster, NodeSpec, default_nodes
+from pykueue.controllers.config import KueueConfig
+from pykueue.controllers.manager import ControllerManager
+from pykueue.registry import Registry
+from pykueue.store import Store
 
 __all__ = ["Embedded", "EmbeddedOptions", "is_loopback"]
 
@@ -37,8 +43,9 @@ class EmbeddedOptions:
     """Loopback by default: a non-loopback address is served over TLS only."""
     port: int = 6443
     kubeconfig: Path = field(default_factory=lambda: Path("pykueue.kubeconfig"))
-    config_file: Path | None = None
-    nodes_file: Path | None = None
+    config: KueueConfig = field(default_factory=KueueConfig)
+    """Parsed (and so already validated) by the caller: bad files fail before anything starts."""
+    nodes: list[NodeSpec] = field(default_factory=default_nodes)
     kueue: bool = True
     """False serves the API only (``--no-kueue``): no pykueue controllers, like a bare cluster."""
     cluster: bool = True
@@ -73,16 +80,13 @@ class Embedded:
         self.clock = SystemClock()
         self.token = ""
         self.url = ""
-        self._parts: list[Any] = []
-        self._store: Any = None
-        self._server: Any = None
+        self._cluster: EmbeddedCluster | None = None
+        self._manager: ControllerManager | None = None
+        self._store: Store | None = None
+        self._server: Server | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> None:
-        from pykueue.apiserver import serve
-        from pykueue.registry import Registry
-        from pykueue.store import Store
-
         opts = self.options
         db_path: str | None = None
         if opts.data_dir is not None:
@@ -101,15 +105,9 @@ class Embedded:
             cert_dir = Path(self._tmp.name)
         tls = ensure_certificates(cert_dir, opts.address)
         port = opts.port if opts.port else _free_port(opts.address)
-        manager = None
         if opts.kueue:
-            from pykueue.controllers.config import load_config
-            from pykueue.controllers.manager import ControllerManager
-
-            config = load_config(opts.config_file.read_text() if opts.config_file else "")
-            manager_client = self._local_client(registry)
-            manager = ControllerManager(manager_client, config, self.clock)
-            for hook in manager.admission_hooks():
+            self._manager = ControllerManager(LocalClient(registry), opts.config, self.clock)
+            for hook in self._manager.admission_hooks():
                 registry.add_admission_hook(hook)
         self._server = await serve(
             registry, opts.address, port, token=self.token,
@@ -120,28 +118,20 @@ class Embedded:
         write_kubeconfig(opts.kubeconfig, server=self.url, token=self.token,
                          ca_cert=tls.ca_cert)
         if opts.cluster:
-            from pykueue.cluster import EmbeddedCluster, load_nodes
-
-            nodes = load_nodes(opts.nodes_file)
             log_root = opts.data_dir / "logs" if opts.data_dir is not None else None  # kubectl logs survive restarts
-            cluster = EmbeddedCluster(self._local_client(registry), nodes, self.clock, log_root=log_root)
-            await cluster.start()
-            self._parts.append(cluster)
-            self._server.set_pod_log_handler(cluster.pod_log)
-        if manager is not None:
-            await manager.start()
-            self._parts.append(manager)
-
-    def _local_client(self, registry: Any) -> Any:
-        from pykueue.client import LocalClient
-
-        return LocalClient(registry)
+            self._cluster = EmbeddedCluster(LocalClient(registry), opts.nodes, self.clock, log_root=log_root)
+            await self._cluster.start()
+            self._server.set_pod_log_handler(self._cluster.pod_log)
+        if self._manager is not None:
+            await self._manager.start()
 
     async def stop(self) -> None:
-        for part in reversed(self._parts):
-            with contextlib.suppress(Exception):
-                await part.stop()
-        self._parts.clear()
+        """Reverse order of start; a part that fails to stop must not keep the others running."""
+        for part in (self._manager, self._cluster):
+            if part is not None:
+                with contextlib.suppress(Exception):
+                    await part.stop()
+        self._manager = self._cluster = None
         if self._server is not None:
             await self._server.close()
             self._server = None

@@ -11,6 +11,8 @@ from typing import Annotated
 import typer
 
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
+from pykueue.cluster import load_nodes
+from pykueue.controllers.config import ConfigError, KueueConfig, load_config
 
 __all__ = ["up"]
 
@@ -47,8 +49,14 @@ def up(
         if path is not None and not path.is_file():
             typer.echo(f"error: {what} {path}: no such file", err=True)
             raise typer.Exit(2)
+    try:
+        kueue_config = load_config(config.read_text()) if config is not None else KueueConfig()
+        node_specs = load_nodes(nodes)
+    except (ConfigError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
-                              config_file=config, nodes_file=nodes, kueue=not no_kueue)
+                              config=kueue_config, nodes=node_specs, kueue=not no_kueue)
     if not is_loopback(address):
         typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
                    "token in the kubeconfig", err=True)
