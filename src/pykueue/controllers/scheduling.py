@@ -241,8 +241,10 @@ class SchedulerLoop:
             self.wake()
             return False
         if written is None:
+            # the cached object already holds quota or is finished: resync the engine with it
+            # (no wake-up: re-admitting it every cycle would be a busy loop)
             self.scheduler.forget(ns, name)
-            self.wake()
+            self.scheduler.upsert_workload(wl)
             return False
         self._told(written)
         waited = max(0, int(now - parse_time(_meta(wl).get("creationTimestamp") or "1970-01-01T00:00:00Z")))

@@ -32,3 +32,23 @@ async def test_a_stale_echo_after_our_admission_does_not_unreserve(env: Env) -> 
     assert env.manager.scheduler.cluster_queue_usage("cq").reserving_workloads == 1
     env.manager = type(env.manager)(env.client, env.manager.config, env.clock)
     await env.manager.start()
+
+
+async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
+    import asyncio
+
+    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 1).obj(),
+                           make_local_queue("lq", NS, "cq").obj())
+    await env.create(WORKLOADS, make_workload("fits", NS).queue("lq").request("cpu", 1).obj())
+    await env.create(WORKLOADS, make_workload("waits", NS).queue("lq").request("cpu", 1).obj())
+
+    async def settled() -> Any:
+        wl = await env.get(WORKLOADS, "waits", NS)
+        return wl if cond(wl, "QuotaReserved").get("reason") else None
+
+    await eventually(settled)
+    await asyncio.sleep(0.2)
+    before = env.manager.scheduling.cycles
+    await asyncio.sleep(0.5)
+    # a pending head and nothing changing: no busy loop (the idle wake-up is once a second)
+    assert env.manager.scheduling.cycles - before <= 1
