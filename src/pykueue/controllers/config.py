@@ -148,6 +148,9 @@ class KueueConfig:
     integrations: IntegrationsConfig = field(default_factory=IntegrationsConfig)
     namespace: str = "kueue-system"
     """The namespace pykueue itself runs in (excluded from management by the default selector)."""
+    retain_finished_workloads_seconds: float | None = None
+    """``objectRetentionPolicies.workloads.afterFinished``: None (Kueue's default) keeps finished
+    Workloads forever, so ``kubectl get workloads`` still explains what ran."""
 
     def scheduler_config(self) -> SchedulerConfig:
         """The engine settings this configuration implies."""
@@ -245,7 +248,7 @@ class _Reader:
 
 # Fields of Kueue's Configuration that do not change pykueue's behaviour; accepted, not interpreted.
 _IGNORED_TOP = ("health", "metrics", "webhook", "controller", "clientConnection", "leaderElection",
-                "internalCertManagement", "multiKueue", "resources", "objectRetentionPolicies",
+                "internalCertManagement", "multiKueue", "resources",
                 "featureGates", "queueVisibility", "waitForPodsReadyLegacy")
 
 
@@ -270,13 +273,14 @@ def parse_config(data: Any) -> KueueConfig:
     fair = _fair_sharing(root, errors, v1beta1=v1beta1)
     afs = _admission_fair_sharing(root, errors)
     integrations = _integrations(root, errors)
+    retain = _retention(root, errors)
     root.done(ignored=_IGNORED_TOP)
     if errors:
         raise ConfigError(errors)
     return KueueConfig(
         manage_jobs_without_queue_name=manage, managed_jobs_namespace_selector=selector,
         wait_for_pods_ready=wfpr, fair_sharing=fair, admission_fair_sharing=afs,
-        integrations=integrations, namespace=namespace,
+        integrations=integrations, namespace=namespace, retain_finished_workloads_seconds=retain,
     )
 
 
@@ -420,3 +424,17 @@ def _integrations(root: _Reader, errors: list[tuple[str, str]]) -> IntegrationsC
         elif canonical not in resolved:
             resolved.append(canonical)
     return IntegrationsConfig(frameworks=tuple(resolved), label_keys_to_copy=labels)
+
+
+def _retention(root: _Reader, errors: list[tuple[str, str]]) -> float | None:
+    if not root.has("objectRetentionPolicies"):
+        root.get("objectRetentionPolicies")
+        return None
+    policies = _Reader(root.get("objectRetentionPolicies"), "objectRetentionPolicies", errors)
+    workloads = _Reader(policies.get("workloads"), policies.sub("workloads"), errors)
+    after = workloads.get("afterFinished")
+    retain = _duration(after, workloads.sub("afterFinished"), errors) if after is not None else None
+    workloads.get("afterDeactivatedByKueue")   # accepted; deactivated workloads are kept (not implemented)
+    workloads.done()
+    policies.done()
+    return retain

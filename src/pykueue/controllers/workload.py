@@ -146,6 +146,7 @@ class WorkloadController:
         if is_finished(wl):
             if FINALIZER in (meta.get("finalizers") or []) and not self._job_owned(wl):
                 await self._drop_finalizer(wl)
+            await self._retention(wl, now)
             return
 
         if await self._reconcile_activity(wl, now):
@@ -174,6 +175,19 @@ class WorkloadController:
             await self._reconcile_reserved(wl, lq, cq, cq_name, now)
         elif is_active(wl):
             await self._reconcile_unqueueable(wl, lq, cq, cq_name, now)
+
+    async def _retention(self, wl: JSONDict, now: float) -> None:
+        """``objectRetentionPolicies.workloads.afterFinished``: delete finished workloads when it elapses."""
+        retain = self._config.retain_finished_workloads_seconds
+        finished_at = transition_time(wl, "Finished")
+        if retain is None or finished_at is None:
+            return
+        meta = wl.get("metadata") or {}
+        if finished_at + retain > now:
+            self.timers.at(finished_at + retain, (meta.get("namespace", ""), meta.get("name", "")))
+            return
+        await self._client.delete(WORKLOADS, meta.get("name", ""), meta.get("namespace", ""))
+        self._recorder.record(wl, "Normal", "Deleted", "Deleted finished workload due to elapsed retention")
 
     # -- finalizer ---------------------------------------------------------------------------------
 

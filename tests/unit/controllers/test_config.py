@@ -104,3 +104,12 @@ def test_v1beta1_documents_need_explicit_enable() -> None:
     assert load_config(old + "fairSharing: {}").fair_sharing is None
     assert load_config(old + "fairSharing: {enable: true}").fair_sharing is not None
     assert load_config("fairSharing: {}").fair_sharing is not None
+
+
+def test_object_retention_after_finished() -> None:
+    cfg = load_config("objectRetentionPolicies: {workloads: {afterFinished: 1h}}")
+    assert cfg.retain_finished_workloads_seconds == 3600
+    assert KueueConfig().retain_finished_workloads_seconds is None
+    with pytest.raises(ConfigError) as info:
+        load_config("objectRetentionPolicies: {workloads: {afterFinished: later}}")
+    assert info.value.errors[0][0] == "objectRetentionPolicies.workloads.afterFinished"

@@ -149,3 +149,21 @@ async def test_pods_that_stop_being_ready_get_the_recovery_timeout(env: Env) -> 
 
     wl = await eventually(lambda: _wl_where(env, "flaky", evicted), what="evicted after the recovery timeout")
     assert wl["status"]["schedulingStats"]["evictions"][0]["underlyingCause"] == "WaitForRecovery"
+
+
+@pytest.mark.parametrize("config", [KueueConfig(retain_finished_workloads_seconds=600)])
+async def test_finished_workloads_are_deleted_after_the_retention_period(env: Env) -> None:
+    await _queues(env)
+    await env.create(JOBS, make_job("done", NS))
+    await eventually(lambda: _wl_where(env, "done", _admitted))
+    await env.finish_job("done", NS)
+    await eventually(lambda: _wl_where(env, "done", lambda w: cond(w, "Finished").get("status") == "True"))
+    env.clock.advance(599)
+    assert await env.workload_of_job("done", NS) is not None
+    env.clock.advance(2)
+
+    async def gone() -> bool:
+        return await env.workload_of_job("done", NS) is None
+
+    await eventually(gone, what="finished workload deleted after the retention period")
+    assert await env.get(JOBS, "done", NS) is not None, "the job itself stays"
