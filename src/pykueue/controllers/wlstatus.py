@@ -19,14 +19,17 @@ from pykueue.controllers.conditions import remove_condition, set_condition
 
 __all__ = [
     "backoff_seconds",
+    "clear_deactivation_target",
     "mark_finished",
     "prepare_eviction",
+    "release_after_eviction",
     "reserve_quota",
     "set_deactivation_target",
     "set_pending",
     "set_requeued",
     "sync_admitted",
     "unset_quota_reservation",
+    "update_requeue_state",
 ]
 
 JSONDict = dict[str, Any]
