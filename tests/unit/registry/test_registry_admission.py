@@ -138,3 +138,12 @@ def test_labels_annotations_finalizers_and_owner_references_are_validated(regist
     good = configmap("b", labels={"example.com/team": "a_b.c", "empty": ""}, finalizers=["example.com/x"])
     created, _ = registry.create(cm, "default", good, version="v1")
     assert created["metadata"]["labels"]["empty"] == ""
+
+
+def test_public_surface_is_pinned() -> None:
+    import pykueue.apiserver
+    import pykueue.registry
+
+    assert sorted(pykueue.registry.__all__) == ["AdmissionHook", "AdmissionRequest", "DEFAULT_NAMESPACES",
+                                                "Registry"]
+    assert sorted(pykueue.apiserver.__all__) == ["KUBERNETES_VERSION", "Server", "create_app", "serve"]
