@@ -52,3 +52,23 @@ async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
     await asyncio.sleep(0.5)
     # a pending head and nothing changing: no busy loop (the idle wake-up is once a second)
     assert env.manager.scheduling.cycles - before <= 1
+
+
+async def test_a_bare_workload_is_preempted_and_released_without_a_job(env: Env) -> None:
+    await env.setup_queues(make_flavor("f").obj(),
+                           make_cluster_queue("cq").quota("f", "cpu", 2).preemption(
+                               within_cluster_queue="LowerPriority").obj(),
+                           make_local_queue("lq", NS, "cq").obj())
+    await env.create(WORKLOADS, make_workload("low", NS).queue("lq").priority(1).request("cpu", 2).obj())
+
+    async def state(name: str, ctype: str, status: str) -> Any:
+        wl = await env.get(WORKLOADS, name, NS)
+        return wl if cond(wl, ctype).get("status") == status else None
+
+    await eventually(lambda: state("low", "Admitted", "True"))
+    await env.create(WORKLOADS, make_workload("high", NS).queue("lq").priority(10).request("cpu", 2).obj())
+    await eventually(lambda: state("high", "Admitted", "True"), what="high admitted after low was released")
+    low = await eventually(lambda: state("low", "QuotaReserved", "False"))
+    assert cond(low, "Evicted")["reason"] == "Preempted"
+    assert cond(low, "Requeued")["status"] == "True"
+    assert "admission" not in low["status"]
