@@ -11,6 +11,11 @@ running pods (a pod cannot be suspended).
 Who calls it: the generic job reconciler through :data:`INTEGRATION`; the registry via the
 manager's admission hooks.
 Invariant: a gated pod never runs; the gate is removed only for a group whose Workload is admitted.
+
+Deliberate difference from Kueue: Kueue keeps an evicted group's Workload and waits for replacement
+pods (``WaitingForReplacementPods``); pykueue deletes the Workload once the stopped pods are gone
+(plain pods have no controller that would recreate them). API servers that refuse to add a
+nodeSelector to a gated pod get the gate removed without it (logged).
 """
 
 from __future__ import annotations
