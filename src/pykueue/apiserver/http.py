@@ -19,10 +19,12 @@ __all__ = [
     "BODY_LIMIT",
     "TABLE_V1",
     "accepts_aggregated",
+    "accepts_partial_metadata",
     "accepts_table",
     "error_response",
     "json_response",
     "media_types",
+    "partial_metadata",
     "read_body",
     "table_content_type",
     "warning_headers",
@@ -57,6 +59,23 @@ def accepts_table(accept: str) -> str | None:
                 params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
             return params["v"]
     return None
+
+
+def accepts_partial_metadata(accept: str) -> bool:
+    """True when the client (client-go's metadata client) wants PartialObjectMetadata(List)."""
+    for media, params in media_types(accept):
+        if media == "application/json" and params.get("as") in ("PartialObjectMetadata",
+                                                                "PartialObjectMetadataList") \
+                and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            return True
+        if media == "application/json" and not params:
+            return False
+    return False
+
+
+def partial_metadata(obj: Any) -> dict[str, Any]:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": (obj.get("metadata") if isinstance(obj, dict) else None) or {}}
 
 
 def accepts_aggregated(accept: str) -> bool:

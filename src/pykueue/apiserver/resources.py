@@ -21,7 +21,14 @@ from pykueue.api.kinds import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
 
-from .http import accepts_table, json_response, read_body, table_content_type
+from .http import (
+    accepts_partial_metadata,
+    accepts_table,
+    json_response,
+    partial_metadata,
+    read_body,
+    table_content_type,
+)
 from .protobuf import PROTOBUF, decode_protobuf
 from .tables import table
 from .watch import WatchOptions, serve_watch
@@ -29,6 +36,8 @@ from .watch import WatchOptions, serve_watch
 __all__ = ["PodLogHandler", "Target", "handle_resource", "resolve"]
 
 JSONDict = dict[str, Any]
+_PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+_PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 PodLogHandler = Callable[..., Any]
 """``handler(namespace, name, container)`` -> str | bytes (or an awaitable of one)."""
 
@@ -165,10 +174,14 @@ class ResourceHandler:
                 allow_bookmarks=_flag(query.get("allowWatchBookmarks")),
                 send_initial_events=_flag(query.get("sendInitialEvents")),
                 timeout_seconds=float(timeout) if timeout else None, table_version=table_version,
-                include_object=include_object, bookmark_interval=self.bookmark_interval)
+                include_object=include_object, bookmark_interval=self.bookmark_interval,
+                partial_metadata=accepts_partial_metadata(request.headers.get("Accept", "")))
             return await serve_watch(request, self.registry, options, self.stopping, self.now)
+        partial = accepts_partial_metadata(request.headers.get("Accept", ""))
         if target.name:
             obj = self.registry.get(kind, target.namespace or "", target.name, version=version)
+            if partial and not table_version:
+                return json_response(partial_metadata(obj), content_type=_PARTIAL, warnings=warnings)
             if table_version:
                 body = table(kind, version, [obj], now=self.now(),
                              list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
@@ -183,6 +196,10 @@ class ResourceHandler:
             body = table(kind, version, listed["items"], now=self.now(), list_meta=listed["metadata"],
                          include_object=include_object, table_version=table_version)
             return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
+        if partial:
+            body = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": listed["metadata"], "items": [partial_metadata(o) for o in listed["items"]]}
+            return json_response(body, content_type=_PARTIAL_LIST, warnings=warnings)
         return json_response(listed, warnings=warnings)
 
     async def _log(self, request: web.Request, target: Target) -> web.StreamResponse:

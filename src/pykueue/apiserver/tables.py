@@ -3,8 +3,9 @@
 Owned by ``apiserver/``; called for GET/LIST/WATCH when the client sends
 ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``. CRD-style kinds print NAME, their
 ``printer_columns`` (JSONPath evaluated with jsonpath-ng; priority 1 = ``-o wide`` only), or
-NAME and AGE when a kind declares no columns (what apiextensions-apiserver does); pods, jobs, namespaces, nodes and events get the columns kube-apiserver's built-in printers
-use. Date columns are rendered as ages ("5m", "3h2m") the way kube's ``HumanDuration`` does.
+NAME and AGE when a kind declares no columns (what apiextensions-apiserver does); pods, jobs,
+namespaces, nodes and events get the columns kube-apiserver's built-in printers use. Date
+columns are rendered as ages ("5m", "3h2m") the way kube's ``HumanDuration`` does.
 
 Invariant: every row has exactly one cell per column definition.
 """

@@ -31,6 +31,7 @@ from pykueue.registry import Registry
 from pykueue.store import parse_field_selector, parse_label_selector
 from pykueue.store.types import WatchEvent
 
+from .http import partial_metadata
 from .tables import table
 
 __all__ = ["TooLargeResourceVersion", "WatchOptions", "serve_watch"]
@@ -53,6 +54,7 @@ class WatchOptions:
     table_version: str | None
     include_object: str
     bookmark_interval: float
+    partial_metadata: bool = False
 
 
 class TooLargeResourceVersion(ApiError):
@@ -259,7 +261,9 @@ class _Stream:
 
     async def send_object(self, event_type: str, obj: JSONDict) -> None:
         options = self._options
-        if options.table_version is not None:
+        if options.partial_metadata and options.table_version is None:
+            obj = partial_metadata(obj)
+        elif options.table_version is not None:
             with contextlib.suppress(Exception):
                 obj = table(options.kind, options.version, [obj], now=self._now(),
                             list_meta={"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")},

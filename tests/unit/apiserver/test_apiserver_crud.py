@@ -310,3 +310,20 @@ async def test_writes_are_durable_when_answered(tmp_path: Path) -> None:
     finally:
         await server.close()
         store.close()
+
+
+async def test_partial_object_metadata(api: Api) -> None:
+    await api.request("POST", CM_PATH, {"metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v"}})
+    accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+    status, listed, response = await api.request("GET", CM_PATH, headers={"Accept": accept})
+    assert status == 200
+    assert listed["kind"] == "PartialObjectMetadataList"
+    assert response.headers["Content-Type"].startswith("application/json;as=PartialObjectMetadataList")
+    item = listed["items"][0]
+    assert item["kind"] == "PartialObjectMetadata"
+    assert item["metadata"]["labels"] == {"x": "1"}
+    assert "data" not in item
+    accept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+    _, single, _ = await api.request("GET", f"{CM_PATH}/a", headers={"Accept": accept})
+    assert single["kind"] == "PartialObjectMetadata"
+    assert single["metadata"]["name"] == "a"
