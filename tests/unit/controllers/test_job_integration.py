@@ -307,3 +307,17 @@ async def test_a_queued_jobs_workload_follows_its_parallelism(env: Env) -> None:
                            namespace=NS)
     wl = await eventually(lambda: _admitted(env, "grows"), what="queue name followed, then admitted")
     assert wl["spec"]["queueName"] == "user-queue"
+
+
+async def test_a_workload_priority_class_named_default_is_applied_to_new_jobs(env: Env) -> None:
+    from pykueue.controllers.resources import WORKLOAD_PRIORITY_CLASSES
+
+    await _quickstart_queues(env)
+    await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                                                 "kind": "WorkloadPriorityClass",
+                                                 "metadata": {"name": "default"}, "value": 7})
+    await eventually(lambda: env.manager.caches.workload_priority_classes.get("default") is not None or None)
+    created = await env.create(JOBS, make_job("plain-priority", NS))
+    assert created["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "default"
+    wl = await eventually(lambda: env.workload_of_job("plain-priority", NS))
+    assert wl["spec"]["priority"] == 7
