@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.harness import Pykueue
@@ -171,3 +172,40 @@ def test_pending_workloads_counted_on_local_queue(pykueue: Pykueue) -> None:
         pykueue.kubectl("create", "-f", "-", input=job_manifest(name, "lq", cpu="1"))
     pykueue.wait_for(lambda: get(pykueue, "lq", "lq").get("status", {}).get("pendingWorkloads") == 2)
     assert len(items(pykueue, "workloads", "-n", "default")) == 3
+
+
+def test_preempted_job_on_a_labelled_flavor_is_suspended_and_restored(tmp_path: Path) -> None:
+    """Eviction must suspend the Job and restore its pod template (the flavor's nodeSelector removed)."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text("nodes:\n  - name: pool-a\n    kind: process\n    labels: {pool: a}\n")
+    server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig", ["--nodes", str(nodes)]).start()
+    try:
+        labelled = FLAVOR.replace("metadata: {name: default-flavor}",
+                                  "metadata: {name: default-flavor}\nspec:\n  nodeLabels: {pool: a}")
+        _apply(server, labelled,
+               _cq("cq", 4, preemption="  preemption: {withinClusterQueue: LowerPriority}\n"),
+               _lq("lq", "cq"),
+               "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 1",
+               "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 9")
+        server.kubectl("create", "-f", "-", input=job_manifest(
+            "low", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
+        server.wait_for(lambda: _admitted(server, "low"))
+
+        def running_on_pool_a() -> bool:
+            pods = items(server, "pods", "-l", "batch.kubernetes.io/job-name=low")
+            return any(p.get("status", {}).get("phase") == "Running" for p in pods)
+
+        server.wait_for(running_on_pool_a)
+        assert get(server, "job", "low")["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "a"}
+        server.kubectl("create", "-f", "-", input=job_manifest(
+            "high", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}))
+        server.wait_for(lambda: _admitted(server, "high"), timeout=90)
+        server.wait_for(lambda: _suspended(server, "low"))
+        low_job = get(server, "job", "low")
+        assert "nodeSelector" not in low_job["spec"]["template"]["spec"]
+        low = workload_of(server, "low")
+        assert low is not None
+        assert condition(low, "Preempted").get("reason") == "InClusterQueue"
+        server.wait_for(lambda: not items(server, "pods", "-l", "batch.kubernetes.io/job-name=low"))
+    finally:
+        server.stop()
