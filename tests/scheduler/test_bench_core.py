@@ -1,4 +1,11 @@
-"""``pykueue bench core`` at tiny sizes: output format and arithmetic, never speed."""
+"""``pykueue bench core`` at tiny sizes: output format and arithmetic, never speed.
+
+The clocks read around engine calls are injected: a ``_Ticker`` advances by a fixed power-of-two
+step on every read, so every call costs exactly one step and every printed number is an exact
+function of how many engine calls the run made. (The old version re-derived rates from wall
+seconds printed to 3 decimals; with a few milliseconds of wall the rounding exceeded its
+tolerance whenever the true value fell just above a rounding boundary, so it failed at random.)
+"""
 
 from __future__ import annotations
 
@@ -7,43 +14,84 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from pykueue.bench.core import BASELINE_LOWER_BOUND_S, run_baseline, run_scale
+from pykueue.bench.core import BASELINE_LOWER_BOUND_S, ScaleResult, run_baseline, run_core, run_scale
 from pykueue.cli.bench import bench_app
 
-ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$")
+ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                 r"\s+([\d.]+)$")
+WALL_STEP = 2.0 ** -10  # exact in binary: sums of steps carry no float error
+CPU_STEP = 2.0 ** -11
 
 
-def test_core_command_output_format_and_arithmetic() -> None:
+class _Ticker:
+    """A clock that advances ``step`` on every read: one engine call = one step."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        value = self.now
+        self.now += self.step
+        return value
+
+
+def _row(r: ScaleResult) -> str:
+    return (f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
+            f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
+            f"{r.upsert_cpu_us:>14.2f}")
+
+
+def test_scale_run_charges_exactly_the_engine_calls() -> None:
+    r = run_scale(120, 4, 1, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP))
+    assert r.decisions == 120  # the stream drains: every workload is admitted once
+    assert r.cycles >= 120 / (4 * 4)  # at most 4 CQs x 4 cpu admitted per cycle
+    # one schedule() per cycle; one admitted-status upsert per decision; one finish upsert per
+    # decision except those admitted by the last cycle (the run stops before they finish)
+    assert r.schedule_cpu_s == r.cycles * CPU_STEP
+    upserts = r.upsert_cpu_s / CPU_STEP
+    assert upserts == int(upserts)
+    assert 120 < upserts < 240
+    assert r.cpu_s == r.schedule_cpu_s + r.upsert_cpu_s
+    assert r.wall_s == (r.cycles + upserts) * WALL_STEP
+    assert r.per_second == r.decisions / r.wall_s
+    assert r.cpu_per_second == r.decisions / r.cpu_s
+    assert r.wall_us == r.wall_s * 1e6 / r.decisions
+    assert r.cpu_us == r.schedule_cpu_us + r.upsert_cpu_us
+
+
+def test_core_report_rows_ratio_and_last_line_are_exact() -> None:
+    lines: list[str] = []
+    rate = run_core(400, 8, 2, baseline_scale=0.02, out=lines.append,
+                    wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP))
+    expected = [run_scale(n, 8, 2, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP))
+                for n in (40, 80, 200, 400)]
+    rows = [line for line in lines if ROW.match(line)]
+    assert rows == [_row(r) for r in expected]  # N/10, N/5, N/2, N; the same calls give the same numbers
+    for r in expected:
+        assert r.decisions == r.workloads
+    first, last = expected[0], expected[-1]
+    assert (f"per-decision cost ratio 400 vs 40: wall {last.wall_us / first.wall_us:.3f}, "
+            f"cpu {last.cpu_us / first.cpu_us:.3f}") in lines
+    assert lines[-1] == f"decisions/s: {last.per_second:.1f}"
+    assert rate == last.per_second
+    assert f"decisions per cpu second (400 workloads; wall also counts other processes): " \
+           f"{last.cpu_per_second:.1f}" in lines
+
+
+def test_core_command_output_format() -> None:
     result = CliRunner().invoke(bench_app, ["core", "--workloads", "400", "--cqs", "8", "--cohorts", "2",
                                             "--baseline-scale", "0.02"])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert re.fullmatch(r"decisions/s: \d+\.\d", lines[-1])
-    rows = [ROW.match(line) for line in lines]
-    table = [[float(x) for x in m.groups()] for m in rows if m]
-    assert [int(r[0]) for r in table] == [40, 80, 200, 400]  # N/10, N/5, N/2, N
-    for n, decisions, cycles, wall, _cpu, per_s, us, _cpu_us in table:
-        assert decisions == n  # the stream drains: every workload gets admitted once
-        assert cycles >= n / (8 * 4)  # at most 8 CQs x 4 cpu admitted per cycle
-        if wall > 0:  # wall is printed to 3 decimals: allow exactly that rounding (+ the rate's own)
-            tolerance = 0.0005 / wall + 0.002
-            assert abs(per_s - decisions / wall) <= tolerance * decisions / wall + 0.1
-            assert abs(us - wall * 1e6 / decisions) <= tolerance * wall * 1e6 / decisions + 0.01
-    ratio = re.search(r"per-decision cost ratio 400 vs 40: wall ([\d.]+), cpu ([\d.]+)", result.output)
-    assert ratio is not None
-    assert abs(float(ratio.group(1)) - table[-1][6] / table[0][6]) <= 0.05 * float(ratio.group(1)) + 0.01
-    assert float(lines[-1].split(": ")[1]) == table[-1][5]
+    table = [m.groups() for m in map(ROW.match, lines) if m]
+    assert [int(r[0]) for r in table] == [40, 80, 200, 400]
+    assert all(int(r[1]) == int(r[0]) for r in table)
+    assert re.search(r"per-decision cost ratio 400 vs 40: wall [\d.]+, cpu [\d.]+", result.output)
     assert "baseline shape (spec 6.3, scale 0.02): 5 cohorts x 6 CQs, 300 workloads" in result.output
     for cls in ("small", "medium", "large"):
         assert re.search(rf"class {cls}: avg time to admission \d+ ms", result.output)
-
-
-def test_scale_run_counts_every_decision() -> None:
-    r = run_scale(workloads=120, cqs=4, cohorts=1)
-    assert r.decisions == 120
-    assert r.wall_s > 0
-    assert r.cpu_s >= 0
-    assert r.per_second == r.decisions / r.wall_s
 
 
 @pytest.mark.slow

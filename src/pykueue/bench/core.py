@@ -42,10 +42,19 @@ class ScaleResult:
     cycles: int
     wall_s: float
     cpu_s: float
+    schedule_cpu_s: float = 0.0
+    """CPU inside ``schedule()`` (part of ``cpu_s``)."""
+    upsert_cpu_s: float = 0.0
+    """CPU inside the write-back ``upsert_workload`` calls: admitted status and finish (rest of ``cpu_s``)."""
 
     @property
     def per_second(self) -> float:
         return self.decisions / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_per_second(self) -> float:
+        """Decisions per CPU second: the rate on a core of its own (wall counts other processes too)."""
+        return self.decisions / self.cpu_s if self.cpu_s > 0 else 0.0
 
     @property
     def wall_us(self) -> float:
@@ -55,21 +64,41 @@ class ScaleResult:
     def cpu_us(self) -> float:
         return self.cpu_s * 1e6 / self.decisions if self.decisions else 0.0
 
+    @property
+    def schedule_cpu_us(self) -> float:
+        return self.schedule_cpu_s * 1e6 / self.decisions if self.decisions else 0.0
+
+    @property
+    def upsert_cpu_us(self) -> float:
+        return self.upsert_cpu_s * 1e6 / self.decisions if self.decisions else 0.0
+
+
+Timer = Callable[[], float]
+"""A clock read: ``time.perf_counter`` (wall) or ``time.process_time`` (CPU); tests inject fakes."""
+WALL: Timer = time.perf_counter
+CPU: Timer = time.process_time
+
 
 class _Meter:
-    """Accumulates wall and CPU time spent inside engine calls."""
+    """Accumulates wall and CPU time spent inside engine calls, in total and per phase."""
 
-    def __init__(self) -> None:
+    def __init__(self, wall: Timer = WALL, cpu: Timer = CPU) -> None:
+        self._wall_fn = wall
+        self._cpu_fn = cpu
         self.wall = 0.0
         self.cpu = 0.0
+        self.phase_cpu: dict[str, float] = {}
 
-    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        w0, c0 = time.perf_counter(), time.process_time()
+    def call(self, phase: str, fn: Callable[..., Any], *args: Any) -> Any:
+        wall_fn, cpu_fn = self._wall_fn, self._cpu_fn
+        w0, c0 = wall_fn(), cpu_fn()
         try:
             return fn(*args)
         finally:
-            self.wall += time.perf_counter() - w0
-            self.cpu += time.process_time() - c0
+            cpu = cpu_fn() - c0
+            self.wall += wall_fn() - w0
+            self.cpu += cpu
+            self.phase_cpu[phase] = self.phase_cpu.get(phase, 0.0) + cpu
 
 
 def _cq(name: str, cohort: str, nominal: str, borrowing_limit: str | None = None,
@@ -118,37 +147,38 @@ def _with_status(wl: dict[str, Any], admission: dict[str, Any], now: float, fini
     return {**wl, "status": {"admission": admission, "conditions": conds}}
 
 
-def run_scale(workloads: int, cqs: int, cohorts: int) -> ScaleResult:
+def run_scale(workloads: int, cqs: int, cohorts: int, *, wall_clock: Timer = WALL,
+              cpu_clock: Timer = CPU) -> ScaleResult:
     """Drain ``workloads`` 1-cpu workloads through ``cqs`` CQs; finished work frees quota each cycle."""
     clock = ManualClock(start=START)
     s = Scheduler(SchedulerConfig(), clock=clock)
     _setup(s, [_cq(f"cq-{i}", f"cohort-{i % max(cohorts, 1)}", str(NOMINAL_PER_CQ)) for i in range(cqs)])
     pod_sets = _pod_sets("1")
     objs: dict[tuple[str, str], dict[str, Any]] = {}
-    meter = _Meter()
-    for i in range(workloads):
+    for i in range(workloads):  # the initial queueing is not charged to decisions
         wl = _workload(f"wl-{i:07d}", f"cq-{i % cqs}", START - workloads + i, 0, pod_sets)
         objs[("bench", wl["metadata"]["name"])] = wl
-        meter.call(s.upsert_workload, wl)
-    meter = _Meter()  # charge decisions only, not the initial queueing
+        s.upsert_workload(wl)
+    meter = _Meter(wall_clock, cpu_clock)
     decisions = cycles = 0
     running: list[tuple[dict[str, Any], dict[str, Any]]] = []
     idle_cycles = 0
     while decisions < workloads and idle_cycles < 3:
-        result = meter.call(s.schedule)
+        result = meter.call("schedule", s.schedule)
         cycles += 1
         now = clock.now()
         for wl, admission in running:  # the previous cycle's work completes
-            meter.call(s.upsert_workload, _with_status(wl, admission, now, finished=True))
+            meter.call("upsert", s.upsert_workload, _with_status(wl, admission, now, finished=True))
         running = []
-        for adm in result.admitted:
+        for adm in result.admitted:  # the controller writes the admission and the engine sees it back
             wl = objs[(adm.namespace, adm.name)]
-            meter.call(s.upsert_workload, _with_status(wl, adm.admission, now, finished=False))
+            meter.call("upsert", s.upsert_workload, _with_status(wl, adm.admission, now, finished=False))
             running.append((wl, adm.admission))
         decisions += len(result.admitted)
         idle_cycles = 0 if result.admitted else idle_cycles + 1
         clock.advance(1.0)
-    return ScaleResult(workloads, decisions, cycles, meter.wall, meter.cpu)
+    return ScaleResult(workloads, decisions, cycles, meter.wall, meter.cpu,
+                       meter.phase_cpu.get("schedule", 0.0), meter.phase_cpu.get("upsert", 0.0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +202,7 @@ BASELINE_LOWER_BOUND_S = 66.84
 KUEUE_MAX_AVG_TIME_TO_ADMISSION_MS = {"small": 260_000, "medium": 90_000, "large": 23_000}
 
 
-def run_baseline(scale: float = 1.0) -> BaselineResult:
+def run_baseline(scale: float = 1.0, *, wall_clock: Timer = WALL, cpu_clock: Timer = CPU) -> BaselineResult:
     """The §6.3 baseline in virtual time; ``scale`` shrinks the per-class counts (tests)."""
     clock = ManualClock(start=START)
     s = Scheduler(SchedulerConfig(), clock=clock)
@@ -191,7 +221,7 @@ def run_baseline(scale: float = 1.0) -> BaselineResult:
                 info[name] = (_workload(name, cq, created, priority, pod_sets), cls, runtime, created)
                 heapq.heappush(events, (created, seq, "create", name))
                 seq += 1
-    meter = _Meter()
+    meter = _Meter(wall_clock, cpu_clock)
     finish_at: dict[str, float] = {}
     admissions = preemptions = cycles = 0
     first_admit: dict[str, float] = {}
@@ -204,7 +234,7 @@ def run_baseline(scale: float = 1.0) -> BaselineResult:
         while events and events[0][0] <= now:
             at, _, kind, key = heapq.heappop(events)
             if kind == "create":
-                meter.call(s.upsert_workload, info[key][0])
+                meter.call("upsert", s.upsert_workload, info[key][0])
             elif kind == "finish" and finish_at.get(key) == at:  # not preempted since it was admitted
                 del finish_at[key]
                 obj = info[key][0]
@@ -213,9 +243,9 @@ def run_baseline(scale: float = 1.0) -> BaselineResult:
                     {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "",
                      "lastTransitionTime": format_time(now)}]}}
                 info[key] = (finished, *info[key][1:])
-                meter.call(s.upsert_workload, finished)
+                meter.call("upsert", s.upsert_workload, finished)
                 last_finish = max(last_finish, now)
-        result = meter.call(s.schedule)
+        result = meter.call("schedule", s.schedule)
         cycles += 1
         for pre in result.preempted:
             key = pre.name
@@ -230,13 +260,13 @@ def run_baseline(scale: float = 1.0) -> BaselineResult:
                 {"type": "Requeued", "status": "True", "reason": "Preempted", "message": "",
                  "lastTransitionTime": format_time(now)}]}}
             info[key] = (evicted, *info[key][1:])
-            meter.call(s.upsert_workload, evicted)
+            meter.call("upsert", s.upsert_workload, evicted)
         for adm in result.admitted:
             admissions += 1
             obj, cls, runtime, created = info[adm.name]
             admitted = _with_status(obj, adm.admission, now, finished=False)
             info[adm.name] = (admitted, cls, runtime, created)
-            meter.call(s.upsert_workload, admitted)
+            meter.call("upsert", s.upsert_workload, admitted)
             first_admit.setdefault(adm.name, now)
             last_admit[adm.name] = now
             finish_at[adm.name] = now + runtime
@@ -263,24 +293,30 @@ def _cpu_of(cls: str) -> int:
 
 
 def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, baseline_scale: float = 1.0,
-             out: Callable[[str], None] = print) -> float:
-    """Print the report; return (and print last) decisions/s of the full-size run."""
+             out: Callable[[str], None] = print, wall_clock: Timer = WALL,
+             cpu_clock: Timer = CPU) -> float:
+    """Print the report; return (and print last) decisions/s of the full-size run.
+
+    ``wall_clock``/``cpu_clock`` are the clocks read around engine calls (tests inject deterministic ones).
+    """
     out(f"pykueue bench core: {workloads} workloads of 1 cpu, {cqs} ClusterQueues ({NOMINAL_PER_CQ} cpu each) "
         f"in {cohorts} cohorts; finished work frees quota every cycle")
+    out("  per decision: schedule() plus the two write-backs a controller does (admitted status, finish)")
     sizes = sorted({max(1, workloads // 10), max(1, workloads // 5), max(1, workloads // 2), workloads})
     out(f"{'workloads':>10} {'decisions':>10} {'cycles':>7} {'wall_s':>9} {'cpu_s':>9} {'decisions/s':>12} "
-        f"{'us/decision':>12} {'cpu_us/decision':>16}")
+        f"{'us/decision':>12} {'cpu_us/decision':>16} {'schedule_cpu_us':>16} {'upsert_cpu_us':>14}")
     results = []
     for n in sizes:
-        r = run_scale(n, cqs, cohorts)
+        r = run_scale(n, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock)
         results.append(r)
         out(f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
-            f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f}")
+            f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
+            f"{r.upsert_cpu_us:>14.2f}")
     first, last = results[0], results[-1]
     wall_ratio = last.wall_us / first.wall_us if first.wall_us else 0.0
     cpu_ratio = last.cpu_us / first.cpu_us if first.cpu_us else 0.0
     out(f"per-decision cost ratio {last.workloads} vs {first.workloads}: wall {wall_ratio:.3f}, cpu {cpu_ratio:.3f}")
-    b = run_baseline(baseline_scale)
+    b = run_baseline(baseline_scale, wall_clock=wall_clock, cpu_clock=cpu_clock)
     out(f"baseline shape (spec 6.3, scale {baseline_scale:g}): 5 cohorts x 6 CQs, {b.workloads} workloads, "
         f"virtual time")
     bound = f" (lower bound {BASELINE_LOWER_BOUND_S}; ratio {b.makespan_s / BASELINE_LOWER_BOUND_S:.3f})" \
@@ -293,5 +329,7 @@ def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, b
     rate = b.admissions / b.wall_s if b.wall_s > 0 else 0.0
     out(f"  decisions: {b.admissions} admissions, {b.preemptions} preemptions, {b.cycles} cycles in "
         f"{b.wall_s:.3f} s wall / {b.cpu_s:.3f} s cpu ({rate:.1f} admissions/s)")
+    out(f"decisions per cpu second ({last.workloads} workloads; wall also counts other processes): "
+        f"{last.cpu_per_second:.1f}")
     out(f"decisions/s: {last.per_second:.1f}")
     return last.per_second
