@@ -42,11 +42,20 @@ def apiserver(
         "--profile", help="Run the API server under cProfile (CPU time) and write its stats to this file.")] = None,
 ) -> None:
     """Creates/s, list latency and watch events/s of the embedded API server over HTTPS, each next to a
-    raw aiohttp handler doing the same work. The last line is ``summary: ...`` with the targets."""
+    raw aiohttp handler doing the same work. The last line is ``summary: ...`` with the targets; the exit
+    status is 1 if a request failed or a watch event was dropped, 2 if a server failed."""
+    import aiohttp
+
     from pykueue.bench.apiserver import run_apiserver
 
-    result = run_apiserver(objects, list_objects, parse_watchers(watchers), events, concurrency, runs,
-                           duration, profile, out=typer.echo)
+    counts = parse_watchers(watchers)
+    try:
+        result = run_apiserver(objects, list_objects, counts, events, concurrency, runs, duration, profile,
+                               out=typer.echo)
+    except (aiohttp.ClientError, RuntimeError, TimeoutError, OSError) as err:
+        # a server that died or never came up: one line, not a stack trace
+        typer.echo(f"bench apiserver failed: {type(err).__name__}: {err}", err=True)
+        raise typer.Exit(2) from None
     if result.errors or result.dropped:
         raise typer.Exit(1)
 
