@@ -322,9 +322,11 @@ class Registry:
                               field_manager=field_manager)
         return self.to_version(kind, stored, version), warnings
 
-    def update_stored(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str, dry_run: bool,
-                field_manager: str | None, managed: bool = False) -> JSONDict:
+    def update_stored(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str,
+                      dry_run: bool, field_manager: str | None, managed: bool = False) -> JSONDict:
         """Admit and store ``new`` (storage version) over ``current``; return what is stored."""
+        if subresource and subresource not in kind.subresources:
+            raise NotFound("the server could not find the requested resource")
         metadata = current["metadata"]
         new = om.split_status(kind, current, new, subresource)
         om.carry_server_metadata(current, new)

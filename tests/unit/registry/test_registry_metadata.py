@@ -233,3 +233,10 @@ def test_pods_start_pending_with_qos_class_and_nodes_keep_status(registry: Regis
     nodes = kind(registry, "", "v1", "nodes")
     node = {"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "8"}}}
     assert registry.create(nodes, "", node, version="v1")[0]["status"]["capacity"] == {"cpu": "8"}
+
+
+def test_status_write_to_a_kind_without_status_is_not_found(registry: Registry) -> None:
+    cm = kind(registry, "", "v1", "configmaps")
+    obj, _ = registry.create(cm, "default", configmap("a"), version="v1")
+    with pytest.raises(NotFound):
+        registry.update(cm, "default", "a", obj, version="v1", subresource="status")
