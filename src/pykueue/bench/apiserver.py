@@ -10,7 +10,7 @@ client (one asyncio loop, aiohttp, keep-alive, ``concurrency`` requests in fligh
 shares an event loop or a GIL with the server, and each process's CPU time is its own (the server's
 is read from ``/proc/<pid>/stat``). Phases run one after another, so the idle server costs nothing.
 
-Phases: creates (concurrent POSTs of ConfigMaps) vs echo POSTs of the same body; full and
+Phases: creates (concurrent POSTs of ConfigMaps, then of Workloads) vs echo POSTs of the same body; full and
 ``limit=500`` paginated lists of ``list_objects`` ConfigMaps vs GETs of a raw body of the same size;
 W watchers on one namespace while a writer creates and merge-patches objects vs W raw chunked
 streams of the same number of lines. Every watcher must see every write exactly once, in
@@ -47,6 +47,7 @@ TARGET_WATCH = 20_000.0
 _PROFILE_ENV = "PYKUEUE_BENCH_PROFILE"
 _TOKEN_ENV = "PYKUEUE_BENCH_TOKEN"
 _CM = "/api/v1/namespaces/{ns}/configmaps"
+_WL = "/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads"
 
 
 @dataclass(slots=True)
@@ -101,6 +102,16 @@ class ApiserverResult:
 
 
 # ---------------------------------------------------------------------------- child processes
+
+def _workload(name: str, ns: str) -> dict[str, Any]:
+    """A one-pod Workload: a CRD create (schema validation, Kueue defaulting), no controllers to admit it."""
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "200Mi"}}}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": ns, "labels": {"app": "bench"}},
+            "spec": {"queueName": "bench", "podSets": [
+                {"name": "main", "count": 1, "template": {"spec": {"restartPolicy": "Never",
+                                                                   "containers": [container]}}}]}}
+
 
 def _configmap(name: str, ns: str, pad: int = 200) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap",
@@ -331,17 +342,23 @@ class _Bench:
         return await _concurrent(len(names), self.concurrency,
                                  lambda i: self._post(url, orjson.dumps(_configmap(names[i], ns))))
 
-    async def creates(self, count: int) -> Row:
-        body = orjson.dumps(_configmap("bench-000000", "default"))
+    async def creates(self, count: int, *, workloads: bool = False) -> Row:
+        """``count`` ConfigMaps ``bench-<i>`` (or Workloads ``wl-<i>``) by concurrent POSTs, after as many
+        echo POSTs of the same body."""
+        make, path, prefix = (_workload, _WL, "wl") if workloads else (_configmap, _CM, "bench")
+        body = orjson.dumps(make(f"{prefix}-000000", "default"))
         echo_url = self.echo_url + "/echo"
         meter = _Meter(self.echo)
         _, ref_lat, ref_fail = await _concurrent(count, self.concurrency, lambda i: self._post(echo_url, body))
         ref_wall, ref_cpu, _ = meter.stop()
+        url = self.api_url + path.format(ns="default")
         meter = _Meter(self.api)
-        _, lat, fail = await self.create("default", [f"bench-{i:06d}" for i in range(count)])
+        _, lat, fail = await _concurrent(
+            count, self.concurrency, lambda i: self._post(url, orjson.dumps(make(f"{prefix}-{i:06d}", "default"))))
         wall, cpu, own = meter.stop()
         self.errors += fail + ref_fail
-        return Row("creates (POST configmaps)", count, count / wall, _pct(lat, 0.5), _pct(lat, 0.99),
+        name = f"creates (POST {'workloads' if workloads else 'configmaps'})"
+        return Row(name, count, count / wall, _pct(lat, 0.5), _pct(lat, 0.99),
                    cpu * 1e6 / count, cpu / wall, own / wall, meter.wait, ref_per_s=count / ref_wall,
                    ref_p50_ms=_pct(ref_lat, 0.5), ref_us=ref_cpu * 1e6 / count)
 
@@ -500,7 +517,8 @@ def _print(rows: list[Row], out: Callable[[str], None]) -> None:
 
 
 async def _run(objects: int, list_objects: int, watchers: Sequence[int], events: int, concurrency: int,
-               runs: int, duration: float, profile: Path | None, out: Callable[[str], None]) -> ApiserverResult:
+               runs: int, duration: float, profile: Path | None, out: Callable[[str], None],
+               workloads: int) -> ApiserverResult:
     result = ApiserverResult()
     token = secrets.token_urlsafe(24)
     with tempfile.TemporaryDirectory(prefix="pykueue-bench-") as tmp:
@@ -530,6 +548,8 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
                 result.rows.append(row)
                 result.creates_per_s = row.per_s
                 result.creates_per_cpu_s = 1e6 / row.server_us if row.server_us else 0.0
+                if workloads:
+                    result.rows.append(await bench.creates(workloads, workloads=True))
                 if list_objects > objects:
                     rest = [f"bench-{i:06d}" for i in range(objects, list_objects)]
                     _, _, failed = await bench.create("default", rest)
@@ -568,9 +588,12 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
 
 def run_apiserver(objects: int = 5_000, list_objects: int = 10_000, watchers: Sequence[int] = (1, 10),
                   events: int = 2_000, concurrency: int = 32, runs: int = 5, duration: float = 60.0,
-                  profile: Path | None = None, out: Callable[[str], None] = print) -> ApiserverResult:
-    """Run every phase, print the table and the summary line, return the figures."""
-    return asyncio.run(_run(objects, list_objects, watchers, events, concurrency, runs, duration, profile, out))
+                  profile: Path | None = None, out: Callable[[str], None] = print,
+                  workloads: int = 1_000) -> ApiserverResult:
+    """Run every phase, print the table and the summary line, return the figures (``workloads=0``
+    skips the Workload creates)."""
+    return asyncio.run(_run(objects, list_objects, watchers, events, concurrency, runs, duration, profile, out,
+                            workloads))
 
 
 if __name__ == "__main__":

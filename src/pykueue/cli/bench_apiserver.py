@@ -28,6 +28,8 @@ def parse_watchers(value: str) -> list[int]:
 
 def apiserver(
     objects: int = typer.Option(5_000, "--objects", min=1, help="ConfigMaps created by concurrent POSTs."),
+    workloads: int = typer.Option(1_000, "--workloads", min=0,
+                                  help="Workloads created by concurrent POSTs (a CRD create); 0 skips."),
     list_objects: int = typer.Option(10_000, "--list-objects", min=1,
                                      help="Objects in the listed namespace (topped up after the creates)."),
     watchers: str = typer.Option("1,10", "--watchers", help="Watcher counts, one watch phase each: '1,10'."),
@@ -51,7 +53,7 @@ def apiserver(
     counts = parse_watchers(watchers)
     try:
         result = run_apiserver(objects, list_objects, counts, events, concurrency, runs, duration, profile,
-                               out=typer.echo)
+                               out=typer.echo, workloads=workloads)
     except (aiohttp.ClientError, RuntimeError, TimeoutError, OSError) as err:
         # a server that died or never came up: one line, not a stack trace
         typer.echo(f"bench apiserver failed: {type(err).__name__}: {err}", err=True)

@@ -21,15 +21,15 @@ pytestmark = pytest.mark.timeout(300)
 def test_tiny_run_counts_add_up() -> None:
     lines: list[str] = []
     result = run_apiserver(objects=50, list_objects=80, watchers=(2, 1, 2), events=20, concurrency=8, runs=2,
-                           duration=60.0, out=lines.append)
+                           duration=60.0, out=lines.append, workloads=10)
     assert result.errors == 0
     assert result.dropped == 0
     names = [r.name for r in result.rows]
-    assert names == ["creates (POST configmaps)", "list 80 (full)", "list 80 (limit=500)",
+    assert names == ["creates (POST configmaps)", "creates (POST workloads)", "list 80 (full)", "list 80 (limit=500)",
                      "watch 1 watcher (20 writes)", "watch 2 watchers (20 writes)"]
-    creates, full, paged, watch1, watch2 = result.rows
-    assert [r.count for r in result.rows] == [50, 2, 2, 20, 40]  # every watcher expects every write
-    for row in (creates, watch1, watch2):
+    creates, workloads, full, paged, watch1, watch2 = result.rows
+    assert [r.count for r in result.rows] == [50, 10, 2, 2, 20, 40]  # every watcher expects every write
+    for row in (creates, workloads, watch1, watch2):
         assert min(row.per_s, row.ref_per_s, row.ratio) > 0
     for row in (full, paged):
         assert min(row.p50_ms, row.ref_p50_ms) > 0
@@ -69,7 +69,8 @@ def test_cli_command_runs_and_prints_the_summary() -> None:
     app = typer.Typer()
     app.command()(apiserver)
     result = CliRunner().invoke(app, ["--objects", "20", "--list-objects", "20", "--watchers", "1",
-                                      "--events", "10", "--runs", "1", "--concurrency", "4"])
+                                      "--events", "10", "--runs", "1", "--concurrency", "4", "--workloads", "0"])
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1].startswith("summary: creates/s ")
     assert "watch 1 watcher (10 writes)" in result.output
+    assert "creates (POST workloads)" not in result.output  # --workloads 0 skips the phase
