@@ -191,22 +191,29 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ workloads
     def upsert_workload(self, obj: Mapping[str, Any]) -> None:
-        """Add or replace a Workload; its status decides whether it holds quota or waits."""
+        """Add or replace a Workload; its status decides whether it holds quota or waits.
+
+        Hot path (two calls per admission: the admitted status echoed back, then Finished): the
+        status-only re-parse copies the spec part from the previous record, the echo of a
+        reservation already counted swaps the record without moving usage, and a finished
+        workload is released and forgotten (nothing about it is needed until it changes again).
+        """
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta.get("name", ""))
         version = meta.get("resourceVersion")
         if version and self.assumed.get(key) == version:
             return  # a replay of the object we admitted from: the admission is still in flight
         old = self.workloads.get(key)
-        with _bad_input("Workload", key[1]):
-            wl = parse_workload(obj, self.request_policy,
-                                self.config.pods_ready_requeue_by_eviction, previous=old)
-        self.workloads[key] = wl
+        try:
+            wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old)
+        except _BAD_INPUT as exc:
+            raise InvalidObject("Workload", key[1], str(exc)) from exc
         self.notices.pop(key, None)
         self.assumed.pop(key, None)
         held = self.cache.reserved.get(key)
         if wl.state == RESERVED:
-            if held is not None and held.cq_name == wl.cq_name and held.usage == wl.usage:
+            self.workloads[key] = wl
+            if held is not None and held.cq_name == wl.cq_name and (held.usage is wl.usage or held.usage == wl.usage):
                 # the status write of a reservation we already count (the usual echo of an Admit)
                 self.cache.replace_reserved(held, wl)
                 return
@@ -219,7 +226,13 @@ class Scheduler:
             self.cache.remove_reserved(key)
             self.expectations.discard(key)
             self._requeue_tree_of(held.cq_name)
-        if wl.state == FINISHED or not wl.active or wl.gated:
+        if wl.state == FINISHED:
+            # keep no record: a finished workload is never queued and holds nothing
+            self.workloads.pop(key, None)
+            self._leave_queues(key, old)
+            return
+        self.workloads[key] = wl
+        if not wl.active or wl.gated:
             self._leave_queues(key, old)
             return
         self._enqueue(wl, old)
@@ -448,12 +461,15 @@ class Scheduler:
         return views.weighted_share(self, cq_or_cohort_kind, name)
 
 
+_BAD_INPUT = (QuantityError, ValueError, KeyError, TypeError, AttributeError)
+
+
 @contextmanager
 def _bad_input(kind: str, name: str) -> Iterator[None]:
     """Malformed objects raise InvalidObject (a 400 for the caller), never leave half-applied state."""
     try:
         yield
-    except (QuantityError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except _BAD_INPUT as exc:
         raise InvalidObject(kind, name, str(exc)) from exc
 
 

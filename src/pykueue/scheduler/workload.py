@@ -149,10 +149,6 @@ class WorkloadInfo:
         ]
 
 
-def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {c.get("type", ""): c for c in status.get("conditions") or ()}
-
-
 _TIMES: dict[str, float] = {}
 
 
@@ -205,12 +201,20 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
                    requeue_by_eviction: bool = True, previous: WorkloadInfo | None = None) -> WorkloadInfo:
     """Build the record; raises QuantityError/ValueError/TypeError on malformed input.
 
-    ``previous`` (the record of the last upsert) lets a status-only update reuse the parsed pod
-    sets: most upserts are status writes and the spec is by far the costliest part to parse.
+    ``previous`` (the record of the last upsert) makes a status-only update cheap: most upserts
+    are status writes (the admission echoed back, Finished), and when the spec and the metadata
+    the record derives from are unchanged, everything but the status part is copied from it.
     """
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
+    raw_reclaimable = status.get("reclaimablePods")
+    reclaimable = {r.get("name", "main"): int(r.get("count") or 0) for r in raw_reclaimable} \
+        if raw_reclaimable else {}
+    if previous is not None and _same_spec_part(previous, meta, spec) and _same_reclaimable(previous, reclaimable):
+        info = _copy_spec_part(previous, obj)
+        _parse_status(info, spec, status, reclaimable, requeue_by_eviction, previous)
+        return info
     info = WorkloadInfo()
     info.obj = obj
     info.namespace = meta.get("namespace") or "default"
@@ -226,20 +230,61 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
     info.priority = priority
     info.creation_str = meta.get("creationTimestamp") or ""
     info.creation = _time(info.creation_str, 0.0)
-    info.owner_references = list(meta.get("ownerReferences") or ())
+    owners = meta.get("ownerReferences")
+    info.owner_references = list(owners) if owners else _NO_OWNERS
     info.active = spec.get("active") is not False
     info.gated = bool(annotations.get(ADMISSION_GATED_BY))
-    opened = {g.get("name") for g in status.get("preemptionGates") or () if g.get("position") == "Open"}
-    info.preemption_gated = any(g.get("name") not in opened for g in spec.get("preemptionGates") or ())
-
-    reclaimable = {r.get("name", "main"): int(r.get("count") or 0) for r in status.get("reclaimablePods") or ()}
     if previous is not None and _same_shape(previous, spec, annotations, reclaimable):
         info.podsets = previous.podsets
         info.shape_hash = previous.shape_hash
         info.requests_status = previous.requests_status
     else:
         _parse_podsets(info, spec, reclaimable, policy)
-    _parse_status(info, status, reclaimable, requeue_by_eviction)
+    _parse_status(info, spec, status, reclaimable, requeue_by_eviction, None)
+    return info
+
+
+_NO_OWNERS: list[dict[str, Any]] = []
+"""Shared by records without owners (read-only, like every list a record holds)."""
+
+def _same_spec_part(previous: WorkloadInfo, meta: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
+    """Do spec and the metadata fields a record reads equal those ``previous`` was parsed from?"""
+    old = previous.obj
+    old_spec = old.get("spec") or {}
+    if old_spec is not spec and old_spec != spec:
+        return False
+    old_meta = old.get("metadata") or {}
+    if old_meta is meta:
+        return True
+    return (old_meta.get("annotations") == meta.get("annotations") and old_meta.get("uid") == meta.get("uid")
+            and old_meta.get("creationTimestamp") == meta.get("creationTimestamp")
+            and old_meta.get("ownerReferences") == meta.get("ownerReferences"))
+
+
+def _same_reclaimable(previous: WorkloadInfo, reclaimable: dict[str, int]) -> bool:
+    podsets = previous.podsets
+    if not reclaimable:
+        return all(not ps.reclaimable for ps in podsets) if len(podsets) != 1 else not podsets[0].reclaimable
+    return len(reclaimable) <= len(podsets) and all(ps.reclaimable == reclaimable.get(ps.name, 0) for ps in podsets)
+
+
+def _copy_spec_part(previous: WorkloadInfo, obj: Mapping[str, Any]) -> WorkloadInfo:
+    info = WorkloadInfo.__new__(WorkloadInfo)
+    info.obj = obj
+    info.namespace = previous.namespace
+    info.name = previous.name
+    info.key = previous.key
+    info.uid = previous.uid
+    info.queue_name = previous.queue_name
+    info.priority = previous.priority
+    info.creation_str = previous.creation_str
+    info.creation = previous.creation
+    info.owner_references = previous.owner_references
+    info.active = previous.active
+    info.gated = previous.gated
+    info.podsets = previous.podsets
+    info.shape_hash = previous.shape_hash
+    info.requests_status = previous.requests_status
     return info
 
 
@@ -272,37 +317,68 @@ def _same_shape(previous: WorkloadInfo, spec: Mapping[str, Any], annotations: Ma
             and all(ps.reclaimable == reclaimable.get(ps.name, 0) for ps in previous.podsets))
 
 
-def _parse_status(info: WorkloadInfo, status: Mapping[str, Any], reclaimable: dict[str, int],
-                  requeue_by_eviction: bool) -> None:
-    conds = _conditions(status)
-
-    def is_true(kind: str) -> bool:
-        return (conds.get(kind) or {}).get("status") == "True"
-
-    evicted = conds.get("Evicted")
+def _parse_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[str, Any],
+                  reclaimable: dict[str, int], requeue_by_eviction: bool, previous: WorkloadInfo | None) -> None:
+    """Set every status-derived field (a copied record carries none of the old ones)."""
+    gates = spec.get("preemptionGates")
+    if gates:
+        opened = {g.get("name") for g in status.get("preemptionGates") or () if g.get("position") == "Open"}
+        info.preemption_gated = any(g.get("name") not in opened for g in gates)
+    else:
+        info.preemption_gated = False
+    finished = quota_reserved = admitted = pods_ready = False
+    evicted: Mapping[str, Any] | None = None
+    requeued: Mapping[str, Any] | None = None
+    reserved_cond: Mapping[str, Any] | None = None
+    for cond in status.get("conditions") or ():
+        kind = cond.get("type")
+        if kind == "QuotaReserved":
+            reserved_cond = cond
+            quota_reserved = cond.get("status") == "True"
+        elif kind == "Admitted":
+            admitted = cond.get("status") == "True"
+        elif kind == "Finished":
+            finished = cond.get("status") == "True"
+        elif kind == "Evicted":
+            evicted = cond
+        elif kind == "PodsReady":
+            pods_ready = cond.get("status") == "True"
+        elif kind == "Requeued":
+            requeued = cond
+    is_evicted = evicted is not None and evicted.get("status") == "True"
     info.timestamp = info.creation
-    if evicted is not None and evicted.get("status") == "True":
+    if is_evicted:
+        assert evicted is not None
         reason = evicted.get("reason")
         if (reason == "PodsReadyTimeout" and requeue_by_eviction) or reason == "AdmissionCheck":
             info.timestamp = _time(evicted.get("lastTransitionTime"), info.creation)
-    requeued = conds.get("Requeued")
     info.requeued_false = requeued is not None and requeued.get("status") == "False"
-    requeue_at = (status.get("requeueState") or {}).get("requeueAt")
+    requeue_state = status.get("requeueState")
+    requeue_at = requeue_state.get("requeueAt") if requeue_state else None
     info.requeue_at = _time(requeue_at, 0.0) if requeue_at else None
-    info.failed_checks = any(c.get("state") in ("Retry", "Rejected") for c in status.get("admissionChecks") or ())
+    checks = status.get("admissionChecks") or ()
+    info.failed_checks = any(c.get("state") in ("Retry", "Rejected") for c in checks) if checks else False
 
     admission = status.get("admission")
-    if is_true("Finished"):
+    info.admission = None
+    info.cq_name = ""
+    info.usage = {}
+    info.admitted = info.evicted = info.pods_ready = False
+    info.quota_reserved_time = 0.0
+    if finished:
         info.state = FINISHED
-    elif is_true("QuotaReserved") and admission:
+    elif quota_reserved and admission:
         info.state = RESERVED
         info.admission = admission
         info.cq_name = admission.get("clusterQueue", "")
-        info.usage = _parse_usage(admission, reclaimable)
-        info.admitted = is_true("Admitted")
-        info.evicted = is_true("Evicted")
-        info.pods_ready = is_true("PodsReady")
-        info.quota_reserved_time = _time((conds.get("QuotaReserved") or {}).get("lastTransitionTime"),
-                                         info.creation)
+        if previous is not None and previous.admission is not None and previous.state == RESERVED \
+                and (previous.admission is admission or previous.admission == admission):
+            info.usage = previous.usage  # same admission, same reclaimable pods: same usage
+        else:
+            info.usage = _parse_usage(admission, reclaimable)
+        info.admitted = admitted
+        info.evicted = is_evicted
+        info.pods_ready = pods_ready
+        info.quota_reserved_time = _time((reserved_cond or {}).get("lastTransitionTime"), info.creation)
     else:
         info.state = PENDING
