@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 LIST_PAGE_SIZE = 500
 """Objects per list page (kubectl's chunk size): big lists never become one giant response."""
 
+_STRICT = {"fieldValidation": "Strict"}
+"""Writes ask for strict field validation, as LocalClient gets from the registry: a typo in a field
+name is an error, not a silently dropped field (kube-apiserver's HTTP default is Warn)."""
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=10)
 _WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=None)
 
@@ -138,14 +141,14 @@ class HttpClient:
 
     async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
-        return await self._request("POST", res.path(namespace), body=obj)
+        return await self._request("POST", res.path(namespace), params=dict(_STRICT), body=obj)
 
     async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         if not meta.get("name"):
             raise BadRequest("update: the object has no metadata.name")
         path = res.path(meta.get("namespace") or "", meta["name"], subresource)
-        return await self._request("PUT", path, body=obj)
+        return await self._request("PUT", path, params=dict(_STRICT), body=obj)
 
     async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
                     patch_type: str = "merge", subresource: str = "", field_manager: str = "",
@@ -153,7 +156,7 @@ class HttpClient:
         content_type = PATCH_CONTENT_TYPES.get(patch_type)
         if content_type is None:
             raise BadRequest(f"unknown patch type {patch_type!r}: use one of {sorted(PATCH_CONTENT_TYPES)}")
-        params: dict[str, str] = {}
+        params: dict[str, str] = dict(_STRICT)
         if patch_type == "apply":
             params["fieldManager"] = field_manager or self.field_manager
             if force:
