@@ -8,10 +8,12 @@ a body of a given size, and pushes N JSON lines on a chunked stream.
 Both servers run in **subprocesses** (``python -m pykueue.bench.apiserver --child api|echo``): the
 client (one asyncio loop, aiohttp, keep-alive, ``concurrency`` requests in flight) then never
 shares an event loop or a GIL with the server, and each process's CPU time is its own (the server's
-is read from ``/proc/<pid>/stat``). Phases run one after another, so the idle server costs nothing.
+is read from ``/proc/<pid>/task/*/schedstat``, with its run-queue wait). Phases run one after
+another, so the idle server costs nothing; a warm-up first opens the connections and creates one
+object of each kind (first use of a kind builds its schema) outside every measured phase.
 
-Phases: creates (concurrent POSTs of ConfigMaps, then of Workloads) vs echo POSTs of the same body; full and
-``limit=500`` paginated lists of ``list_objects`` ConfigMaps vs GETs of a raw body of the same size;
+Phases: creates (concurrent POSTs of ConfigMaps, then of Workloads) vs echo POSTs of the same body;
+full and ``limit=500`` paginated lists of ``list_objects`` ConfigMaps vs GETs of a raw body of the same size;
 W watchers on one namespace while a writer creates and merge-patches objects vs W raw chunked
 streams of the same number of lines. Every watcher must see every write exactly once, in
 resourceVersion order: anything else is counted as dropped.
