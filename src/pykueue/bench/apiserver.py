@@ -500,6 +500,9 @@ class _Bench:
         meter = _Meter(self.echo)
         counts = await asyncio.gather(*(one() for _ in range(watchers)))
         wall, cpu, _ = meter.stop()
+        if sum(counts) != watchers * events:  # the reference must deliver everything too
+            self.out(f"  ! reference streams: got {sum(counts)} lines, expected {watchers * events}")
+            self.errors += 1
         return sum(counts) / wall, cpu
 
 
