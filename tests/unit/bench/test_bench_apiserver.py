@@ -6,6 +6,7 @@ assertion looks at a speed, only at counts, structure and the summary line.
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -74,3 +75,33 @@ def test_cli_command_runs_and_prints_the_summary() -> None:
     assert result.output.strip().splitlines()[-1].startswith("summary: creates/s ")
     assert "watch 1 watcher (10 writes)" in result.output
     assert "creates (POST workloads)" not in result.output  # --workloads 0 skips the phase
+
+
+async def test_concurrent_runs_each_index_once_with_bounded_concurrency() -> None:
+    from pykueue.bench.apiserver import _concurrent
+
+    seen: list[int] = []
+    in_flight = [0, 0]  # current, peak
+
+    async def op(i: int) -> bool:
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight[1], in_flight[0])
+        await asyncio.sleep(0)
+        seen.append(i)
+        in_flight[0] -= 1
+        return i % 5 != 0  # every fifth fails
+
+    _, latencies, failures = await _concurrent(23, 4, op)
+    assert sorted(seen) == list(range(23))
+    assert len(latencies) == 23
+    assert failures == 5  # 0, 5, 10, 15, 20
+    assert in_flight[1] == 4
+
+
+def test_percentiles_are_in_milliseconds_from_sorted_samples() -> None:
+    from pykueue.bench.apiserver import _pct
+
+    samples = [0.004, 0.001, 0.003, 0.002]
+    assert _pct(samples, 0.5) == 3.0
+    assert _pct(samples, 0.99) == 4.0
+    assert _pct([], 0.5) == 0.0
