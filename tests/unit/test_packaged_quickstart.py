@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.e2e.harness import PACKAGED_QUICKSTART, SHARED
 
 
