@@ -10,7 +10,7 @@ from __future__ import annotations
 import typer
 
 bench_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                        help="Benchmarks: scheduler engine throughput and Kueue's baseline shape.")
+                        help="Benchmarks: scheduler engine, API server, Kueue's scheduler scenarios.")
 
 
 @bench_app.callback()
@@ -32,6 +32,15 @@ def core(
     from pykueue.bench.core import run_core
 
     run_core(workloads, cqs, cohorts, baseline_scale=baseline_scale, out=typer.echo)
+
+
+def _register() -> None:
+    from pykueue.cli.bench_apiserver import apiserver
+
+    bench_app.command("apiserver")(apiserver)
+
+
+_register()
 
 
 if __name__ == "__main__":

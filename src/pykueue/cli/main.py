@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pykueue.cli.bench import bench_app
 from pykueue.cli.demo import demo
 from pykueue.cli.up import up
 
@@ -11,6 +12,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
                   help="Kueue-compatible job queueing, with an embedded Kubernetes-compatible API server.")
 app.command()(up)
 app.command()(demo)
+app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
 
 
 @app.command()
@@ -19,19 +21,6 @@ def version() -> None:
     from pykueue import __version__
 
     typer.echo(__version__)
-
-
-def _register_optional() -> None:
-    """Sub-apps whose modules are optional while the project grows (bench, demo, install)."""
-    try:
-        from pykueue.cli.bench import bench_app
-    except ImportError:
-        pass
-    else:
-        app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
-
-
-_register_optional()
 
 
 def main() -> None:
