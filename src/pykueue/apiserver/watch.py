@@ -12,7 +12,9 @@ Owned by ``apiserver/``; :mod:`.resources` hands GET requests with ``watch`` her
 - ``timeoutSeconds`` ends the stream; a client disconnect or server shutdown ends it within a
   second, and the store subscription is always released.
 
-Invariant: events are written in resourceVersion order, each exactly once.
+Invariant: events are written in resourceVersion order, each exactly once. Cost: queued events are
+drained and written in one write per batch, and a live event's JSON line is encoded once and shared
+by every watcher of the same kind, version and format (``_SharedLines``).
 """
 
 from __future__ import annotations
@@ -201,16 +203,17 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
         if gone is not None:
             await stream.send({"type": "ERROR", "object": gone.to_status()})
             return response
-        for obj in initial:
-            await stream.send_object("ADDED", obj)
+        await _send_batched(stream, [stream.encode_object("ADDED", obj) for obj in initial])
         if options.send_initial_events:
             await stream.send(_bookmark(options, start, initial_end=True))
         last = start
+        lines: list[bytes] = []
         for event in backlog:
             last = max(last, event.resource_version)
             event_type = matcher.translate(event.type, event.object)
             if event_type is not None:
-                await stream.send_object(event_type, event.object)
+                lines.append(stream.encode_object(event_type, event.object))
+        await _send_batched(stream, lines)
         await _follow(request, registry, options, stopping, queue, progress, stream, matcher, last)
         return response
     except ConnectionError:  # the client went away mid-stream
@@ -219,9 +222,32 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
         unsubscribe()
 
 
+_BATCH_BYTES = 256 * 1024
+
+
+async def _send_batched(stream: _Stream, lines: list[bytes]) -> None:
+    """Write encoded lines in writes of about ``_BATCH_BYTES`` (not one write per event)."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        batch.append(line)
+        size += len(line)
+        if size >= _BATCH_BYTES:
+            await stream.write(b"".join(batch))
+            batch, size = [], 0
+    if batch:
+        await stream.write(b"".join(batch))
+
+
 async def _follow(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
                   queue: asyncio.Queue[WatchEvent], progress: list[int], stream: _Stream, matcher: _Filter,
                   last: int) -> None:
+    """Deliver live events until timeout, disconnect or shutdown.
+
+    Waits (with a timeout, so bookmarks, deadlines and disconnects are noticed) only when the queue
+    is empty; otherwise drains everything queued and writes it in one ``write``: one chunk, one TLS
+    record and one ``send`` per batch instead of per event.
+    """
     loop = asyncio.get_running_loop()
     deadline = None if options.timeout_seconds is None else loop.time() + options.timeout_seconds
     next_bookmark = loop.time() + options.bookmark_interval
@@ -236,18 +262,58 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
             next_bookmark = now + options.bookmark_interval
             if queue.empty():
                 await stream.send(_bookmark(options, max(last, progress[0])))
-        wait = _TICK if deadline is None else max(0.0, min(_TICK, deadline - now))
-        try:
-            event = await asyncio.wait_for(queue.get(), wait)
-        except TimeoutError:
-            continue
-        if event.resource_version <= last:
-            continue
-        last = event.resource_version
-        converted = registry.convert_event(options.kind, event, options.version)
-        event_type = matcher.translate(converted.type, converted.object)
-        if event_type is not None:
-            await stream.send_object(event_type, converted.object)
+        if queue.empty():
+            wait = _TICK if deadline is None else max(0.0, min(_TICK, deadline - now))
+            try:
+                async with asyncio.timeout(wait):
+                    first = await queue.get()
+            except TimeoutError:
+                continue
+            events = [first]
+        else:
+            events = []
+        while not queue.empty():
+            events.append(queue.get_nowait())
+        lines: list[bytes] = []
+        for event in events:
+            if event.resource_version <= last:
+                continue
+            last = event.resource_version
+            line = stream.line_for(registry, matcher, event)
+            if line is not None:
+                lines.append(line)
+        if lines:
+            await stream.write(b"".join(lines))
+
+
+class _SharedLines:
+    """Encoded watch lines shared by every watcher of the same event, version and format.
+
+    The store hands one :class:`WatchEvent` object to all subscribers, so a watch that encodes an
+    event leaves the bytes here for the others (keyed by the event object's identity; the cache
+    holds the event, so the identity cannot be reused while the entry lives). Bounded: the oldest
+    entries go first, which only costs a re-encode for a watcher that fell far behind.
+    """
+
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, str, str, bool], tuple[WatchEvent, bytes]] = {}
+
+    def get(self, key: tuple[int, str, str, bool], event: WatchEvent) -> bytes | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[0] is not event:
+            return None
+        return entry[1]
+
+    def put(self, key: tuple[int, str, str, bool], event: WatchEvent, line: bytes) -> None:
+        entries = self._entries
+        if len(entries) >= self.LIMIT:
+            del entries[next(iter(entries))]
+        entries[key] = (event, line)
+
+
+_shared = _SharedLines()
 
 
 class _Stream:
@@ -256,10 +322,34 @@ class _Stream:
         self._options = options
         self._now = now
 
+    async def write(self, data: bytes) -> None:
+        await self._response.write(data)
+
     async def send(self, event: JSONDict) -> None:
         await self._response.write(orjson.dumps(event) + b"\n")
 
-    async def send_object(self, event_type: str, obj: JSONDict) -> None:
+    def line_for(self, registry: Registry, matcher: _Filter, event: WatchEvent) -> bytes | None:
+        """The encoded line for a live event (``None`` if the selector filters it out).
+
+        Plain JSON and PartialObjectMetadata lines with selector-free translation are shared across
+        watchers (see :class:`_SharedLines`); Tables carry ages, so they are built per watcher.
+        """
+        options = self._options
+        if options.table_version is None and matcher.plain:
+            key = (id(event), options.kind.resource_key, options.version, options.partial_metadata)
+            line = _shared.get(key, event)
+            if line is None:
+                converted = registry.convert_event(options.kind, event, options.version)
+                line = self.encode_object(converted.type, converted.object)
+                _shared.put(key, event, line)
+            return line
+        converted = registry.convert_event(options.kind, event, options.version)
+        event_type = matcher.translate(converted.type, converted.object)
+        if event_type is None:
+            return None
+        return self.encode_object(event_type, converted.object)
+
+    def encode_object(self, event_type: str, obj: JSONDict) -> bytes:
         options = self._options
         if options.partial_metadata and options.table_version is None:
             obj = partial_metadata(obj)
@@ -268,4 +358,7 @@ class _Stream:
                 obj = table(options.kind, options.version, [obj], now=self._now(),
                             list_meta={"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")},
                             include_object=options.include_object, table_version=options.table_version)
-        await self.send({"type": event_type, "object": obj})
+        return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+    async def send_object(self, event_type: str, obj: JSONDict) -> None:
+        await self._response.write(self.encode_object(event_type, obj))
