@@ -225,7 +225,7 @@ class Round:
             e.reason, e.message, e.immediate = "BlockedOnPreemptionGates", \
                 "Workload requires preemption, but it's gated", strict
             return
-        if any(t.wl.key in self._victims for t in e.targets):
+        if e.targets and self._victims and any(t.wl.key in self._victims for t in e.targets):
             if not self._recompute(e):
                 return
             assignment = e.assignment
@@ -356,7 +356,8 @@ class Round:
         admission = e.assignment.to_admission(cq.name)
         s.queues.remove(wl.key)
         s.queues.untrack(wl)
-        version = (wl.obj.get("metadata") or {}).get("resourceVersion")
+        meta = wl.obj.get("metadata")
+        version = meta.get("resourceVersion") if meta else None
         if version:
             s.assumed[wl.key] = version
         wl.state = RESERVED

@@ -32,7 +32,7 @@ from .preemption import Preemptor
 from .queues import ClusterQueueQueue, LocalQueue, QueueManager
 from .resources import RequestPolicy
 from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
-from .workload import FINISHED, PENDING, RESERVED, WorkloadInfo, WorkloadKey, parse_workload
+from .workload import FINISHED, PENDING, RESERVED, ShapeCache, WorkloadInfo, WorkloadKey, parse_workload
 
 __all__ = ["Scheduler"]
 
@@ -67,6 +67,8 @@ class Scheduler:
             tuple(self.config.exclude_resource_prefixes),
             tuple((t.input, t.strategy == "Replace", dict(t.outputs)) for t in self.config.resource_transformations))
         self._ns_memo: dict[tuple[str, str], bool] = {}
+        self.shapes = ShapeCache()
+        """Parsed pod sets per distinct ``spec.podSets``: one parse per job template, not per workload."""
         self.assumed: dict[WorkloadKey, str] = {}
         """Admitted by this engine, status not yet echoed: key -> resourceVersion it was read at."""
 
@@ -205,7 +207,8 @@ class Scheduler:
             return  # a replay of the object we admitted from: the admission is still in flight
         old = self.workloads.get(key)
         try:
-            wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old)
+            wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old,
+                                shapes=self.shapes)
         except _BAD_INPUT as exc:
             raise InvalidObject("Workload", key[1], str(exc)) from exc
         self.notices.pop(key, None)
@@ -287,7 +290,8 @@ class Scheduler:
             return
         self._requeue_tree_of(held.cq_name)
         obj = held.obj
-        wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction)
+        wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction,
+                            shapes=self.shapes)
         if wl.state == RESERVED:
             wl.state = PENDING
             wl.admission = None

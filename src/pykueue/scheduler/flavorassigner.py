@@ -63,6 +63,7 @@ GranularMode = tuple[Granular, int]
 """(preemption mode, borrowing level)."""
 WORST: GranularMode = (Granular.NO_FIT, 1 << 62)
 BEST: GranularMode = (Granular.FIT, 0)
+_FIT: tuple[Granular, int, str, str] = (Granular.FIT, 0, "", "")
 
 Oracle = Callable[[ClusterQueue, WorkloadInfo, FR, int], tuple[Granular, int]]
 """Simulates preemption for one fr needing ``val``: (NO_CANDIDATES|PREEMPT|RECLAIM, borrow)."""
@@ -214,21 +215,24 @@ class FlavorAssigner:
     def _assign_podset(self, index: int, ps: PodSetInfo, psa: PodSetAssignment, assignment: Assignment) -> bool:
         cq = self.cq
         requests = psa.requests
-        for res in sorted(requests):
+        rg_by_resource = cq.rg_by_resource
+        for res in sorted(requests) if len(requests) > 1 else requests:
             if res in psa.flavors:
                 continue
-            group = cq.rg_by_resource.get(res)
+            group = rg_by_resource.get(res)
             if group is None:
                 if requests[res] == 0 or self.ignore_undeclared:
                     continue
                 psa.reasons.append(f"resource {res} unavailable in ClusterQueue")
                 psa.no_fit_reason = NO_MATCHING_FLAVOR
                 return True
-            group_requests = {r: v for r, v in requests.items() if r in group.covered}
+            covered = group.covered
+            group_requests = requests if len(requests) == 1 else {r: v for r, v in requests.items() if r in covered}
             chosen, mode, reasons, reason, last = self._find_flavor(index, ps, group, group_requests,
                                                                      assignment.usage)
+            last_tried = assignment.last_tried
             for r in group_requests:
-                assignment.last_tried[(index, r)] = last
+                last_tried[(index, r)] = last
             if chosen is None:
                 psa.reasons.extend(reasons)
                 psa.no_fit_reason = reason
@@ -238,7 +242,8 @@ class FlavorAssigner:
             for r, (flavor, granular, borrow) in chosen.items():
                 psa.flavors[r] = flavor
                 psa.modes[r] = granular
-                assignment.borrowing = max(assignment.borrowing, borrow)
+                if borrow > assignment.borrowing:
+                    assignment.borrowing = borrow
         return False
 
     def _find_flavor(self, index: int, ps: PodSetInfo, group: ResourceGroup, requests: dict[str, int],
@@ -249,11 +254,13 @@ class FlavorAssigner:
         best: dict[str, tuple[str, Granular, int]] | None = None
         best_mode = WORST
         no_fit_reason = ""
-        first_res = next(iter(sorted(requests)))
-        start = self.resume.get((index, first_res), -1) + 1 if self.fungibility else 0
+        names = sorted(requests) if len(requests) > 1 else list(requests)
+        first_res = names[0]
+        start = self.resume.get((index, first_res), -1) + 1 if self.fungibility and self.resume else 0
         flavors = group.flavors
         attempted = -1
         min_reason = ""
+        memo = self.eligibility
         for idx in range(start, len(flavors)):
             attempted = idx
             fname = flavors[idx]
@@ -261,7 +268,8 @@ class FlavorAssigner:
                 reasons.append(f"skipping flavor {fname} as it is not found in the nomination mapping for "
                                f"resource {first_res}")
                 continue
-            blocked = self._ineligible(ps, fname)
+            memo_key = (ps.match_key, fname)
+            blocked = memo[memo_key] if memo_key in memo else self._ineligible(ps, fname)
             if blocked is not None:
                 reasons.append(blocked)
                 min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
@@ -269,7 +277,7 @@ class FlavorAssigner:
             chosen: dict[str, tuple[str, Granular, int]] = {}
             rep = BEST
             flavor_reason = ""
-            for rname in sorted(requests):
+            for rname in names:
                 val = requests[rname]
                 fr = (fname, rname)
                 mode, borrow, msg, reason = self._fits(fr, usage.get(fr, 0), val)
@@ -337,8 +345,8 @@ class FlavorAssigner:
         val = assumed + request
         available = cq.available(fr)
         if val <= available:
-            if cq.parent is None or not cq.borrowing_with(fr, val):
-                return Granular.FIT, 0, "", ""
+            if cq.parent is None or cq.usage.get(fr, 0) + val <= cq.subtree.get(fr, 0):
+                return _FIT
             return Granular.FIT, find_height_of_lowest_subtree_that_fits(cq, fr, val)[0], "", ""
         max_capacity = cq.potential_available(fr)
         if val > max_capacity:

@@ -30,9 +30,20 @@ FR = tuple[str, str]
 Requests = dict[str, int]
 
 
+_FORMATTED: dict[tuple[str, int], str] = {}
+
+
 def fmt(resource: str, amount: int) -> str:
-    """Quantity string of an amount, as Kueue prints it in messages and `resourceUsage`."""
-    return format_amount(resource, amount)
+    """Quantity string of an amount, as Kueue prints it in messages and `resourceUsage` (memoised:
+    every admission formats its usage and the same few amounts recur)."""
+    key = (resource, amount)
+    found = _FORMATTED.get(key)
+    if found is None:
+        found = format_amount(resource, amount)
+        if len(_FORMATTED) > 50_000:
+            _FORMATTED.clear()
+        _FORMATTED[key] = found
+    return found
 
 
 _AMOUNTS: dict[tuple[str, Any], int] = {}

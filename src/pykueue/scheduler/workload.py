@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from pykueue.api.clock import parse_time
 
 from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
 from .resources import amount as to_amount
 
-__all__ = ["PodSetInfo", "WorkloadInfo", "WorkloadKey", "parse_workload"]
+__all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "parse_workload"]
 
 WorkloadKey = tuple[str, str]
 """(namespace, name)."""
@@ -198,7 +200,8 @@ def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> d
 
 
 def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
-                   requeue_by_eviction: bool = True, previous: WorkloadInfo | None = None) -> WorkloadInfo:
+                   requeue_by_eviction: bool = True, previous: WorkloadInfo | None = None,
+                   shapes: ShapeCache | None = None) -> WorkloadInfo:
     """Build the record; raises QuantityError/ValueError/TypeError on malformed input.
 
     ``previous`` (the record of the last upsert) makes a status-only update cheap: most upserts
@@ -239,7 +242,7 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
         info.shape_hash = previous.shape_hash
         info.requests_status = previous.requests_status
     else:
-        _parse_podsets(info, spec, reclaimable, policy)
+        _parse_podsets(info, spec, reclaimable, policy, shapes)
     _parse_status(info, spec, status, reclaimable, requeue_by_eviction, None)
     return info
 
@@ -289,13 +292,29 @@ def _copy_spec_part(previous: WorkloadInfo, obj: Mapping[str, Any]) -> WorkloadI
 
 
 def _parse_podsets(info: WorkloadInfo, spec: Mapping[str, Any], reclaimable: dict[str, int],
-                   policy: RequestPolicy) -> None:
-    for ps in spec.get("podSets") or ():
+                   policy: RequestPolicy, shapes: ShapeCache | None) -> None:
+    raw = spec.get("podSets") or ()
+    parsed = shapes.lookup(raw, reclaimable) if shapes is not None else None
+    if parsed is None:
+        parsed = _build_podsets(raw, reclaimable, policy)
+        if shapes is not None:
+            shapes.store(raw, reclaimable, parsed)
+    info.podsets, inner_hash, info.requests_status = parsed
+    info.shape_hash = hash((info.priority, inner_hash))
+
+
+Parsed = tuple[list[PodSetInfo], int, list[dict[str, Any]]]
+"""Pod sets, the hash of their scheduling shape, and their ``status.resourceRequests``."""
+
+
+def _build_podsets(raw: Any, reclaimable: dict[str, int], policy: RequestPolicy) -> Parsed:
+    podsets: list[PodSetInfo] = []
+    for ps in raw:
         template_spec = (ps.get("template") or {}).get("spec") or {}
         name = ps.get("name") or "main"
         count = int(ps.get("count", 1))
         min_count = ps.get("minCount")
-        info.podsets.append(PodSetInfo(
+        podsets.append(PodSetInfo(
             name=name, count=count, min_count=int(min_count) if min_count is not None else None,
             per_pod=pod_requests(template_spec, policy),
             tolerations=list(template_spec.get("tolerations") or ()),
@@ -303,9 +322,66 @@ def _parse_podsets(info: WorkloadInfo, spec: Mapping[str, Any], reclaimable: dic
             affinity_terms=_affinity_terms(template_spec),
             reclaimable=reclaimable.get(name, 0),
         ))
-    info.shape_hash = hash((info.priority, tuple(
-        (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable, ps.match_key)
-        for ps in info.podsets)))
+    inner = hash(tuple((ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable,
+                        ps.match_key) for ps in podsets))
+    requests = [{"name": ps.name,
+                 "resources": {r: fmt(r, v * ps.effective_count) for r, v in sorted(ps.per_pod.items())}}
+                for ps in podsets]
+    return podsets, inner, requests
+
+
+class ShapeCache:
+    """Parsed pod sets per distinct ``spec.podSets`` (+ reclaimable pods), shared between workloads.
+
+    Workloads of one job template repeat the same pod sets; parsing them (quantities, init
+    containers, overhead) once per shape instead of once per workload saves most of the upsert
+    cost and the per-workload objects. The key is the exact JSON text of the pod sets
+    (sorted keys): equal text means equal input, so the result is equal. The same list object
+    seen again is found by identity first (it is kept referenced, so its id is not reused).
+    Records share what is returned: nothing in the engine mutates parsed pod sets.
+    """
+
+    __slots__ = ("_by_id", "_by_text", "limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._by_id: dict[tuple[int, tuple[tuple[str, int], ...]], tuple[Any, Parsed]] = {}
+        self._by_text: dict[tuple[bytes, tuple[tuple[str, int], ...]], Parsed] = {}
+
+    def lookup(self, raw: Any, reclaimable: dict[str, int]) -> Parsed | None:
+        extra = tuple(sorted(reclaimable.items())) if reclaimable else ()
+        found = self._by_id.get((id(raw), extra))
+        if found is not None and found[0] is raw:
+            return found[1]
+        text = _fingerprint(raw)
+        if text is None:
+            return None
+        parsed = self._by_text.get((text, extra))
+        if parsed is not None:
+            self._remember(raw, extra, parsed)
+        return parsed
+
+    def store(self, raw: Any, reclaimable: dict[str, int], parsed: Parsed) -> None:
+        text = _fingerprint(raw)
+        if text is None:
+            return
+        extra = tuple(sorted(reclaimable.items())) if reclaimable else ()
+        if len(self._by_text) >= self.limit:
+            self._by_text.clear()
+        self._by_text[(text, extra)] = parsed
+        self._remember(raw, extra, parsed)
+
+    def _remember(self, raw: Any, extra: tuple[tuple[str, int], ...], parsed: Parsed) -> None:
+        if len(self._by_id) >= self.limit:
+            self._by_id.clear()
+        self._by_id[(id(raw), extra)] = (raw, parsed)
+
+
+def _fingerprint(raw: Any) -> bytes | None:
+    try:
+        return orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None  # not plain JSON: parse it every time
 
 
 def _same_shape(previous: WorkloadInfo, spec: Mapping[str, Any], annotations: Mapping[str, Any],

@@ -1,0 +1,141 @@
+"""Status-only re-parses and the pod-set shape cache give exactly what a full parse gives.
+
+The fast paths of ``parse_workload`` (copy the spec part from the previous record; reuse the
+parsed pod sets of an equal ``spec.podSets``) are only allowed to save work, never to change a
+field: every case below compares every slot of the fast record with a from-scratch parse.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pykueue.api.clock import format_time
+from pykueue.scheduler import Scheduler, SchedulerConfig
+from pykueue.scheduler.workload import FINISHED, RESERVED, ShapeCache, WorkloadInfo, parse_workload
+
+T0 = 1_700_000_000.0
+API = "kueue.x-k8s.io/v1beta2"
+
+
+def _wl(cpu: str = "1", count: int = 2) -> dict[str, Any]:
+    return {"apiVersion": API, "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns", "uid": "u1", "creationTimestamp": format_time(T0),
+                         "resourceVersion": "1"},
+            "spec": {"queueName": "lq", "priority": 3, "podSets": [
+                {"name": "main", "count": count, "template": {"spec": {"containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}}}]}}
+
+
+def _cond(kind: str, status: str = "True", reason: str = "R", at: float = T0 + 5) -> dict[str, Any]:
+    return {"type": kind, "status": status, "reason": reason, "message": "", "lastTransitionTime": format_time(at)}
+
+
+ADMISSION = {"clusterQueue": "cq", "podSetAssignments": [
+    {"name": "main", "flavors": {"cpu": "rf", "memory": "rf"}, "resourceUsage": {"cpu": "2", "memory": "2Gi"},
+     "count": 2}]}
+
+
+def _with(obj: dict[str, Any], status: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    if status is not None:
+        out["status"] = status
+    out["metadata"].update(meta)
+    return out
+
+
+def _fields(wl: WorkloadInfo) -> dict[str, Any]:
+    out = {name: getattr(wl, name) for name in WorkloadInfo.__slots__ if name not in ("obj", "podsets")}
+    out["podsets"] = [(ps.name, ps.count, ps.min_count, ps.per_pod, ps.reclaimable, ps.match_key)
+                      for ps in wl.podsets]
+    out["requests"] = wl.resource_requests()
+    return out
+
+
+BASE = _wl()
+CASES = {
+    "echoed admission": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved"),
+                                                                            _cond("Admitted")]}),
+    "reserved, not admitted": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved")]}),
+    "finished": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved"), _cond("Finished")]}),
+    "evicted by pods-ready timeout": _with(BASE, {"admission": ADMISSION, "conditions": [
+        _cond("QuotaReserved"), _cond("Evicted", reason="PodsReadyTimeout", at=T0 + 9), _cond("PodsReady")]}),
+    "requeued false with backoff": _with(BASE, {"conditions": [_cond("Requeued", "False")],
+                                               "requeueState": {"requeueAt": format_time(T0 + 60)}}),
+    "reclaimable pods": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved")],
+                                     "reclaimablePods": [{"name": "main", "count": 1}]}),
+    "failed admission check": _with(BASE, {"admissionChecks": [{"name": "ac", "state": "Retry"}]}),
+    "priority boost annotation": _with(BASE, {}, annotations={"kueue.x-k8s.io/priority-boost": "5"}),
+    "gated annotation": _with(BASE, {}, annotations={"kueue.x-k8s.io/admission-gated-by": "x"}),
+    "new uid": _with(BASE, {}, uid="u2"),
+    "spec changed": _with(_wl(cpu="3"), {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_update_parsed_from_previous_equals_full_parse(name: str) -> None:
+    new = CASES[name]
+    for previous_obj in (BASE, CASES["echoed admission"], CASES["reclaimable pods"]):
+        previous = parse_workload(previous_obj)
+        fast = parse_workload(new, previous=previous, shapes=ShapeCache())
+        assert _fields(fast) == _fields(parse_workload(new)), (name, previous_obj.get("status"))
+
+
+def test_reused_usage_belongs_to_the_same_admission_only() -> None:
+    reserved = parse_workload(CASES["echoed admission"])
+    other = copy.deepcopy(CASES["echoed admission"])
+    other["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]["cpu"] = "4"
+    fast = parse_workload(other, previous=reserved)
+    assert fast.state == RESERVED
+    assert fast.usage[("rf", "cpu")] == 4000
+    assert reserved.usage[("rf", "cpu")] == 2000
+
+
+def test_shape_cache_shares_pod_sets_of_equal_templates_only() -> None:
+    shapes = ShapeCache()
+    a = parse_workload(_wl(), shapes=shapes)
+    b = parse_workload(_wl(), shapes=shapes)  # equal, not identical, pod sets
+    c = parse_workload(_wl(cpu="2"), shapes=shapes)
+    assert b.podsets is a.podsets
+    assert b.shape_hash == a.shape_hash
+    assert c.podsets is not a.podsets
+    assert c.podsets[0].per_pod["cpu"] == 2000
+    assert c.shape_hash != a.shape_hash
+    reclaim = _with(_wl(), {"reclaimablePods": [{"name": "main", "count": 1}]})
+    d = parse_workload(reclaim, shapes=shapes)
+    assert d.podsets is not a.podsets
+    assert d.podsets[0].effective_count == 1
+
+
+def test_shape_cache_is_bounded() -> None:
+    shapes = ShapeCache(limit=4)
+    for i in range(20):
+        parse_workload(_wl(cpu=str(i + 1)), shapes=shapes)
+    assert len(shapes._by_text) <= 4
+    assert len(shapes._by_id) <= 4
+
+
+def test_finished_workload_is_released_and_forgotten() -> None:
+    s = Scheduler(SchedulerConfig())
+    s.upsert_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
+    s.upsert_resource_flavor({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "rf"}})
+    s.upsert_cluster_queue({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {
+        "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
+            {"name": "rf", "resources": [{"name": "cpu", "nominalQuota": "2"},
+                                         {"name": "memory", "nominalQuota": "2Gi"}]}]}]}})
+    s.upsert_local_queue({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+                          "spec": {"clusterQueue": "cq"}})
+    s.upsert_workload(BASE)
+    assert [a.name for a in s.schedule().admitted] == ["w"]
+    s.upsert_workload(_with(CASES["echoed admission"], resourceVersion="2"))
+    assert s.cluster_queue_usage("cq").admitted_workloads == 1
+    s.upsert_workload(_with(CASES["finished"], resourceVersion="3"))
+    assert parse_workload(CASES["finished"]).state == FINISHED
+    usage = s.cluster_queue_usage("cq")
+    assert usage.reserving_workloads == 0
+    assert usage.reservation["rf"]["cpu"] == (0, 0)
+    assert ("ns", "w") not in s.workloads
+    s.upsert_workload(_with(BASE, resourceVersion="4"))  # un-finished (e.g. restarted): queued again
+    assert [a.name for a in s.schedule().admitted] == ["w"]
