@@ -34,6 +34,7 @@ from tests.e2e.harness import QUICKSTART, Pykueue
 OPERATOR = Path(__file__).with_name("kopf_operator.py")
 PREFIX = "e2e.pykueue.io"
 CQ = "cluster-queue"
+LQ = "user-queue"
 LAST_HANDLED = "kopf.zalando.org/last-handled-configuration"
 FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
 
@@ -41,14 +42,13 @@ FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
 class Kopf:
     """One ``kopf run`` subprocess; its combined output goes to a file (no pipe to fill up)."""
 
-    def __init__(self, server: Pykueue, log: Path, scanning: str) -> None:
+    def __init__(self, server: Pykueue, log: Path, scanning: str, run: str, scope: list[str]) -> None:
         self.log = log
         env = {**os.environ, "KUBECONFIG": str(server.kubeconfig), "PYTHONUNBUFFERED": "1",
-               "E2E_KOPF_SCANNING": scanning}
+               "E2E_KOPF_SCANNING": scanning, "E2E_KOPF_RUN": run}
         with log.open("w") as sink:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces", "--verbose",
-                 str(OPERATOR)],
+                [sys.executable, "-m", "kopf", "run", "--standalone", *scope, "--verbose", str(OPERATOR)],
                 stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                 cwd=str(log.parent))
 
@@ -74,8 +74,8 @@ class Kopf:
 
 
 @contextmanager
-def running_kopf(server: Pykueue, log: Path, scanning: str) -> Iterator[Kopf]:
-    kopf = Kopf(server, log, scanning)
+def running_kopf(server: Pykueue, tmp_path: Path, scanning: str, run: str, scope: list[str]) -> Iterator[Kopf]:
+    kopf = Kopf(server, tmp_path / f"kopf-{run}.log", scanning, run, scope)
     try:
         yield kopf
     finally:
@@ -86,28 +86,29 @@ def _get(server: Pykueue, *args: str) -> Any:
     return json.loads(server.kubectl("get", *args, "-o", "json").stdout)
 
 
-def _cq(server: Pykueue) -> dict[str, Any] | None:
-    result = server.kubectl("get", "clusterqueue", CQ, "-o", "json", check=False)
+def _cq(server: Pykueue, kind: str = "clusterqueue", name: str = CQ) -> dict[str, Any] | None:
+    result = server.kubectl("get", kind, name, "-o", "json", check=False)
     if result.returncode != 0:
         assert "NotFound" in result.stderr or "not found" in result.stderr, result.stderr
         return None
     return dict(json.loads(result.stdout))
 
 
-def _annotations(server: Pykueue) -> dict[str, str]:
-    cq = _cq(server)
-    return dict((cq or {}).get("metadata", {}).get("annotations") or {})
+def _annotations(server: Pykueue, kind: str = "clusterqueue", name: str = CQ) -> dict[str, str]:
+    obj = _cq(server, kind, name)
+    return dict((obj or {}).get("metadata", {}).get("annotations") or {})
 
 
-def _kopf_events(server: Pykueue) -> list[dict[str, Any]]:
-    """The Events kopf posted about our ClusterQueue (cluster-scoped: kopf uses the context's namespace)."""
+def _kopf_events(server: Pykueue, kind: str = "ClusterQueue", name: str = CQ) -> list[dict[str, Any]]:
+    """The Events kopf posted about one object, all in ``default``: the LocalQueue's namespace, and for a
+    cluster-scoped object the kubeconfig context's namespace."""
     items = _get(server, "events", "-n", "default")["items"]
-    return [e for e in items if e.get("involvedObject", {}).get("name") == CQ
-            and e.get("reason", "").startswith("Kopf")]
+    return [e for e in items if e.get("involvedObject", {}).get("name") == name
+            and e["involvedObject"].get("kind") == kind and e.get("reason", "").startswith("Kopf")]
 
 
-def _reasons(server: Pykueue) -> list[str]:
-    return sorted(e["reason"] for e in _kopf_events(server))
+def _reasons(server: Pykueue, kind: str = "ClusterQueue", name: str = CQ) -> list[str]:
+    return sorted(e["reason"] for e in _kopf_events(server, kind, name))
 
 
 def _until(server: Pykueue, kopf: Kopf, what: str, predicate: Callable[[], object]) -> Any:
@@ -123,9 +124,10 @@ def _until(server: Pykueue, kopf: Kopf, what: str, predicate: Callable[[], objec
 
 def _assert_clean(kopf: Kopf) -> None:
     """kopf logs every failed API call / handler at ERROR; a merge patch the server did not apply as
-    asked at WARNING ("inconsistencies")."""
+    asked at WARNING ("inconsistencies"); a watch answered with 410 Gone although its resourceVersion is
+    seconds old as "Restarting the watch-stream"."""
     bad = [line for line in kopf.output().splitlines() if "[ERROR" in line or "[WARNING" in line
-           or line.startswith("Traceback")]
+           or line.startswith("Traceback") or "Restarting the watch-stream" in line]
     assert not bad, "kopf reported problems:\n" + "\n".join(line[:600] for line in bad)
 
 
@@ -147,9 +149,18 @@ def test_kopf_operator_runs_unchanged(api_only: Pykueue, tmp_path: Path, scannin
     server.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))  # flavor + LQ; CQ re-applied below
     server.kubectl("delete", "clusterqueue", CQ)
 
-    with running_kopf(server, tmp_path / "kopf-1.log", scanning) as kopf:
+    with running_kopf(server, tmp_path, scanning, "1", ["--all-namespaces"]) as kopf:
         _until(server, kopf, "kopf watching ClusterQueues",
                lambda: "Starting the watch-stream for clusterqueues" in kopf.output())
+
+        # the LocalQueue existed before kopf started: its initial LIST hands it to the create handler
+        _until(server, kopf, "LocalQueue found at startup",
+               lambda: _annotations(server, "localqueue", LQ).get(f"{PREFIX}/observed-by") == "kopf")
+        [lq_event] = _until(server, kopf, "LocalQueue Event posted",
+                            lambda: _kopf_events(server, "LocalQueue", LQ))
+        assert lq_event["metadata"]["namespace"] == "default"
+        assert lq_event["involvedObject"]["namespace"] == "default"
+        assert lq_event["message"] == f"kopf saw LocalQueue default/{LQ}"
 
         # create: finalizer, annotation + label, kopf's own bookkeeping annotation, an Event, the timer
         server.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))
@@ -173,6 +184,11 @@ def test_kopf_operator_runs_unchanged(api_only: Pykueue, tmp_path: Path, scannin
         assert observed["source"]["component"] == "kopf"
         assert "KopfObserved" in server.kubectl("get", "events").stdout  # kubectl's table lists it too
 
+        # let the watches (timeoutSeconds=2) end and re-open from their last resourceVersion at least once
+        # before the update: the timer's invocations (every 0.5 s) are the clock, nothing asserts on time
+        _until(server, kopf, "watches re-opened",
+               lambda: kopf.output().count("Timer 'tick' is invoked") >= 6)
+
         # update: the field-filtered update handler and the field handler both react
         server.kubectl("patch", "clusterqueue", CQ, "--type", "merge",
                        "-p", '{"spec":{"queueingStrategy":"StrictFIFO","cohortName":"team"}}')
@@ -185,10 +201,15 @@ def test_kopf_operator_runs_unchanged(api_only: Pykueue, tmp_path: Path, scannin
         kopf.alive()
         _assert_clean(kopf)
 
-    # restart: the new operator LISTs, finds the object already handled, resumes instead of re-creating
-    with running_kopf(server, tmp_path / "kopf-2.log", scanning) as kopf:
+    # restart, now restricted to one namespace (namespaced watch URLs): the new operator LISTs, finds the
+    # objects already handled, resumes them instead of re-creating
+    with running_kopf(server, tmp_path, scanning, "2", ["--namespace", "default"]) as kopf:
         _until(server, kopf, "resume handled", lambda: "KopfResumed" in _reasons(server))
         assert _reasons(server).count("KopfObserved") == 1
+        _until(server, kopf, "LocalQueue resumed",
+               lambda: _annotations(server, "localqueue", LQ).get(f"{PREFIX}/resumed-by-run") == "2")
+        assert "Starting the watch-stream for localqueues.v1beta2.kueue.x-k8s.io in 'default'" in kopf.output()
+        assert _reasons(server, "LocalQueue", LQ) == ["KopfObserved"]
 
         # delete: kopf's finalizer holds the object until the delete handler ran, then it is gone
         server.kubectl("delete", "clusterqueue", CQ, "--wait=false")
