@@ -354,14 +354,34 @@ def test_realtime_feed_reads_cluster_queue_status() -> None:
     plan = expand(parse_config(THREE))
     d = _Driver(None, plan, print)
     cq = cluster_queue(plan.cluster_queues[0], "rf")
-    cq["status"] = {"pendingWorkloads": 2, "reservingWorkloads": 1, "conditions": [{"type": "Active", "status": "True"}],
+    active = [{"type": "Active", "status": "True"}]
+    cq["status"] = {"pendingWorkloads": 2, "reservingWorkloads": 1, "conditions": active,
                     "flavorsUsage": [{"name": "rf", "resources": [{"name": "cpu", "total": "500m"}]}]}
     d.on_cluster_queue("ADDED", cq, None)
     d.rec.generation_done = True
     assert not d.rec.done()  # pending work in an active queue
     last = d.rec.cqs[plan.cluster_queues[0].name].last
     assert (last.cpu_usage_milli, last.nominal_milli, last.pending, last.reserving) == (500, 1000, 2, 1)
-    cq["status"] = {"pendingWorkloads": 0, "reservingWorkloads": 0, "conditions": [{"type": "Active", "status": "True"}]}
+    cq["status"] = {"pendingWorkloads": 0, "reservingWorkloads": 0, "conditions": active}
     d.on_cluster_queue("MODIFIED", cq, None)
     assert d.rec.done()
     assert d.done()  # nothing created, so nothing left to finish
+
+
+def test_realtime_run_against_a_real_pykueue_up(tmp_path: Path) -> None:
+    """End to end: `pykueue up` as a subprocess, objects over HTTP, the runner finishing workloads."""
+    gen = tmp_path / "gen.yaml"
+    gen.write_text(yaml.safe_dump(_config([{"count": 3, "creationIntervalMs": 100, "workloads": [
+        {"className": "w", "runtimeMs": 300, "request": 1}]}], cqs=1)))
+    result = _cli("--config", str(gen), "--output", str(tmp_path / "out"), "--timeout", "60")
+    assert result.exit_code == 0, result.output
+    assert "pykueue is up at https://127.0.0.1:" in result.output
+    summary = yaml.safe_load((tmp_path / "out" / "summary.yaml").read_text())
+    assert summary["mode"] == "real-time"
+    assert summary["timedOut"] is False
+    assert (summary["createErrors"], summary["finishErrors"]) == (0, 0)
+    w = summary["workloadClasses"]["w"]
+    assert (w["count"], w["admitted"], w["finished"], w["totalEvictions"]) == (3, 3, 3, 0)
+    assert summary["boundMs"] == 1_000  # 0.1 s + 3 x 0.3 s of one cpu
+    assert summary["clusterQueueClasses"]["cq"]["nominalQuota"] == 1_000
+    assert summary["serverUserMs"] > 0

@@ -233,8 +233,7 @@ class _Driver:
             self.wake.clear()
             timeout = None if at is None else max(0.0, at - self.ms() / 1000)
             if timeout is None or timeout > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), timeout)
+                await _wait(self.wake, timeout)
             for key in self.runner.pop_due(self.ms() / 1000):
                 task = asyncio.get_running_loop().create_task(self._finish(key))
                 self.finishing.add(task)  # held until done, so it is never garbage-collected mid-flight
@@ -260,6 +259,14 @@ class _Driver:
         if self.drained_at is None:
             self.drained_at = now
         return now - self.drained_at >= DRAIN_GRACE_S
+
+
+async def _wait(event: asyncio.Event, seconds: float | None) -> None:
+    """Wait for ``event`` at most ``seconds``. ``asyncio.timeout``, not ``wait_for``: on Python 3.11
+    ``wait_for`` can swallow a cancellation that races with the event, and the loop would never end."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
 
 
 def _milli(value: Any) -> int:
@@ -296,8 +303,7 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
                 timed_out = True
                 break
             d.wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(d.wake.wait(), 1.0)
+            await _wait(d.wake, 1.0)
             if tasks[0].done() and tasks[0].exception() is not None:
                 raise RealtimeError(f"generation failed: {tasks[0].exception()}")
             if server is not None and server.poll() is not None:
@@ -367,6 +373,7 @@ def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: 
             return await _drive(client, plan, bound, timeout, out, start_ms, server)
         finally:
             await client.close()
+            await asyncio.sleep(0.25)  # TLS transports finish closing (aiohttp's advice), no socket left to GC
 
     if kubeconfig is not None:
         return asyncio.run(main(kubeconfig, 0.0))
