@@ -13,7 +13,9 @@ path of the offending node (``spec.resourceGroups[0].flavors[1]``).
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 from functools import cache
 from typing import Any
 
@@ -21,7 +23,7 @@ from pykueue.api import field_errors as fe
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity
 
-__all__ = ["strict_decoding_error", "unknown_field_paths", "validate_schema"]
+__all__ = ["compile_rules", "strict_decoding_error", "unknown_field_paths", "validate_schema"]
 
 _MISSING = object()
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -52,12 +54,41 @@ def _map_key(item: JSONDict, keys: list[str]) -> str:
     return repr([item.get(k) for k in keys])
 
 
+_local = threading.local()
+
+
 def _context(variables: dict[str, Any]) -> Any:
-    import cel
+    """A CEL context holding ``variables`` and the extension functions.
 
-    from pykueue.api.cel_ext import FUNCTIONS
+    Building a context registers every extension function (~5 us), so each thread keeps one and only
+    rebinds the variables a rule uses (a rule reads only ``self`` and, if it names it, ``oldSelf``,
+    so a stale binding of another variable is never read).
+    """
+    context = getattr(_local, "context", None)
+    if context is None:
+        import cel
 
-    return cel.Context(variables=variables, functions=FUNCTIONS)
+        from pykueue.api.cel_ext import FUNCTIONS
+
+        context = _local.context = cel.Context(functions=FUNCTIONS)
+    for name, value in variables.items():
+        context.add_variable(name, value)
+    return context
+
+
+# Field paths are built lazily: a node's path is the root string or a ``(parent, segment, bracket)``
+# tuple, rendered only when an error is reported (most nodes of a valid object never need it).
+_Path = Any
+
+
+def _render(path: _Path) -> str:
+    if isinstance(path, str):
+        return path
+    parent, segment, bracket = path
+    base = _render(parent)
+    if bracket:
+        return f"{base}[{segment}]"
+    return fe.join(base, segment)
 
 
 def _type_name(value: Any) -> str:
@@ -89,41 +120,53 @@ class _Walker:
     def __init__(self) -> None:
         self.errors: list[FieldError] = []
 
-    def walk(self, schema: JSONDict, value: Any, old: Any, path: str) -> None:
+    def walk(self, schema: JSONDict, value: Any, old: Any, path: _Path) -> None:
         if value is None:
             return
         if not self._check_type(schema, value, path):
             return
-        self._check_scalar(schema, value, path)
         if isinstance(value, dict):
+            if "enum" in schema:
+                self._check_scalar(schema, value, path)
             self._walk_object(schema, value, old, path)
         elif isinstance(value, list):
+            if "enum" in schema:
+                self._check_scalar(schema, value, path)
             self._walk_array(schema, value, old, path)
-        self._run_rules(schema, value, old, path)
+        else:
+            self._check_scalar(schema, value, path)
+        if "x-kubernetes-validations" in schema:
+            self._run_rules(schema, value, old, path)
 
-    def _check_type(self, schema: JSONDict, value: Any, path: str) -> bool:
+    def _check_type(self, schema: JSONDict, value: Any, path: _Path) -> bool:
         if schema.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 actual = _type_name(value)
-                self.errors.append(fe.type_invalid(path, actual, f"{path} in body must be of type "
-                                                                 f"integer-or-string: \"{actual}\""))
+                where = _render(path)
+                self.errors.append(fe.type_invalid(where, actual, f"{where} in body must be of type "
+                                                                  f"integer-or-string: \"{actual}\""))
                 return False
             return True
         expected = schema.get("type")
         if expected and not _type_ok(expected, value):
             actual = _type_name(value)
-            self.errors.append(fe.type_invalid(path, actual, f"{path or 'body'} in body must be of type {expected}: "
-                                                             f"\"{actual}\""))
+            where = _render(path)
+            self.errors.append(fe.type_invalid(where, actual, f"{where or 'body'} in body must be of type "
+                                                              f"{expected}: \"{actual}\""))
             return False
         return True
 
-    def _check_scalar(self, schema: JSONDict, value: Any, path: str) -> None:
+    def _check_scalar(self, schema: JSONDict, value: Any, lazy_path: _Path) -> None:
         errors = self.errors
         enum = schema.get("enum")
         if enum is not None and value not in enum:
-            errors.append(fe.not_supported(path, value, [str(e) for e in enum]))
+            errors.append(fe.not_supported(_render(lazy_path), value, [str(e) for e in enum]))
         if isinstance(value, str):
             pattern = schema.get("pattern")
+            fmt = schema.get("format")
+            if not pattern and not fmt and "maxLength" not in schema and "minLength" not in schema:
+                return
+            path = _render(lazy_path)
             if schema.get("x-kubernetes-int-or-string") and pattern:
                 try:
                     parse_quantity(value)
@@ -131,7 +174,6 @@ class _Walker:
                     errors.append(fe.invalid(path, value, str(exc)))
             elif pattern and (compiled := _regex(pattern)) is not None and not compiled.search(value):
                 errors.append(fe.invalid(path, value, f"{path} in body should match '{pattern}'"))
-            fmt = schema.get("format")
             if fmt == "date-time" and not _DATE_TIME.match(value):
                 errors.append(fe.invalid(path, value, f"{path} in body must be of type date-time: {value!r}"))
             elif fmt == "byte" and (len(value) % 4 or not _BASE64.match(value)):
@@ -141,41 +183,46 @@ class _Walker:
             if "minLength" in schema and len(value) < schema["minLength"]:
                 errors.append(fe.invalid(path, value, f"{path} in body should be at least "
                                                       f"{schema['minLength']} chars long"))
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
             if "minimum" in schema and value < schema["minimum"]:
+                path = _render(lazy_path)
                 errors.append(fe.invalid(path, value, f"{path} in body should be greater than or equal "
                                                       f"to {schema['minimum']}"))
             if "maximum" in schema and value > schema["maximum"]:
+                path = _render(lazy_path)
                 errors.append(fe.invalid(path, value, f"{path} in body should be less than or equal "
                                                       f"to {schema['maximum']}"))
 
-    def _walk_object(self, schema: JSONDict, value: JSONDict, old: Any, path: str) -> None:
+    def _walk_object(self, schema: JSONDict, value: JSONDict, old: Any, path: _Path) -> None:
         properties: JSONDict = schema.get("properties") or {}
         for name in schema.get("required") or ():
             if value.get(name) is None:
-                self.errors.append(fe.required(fe.join(path, name)))
+                self.errors.append(fe.required(fe.join(_render(path), name)))
         if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-            self.errors.append(fe.too_many(path, len(value), schema["maxProperties"]))
+            self.errors.append(fe.too_many(_render(path), len(value), schema["maxProperties"]))
         if "minProperties" in schema and len(value) < schema["minProperties"]:
-            self.errors.append(fe.invalid(path, len(value), f"{path} in body should have at least "
-                                                            f"{schema['minProperties']} properties"))
+            where = _render(path)
+            self.errors.append(fe.invalid(where, len(value), f"{where} in body should have at least "
+                                                             f"{schema['minProperties']} properties"))
         old_map = old if isinstance(old, dict) else {}
+        extra: Any = _MISSING
         for name, child in value.items():
             sub = properties.get(name)
-            child_path = fe.join(path, name)
-            if sub is None:
-                extra = schema.get("additionalProperties")
-                sub = extra if isinstance(extra, dict) else None
-                child_path = f"{path}[{name}]"
             if sub is not None:
-                self.walk(sub, child, old_map.get(name, _MISSING), child_path)
+                self.walk(sub, child, old_map.get(name, _MISSING), (path, name, False))
+                continue
+            if extra is _MISSING:
+                extra = schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                self.walk(extra, child, old_map.get(name, _MISSING), (path, name, True))
 
-    def _walk_array(self, schema: JSONDict, value: list[Any], old: Any, path: str) -> None:
+    def _walk_array(self, schema: JSONDict, value: list[Any], old: Any, path: _Path) -> None:
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            self.errors.append(fe.too_many(path, len(value), schema["maxItems"]))
+            self.errors.append(fe.too_many(_render(path), len(value), schema["maxItems"]))
         if "minItems" in schema and len(value) < schema["minItems"]:
-            self.errors.append(fe.invalid(path, len(value), f"{path} in body should have at least "
-                                                            f"{schema['minItems']} items"))
+            where = _render(path)
+            self.errors.append(fe.invalid(where, len(value), f"{where} in body should have at least "
+                                                             f"{schema['minItems']} items"))
         items: JSONDict = schema.get("items") or {}
         list_type = schema.get("x-kubernetes-list-type")
         keys: list[str] = list(schema.get("x-kubernetes-list-map-keys") or ())
@@ -184,22 +231,22 @@ class _Walker:
             old_by_key = {_map_key(o, keys): o for o in old if isinstance(o, dict)}
         seen: set[Any] = set()
         for index, item in enumerate(value):
-            item_path = fe.join(path, index)
+            item_path = (path, index, True)
             correlated: Any = _MISSING
             if list_type == "map" and isinstance(item, dict):
                 key = _map_key(item, keys)
                 if key in seen:
-                    self.errors.append(fe.duplicate(item_path, {k: item.get(k) for k in keys}))
+                    self.errors.append(fe.duplicate(_render(item_path), {k: item.get(k) for k in keys}))
                 seen.add(key)
                 correlated = old_by_key.get(key, _MISSING)
             elif list_type == "set":
                 marker = repr(item)
                 if marker in seen:
-                    self.errors.append(fe.duplicate(item_path, item))
+                    self.errors.append(fe.duplicate(_render(item_path), item))
                 seen.add(marker)
             self.walk(items, item, correlated, item_path)
 
-    def _run_rules(self, schema: JSONDict, value: Any, old: Any, path: str) -> None:
+    def _run_rules(self, schema: JSONDict, value: Any, old: Any, lazy_path: _Path) -> None:
         for rule in schema.get("x-kubernetes-validations") or ():
             text: str = rule["rule"]
             uses_old = "oldSelf" in text
@@ -219,6 +266,7 @@ class _Walker:
                 message = rule.get("message") or f"failed rule: {text}"
             if ok is True:
                 continue
+            path = _render(lazy_path)
             target = path
             field_path = rule.get("fieldPath")
             if field_path:
@@ -240,6 +288,26 @@ def validate_schema(schema: JSONDict, obj: JSONDict, old: JSONDict | None = None
     return walker.errors
 
 
+def compile_rules(schema: Any) -> int:
+    """Compile every CEL rule in ``schema`` now (they are cached), so the first write does not pay
+    for it; returns how many rules were seen. Rules that do not compile are left for validation to
+    report."""
+    count = 0
+    if isinstance(schema, dict):
+        for rule in schema.get("x-kubernetes-validations") or ():
+            if isinstance(rule, dict) and isinstance(rule.get("rule"), str):
+                count += 1
+                with contextlib.suppress(Exception):  # reported per object by validation
+                    _program(rule["rule"])
+        for value in schema.values():
+            if isinstance(value, (dict, list)):
+                count += compile_rules(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            count += compile_rules(item)
+    return count
+
+
 def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "") -> list[str]:
     """Paths (``spec.foo``, ``spec.containers[0].bar``) of fields the schema does not declare."""
     found: list[str] = []
@@ -247,25 +315,24 @@ def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "") -> list[str]
     return found
 
 
-def _unknown(schema: JSONDict, value: Any, path: str, found: list[str]) -> None:
+def _unknown(schema: JSONDict, value: Any, path: _Path, found: list[str]) -> None:
     if isinstance(value, dict):
         if schema.get("x-kubernetes-preserve-unknown-fields") and "properties" not in schema:
             return
         properties: JSONDict | None = schema.get("properties")
         extra = schema.get("additionalProperties")
         for name, child in value.items():
-            child_path = fe.join(path, name)
             if properties is not None and name in properties:
-                _unknown(properties[name], child, child_path, found)
+                _unknown(properties[name], child, (path, name, False), found)
             elif isinstance(extra, dict):
-                _unknown(extra, child, child_path, found)
+                _unknown(extra, child, (path, name, False), found)
             elif properties is not None and not extra and not schema.get("x-kubernetes-preserve-unknown-fields"):
-                found.append(child_path)
+                found.append(_render((path, name, False)))
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
             for index, item in enumerate(value):
-                _unknown(items, item, fe.join(path, index), found)
+                _unknown(items, item, (path, index, True), found)
 
 
 def strict_decoding_error(paths: list[str]) -> str:

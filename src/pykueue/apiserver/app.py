@@ -27,7 +27,7 @@ from pykueue.registry import Registry
 
 from . import discovery
 from .commit import GroupCommitter
-from .crds import crd_list, crd_table, find_crd
+from .crds import crd_list, crd_table, find_crd, stream_crd_watch
 from .http import (
     AGGREGATED_V2,
     accepts_aggregated,
@@ -55,6 +55,7 @@ class _State:
         self.registry = registry
         self.token = token
         self.stopping = asyncio.Event()
+        self.bookmark_interval = bookmark_interval
         self.committer: GroupCommitter | None = None
         self.remove_listener: Callable[[], None] | None = None
         self.resources = ResourceHandler(registry, self.durable, self.stopping, bookmark_interval)
@@ -214,16 +215,18 @@ async def _group_resources(request: web.Request) -> web.StreamResponse:
     group, version = request.match_info["group"], request.match_info["version"]
     segments = _segments(request.match_info["tail"])
     if group == discovery.CRD_GROUP and version == discovery.CRD_VERSION:
-        return _crds(request, segments)
+        return await _crds(request, segments)
     return await handle_resource(state.resources, request, group, version, segments)
 
 
-def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse:
+async def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse:
     if request.method != "GET" or not segments or segments[0] != "customresourcedefinitions" or len(segments) > 2:
         raise NotFound("the server could not find the requested resource")
     state = _state(request)
     kinds = state.registry.kinds()
     body = find_crd(kinds, segments[1], state.started) if len(segments) == 2 else crd_list(kinds, state.started)
+    if len(segments) == 1 and request.query.get("watch", "").lower() in ("true", "1"):
+        return await stream_crd_watch(request, body["items"], bookmark_interval=state.bookmark_interval)
     table_version = accepts_table(request.headers.get("Accept", ""))
     if table_version:
         items = [body] if len(segments) == 2 else body["items"]
