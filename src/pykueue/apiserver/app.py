@@ -23,6 +23,7 @@ from aiohttp import web
 
 from pykueue.api.clock import format_time
 from pykueue.api.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFound, Unauthorized
+from pykueue.api.structural import compile_rules
 from pykueue.registry import Registry
 
 from . import discovery
@@ -39,7 +40,7 @@ from .http import (
 from .openapi import OpenAPI
 from .resources import PodLogHandler, ResourceHandler, handle_resource
 
-__all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve"]
+__all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve", "warm_up"]
 
 log = logging.getLogger(__name__)
 
@@ -282,6 +283,20 @@ def set_pod_log_handler(app: web.Application, handler: PodLogHandler | None) -> 
     app[_STATE].resources.pod_log = handler
 
 
+def warm_up(registry: Registry) -> None:
+    """Build every kind's schemas and compile their CEL rules (~0.5 s of CPU, once per process).
+
+    Otherwise the first request for each kind builds them on the event loop and every request in
+    flight waits about a second. :func:`serve` runs this in a worker thread before it listens.
+    """
+    for kind in registry.kinds():
+        for version in kind.versions:
+            try:
+                compile_rules(kind.schema[version])
+            except Exception:  # a broken schema is reported by the requests that use it
+                log.exception("building the schema of %s/%s failed", kind.resource_key, version)
+
+
 class Server:
     """A running API server: ``.port``, ``.url``, ``set_pod_log_handler()``, ``await close()``."""
 
@@ -304,6 +319,7 @@ async def serve(registry: Registry, host: str, port: int, *, token: str | None, 
                 tls_key: str | None = None, bookmark_interval: float = 5.0) -> Server:
     """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given."""
     app = create_app(registry, token=token, bookmark_interval=bookmark_interval)
+    await asyncio.to_thread(warm_up, registry)
     runner = web.AppRunner(app, shutdown_timeout=2.0, access_log=None)
     await runner.setup()
     context: ssl.SSLContext | None = None
