@@ -137,8 +137,7 @@ SCANNING = [
     # /apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true&allowWatchBookmarks=true&resourceVersion=1)
     # with the plain CustomResourceDefinitionList, so kopf's stream parser dies on KeyError 'type' and the
     # operator exits. strict: remove the mark once the server streams CRD watches.
-    pytest.param("default", id="kopf-defaults", marks=pytest.mark.xfail(
-        strict=True, reason="server ignores watch=true on customresourcedefinitions (returns a List)")),
+    pytest.param("default", id="kopf-defaults"),
 ]
 
 

@@ -7,16 +7,24 @@ provides it (the same CRDs ``pykueue install`` renders), else they are derived f
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from pykueue.api.errors import NotFound
+import orjson
+from aiohttp import web
+
+from pykueue.api.errors import BadRequest, NotFound
 from pykueue.api.kinds import KindInfo
 
-__all__ = ["crd_list", "crd_table", "find_crd"]
+__all__ = ["crd_list", "crd_table", "find_crd", "stream_crd_watch"]
 
 JSONDict = dict[str, Any]
+_CRD_RV = "1"
+_MAX_WATCH_SECONDS = 1800.0
+"""CRDs never change here; an open watch only carries bookmarks, and ends like kube's (≤ 30 min)."""
 
 
 def _from_api() -> list[JSONDict] | None:
@@ -81,7 +89,7 @@ def _all(kinds: Iterable[KindInfo], created: str) -> list[JSONDict]:
 
 def crd_list(kinds: Iterable[KindInfo], created: str) -> JSONDict:
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitionList",
-            "metadata": {"resourceVersion": "1"}, "items": _all(kinds, created)}
+            "metadata": {"resourceVersion": _CRD_RV}, "items": _all(kinds, created)}
 
 
 def crd_table(crds: list[JSONDict], table_version: str) -> JSONDict:
@@ -102,3 +110,48 @@ def find_crd(kinds: Iterable[KindInfo], name: str, created: str) -> JSONDict:
         if (crd.get("metadata") or {}).get("name") == name:
             return crd
     raise NotFound.object("customresourcedefinitions", name, "apiextensions.k8s.io")
+
+
+async def stream_crd_watch(request: web.Request, crds: list[JSONDict], *,
+                           bookmark_interval: float) -> web.StreamResponse:
+    """``?watch=true`` on CRDs: the same event stream kube-apiserver sends, for a set that never changes.
+
+    Controllers such as kopf watch CRDs to follow the served kinds. Initial ADDED events are sent when
+    no (or a "0") resourceVersion is given or with ``sendInitialEvents``; after that the stream stays
+    open (with BOOKMARKs if allowed) until ``timeoutSeconds`` or the client leaves.
+    """
+    query = request.query
+    since = query.get("resourceVersion", "")
+    send_initial = query.get("sendInitialEvents", "").lower() == "true"
+    bookmarks = query.get("allowWatchBookmarks", "").lower() in ("true", "1")
+    try:
+        timeout = min(float(query.get("timeoutSeconds", _MAX_WATCH_SECONDS)), _MAX_WATCH_SECONDS)
+    except ValueError:
+        raise BadRequest(f"invalid timeoutSeconds: {query.get('timeoutSeconds')!r}") from None
+    response = web.StreamResponse(headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+    await response.prepare(request)
+    lines = []
+    if since in ("", "0") or send_initial:
+        lines = [orjson.dumps({"type": "ADDED", "object": crd}) + b"\n" for crd in crds]
+    if send_initial:
+        lines.append(orjson.dumps({"type": "BOOKMARK", "object": _bookmark(initial_end=True)}) + b"\n")
+    if lines:
+        await response.write(b"".join(lines))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while (left := deadline - loop.time()) > 0:
+        await asyncio.sleep(min(left, bookmark_interval))
+        if request.transport is None or request.transport.is_closing():
+            break
+        if bookmarks and deadline - loop.time() > 0:
+            await response.write(orjson.dumps({"type": "BOOKMARK", "object": _bookmark()}) + b"\n")
+    with contextlib.suppress(ConnectionError):
+        await response.write_eof()
+    return response
+
+
+def _bookmark(*, initial_end: bool = False) -> JSONDict:
+    meta: JSONDict = {"resourceVersion": _CRD_RV}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return {"kind": "CustomResourceDefinition", "apiVersion": "apiextensions.k8s.io/v1", "metadata": meta}

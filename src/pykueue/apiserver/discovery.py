@@ -72,7 +72,7 @@ def api_group_list(kinds: Iterable[KindInfo]) -> JSONDict:
 
 def _crd_resource() -> JSONDict:
     return {"name": "customresourcedefinitions", "singularName": "customresourcedefinition",
-            "namespaced": False, "kind": "CustomResourceDefinition", "verbs": ["get", "list"],
+            "namespaced": False, "kind": "CustomResourceDefinition", "verbs": ["get", "list", "watch"],
             "shortNames": ["crd", "crds"], "categories": ["api-extensions"],
             "storageVersionHash": storage_version_hash(CRD_GROUP, CRD_VERSION, "CustomResourceDefinition")}
 
