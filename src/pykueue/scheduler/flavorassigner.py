@@ -127,7 +127,13 @@ class Assignment:
         """Worst pod-set mode; computed once (an assignment is not changed after ``assign``)."""
         mode = self._mode
         if mode is None:
-            mode = min(ps.mode for ps in self.podsets) if self.podsets else Mode.NO_FIT
+            podsets = self.podsets
+            if not podsets:
+                mode = Mode.NO_FIT
+            elif len(podsets) == 1:
+                mode = podsets[0].mode
+            else:
+                mode = min(ps.mode for ps in podsets)
             self._mode = mode
         return mode
 
@@ -280,7 +286,11 @@ class FlavorAssigner:
             for rname in names:
                 val = requests[rname]
                 fr = (fname, rname)
-                mode, borrow, msg, reason = self._fits(fr, usage.get(fr, 0), val)
+                fit = self._fits(fr, usage.get(fr, 0), val)
+                if fit is _FIT:  # the best outcome changes nothing in ``rep``
+                    chosen[rname] = (fname, Granular.FIT, 0)
+                    continue
+                mode, borrow, msg, reason = fit
                 if msg:
                     reasons.append(msg)
                     flavor_reason = most_severe(flavor_reason, reason)
@@ -292,6 +302,9 @@ class FlavorAssigner:
                 chosen[rname] = (fname, mode, borrow)
             if rep[0] == Granular.NO_FIT:
                 min_reason = _min_reason(min_reason, flavor_reason or WAITING_FOR_QUOTA)
+            if rep is BEST:  # a plain fit ends the search in both fungibility modes
+                best, best_mode = chosen, rep
+                break
             if self.fungibility:
                 if not self._should_try_next(rep):
                     best, best_mode = chosen, rep

@@ -7,7 +7,9 @@ UID), the inadmissible set (failed and waiting for a requeue trigger), or the pa
 triggers; the cycle pops heads and hands failures back with ``requeue``.
 
 Heaps use ``heapq`` with lazy deletion: a heap item is live only while ``members[key] is item``,
-so an update is O(log n) and a removal O(1).
+so an update is O(log n) and a removal O(1). Heap items hold only the sort key (ints, floats,
+strings), never the record: the garbage collector untracks such tuples, so a large queue costs
+one tracked object per workload (its record), not two.
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ class _Group:
     """Queued workloads of one scheduling shape (SchedulingEquivalenceHashing), kept in their own
     heap so a failed shape is parked and requeued in O(1) instead of member by member."""
 
-    __slots__ = ("entry", "heap", "inadmissible", "members", "reason", "reported_reason", "unreported")
+    __slots__ = ("entry", "heap", "inadmissible", "members", "reason", "reported_reason", "unreported", "wls")
 
     def __init__(self) -> None:
-        self.heap: list[tuple[HeapItem, WorkloadInfo]] = []
-        self.members: dict[WorkloadKey, tuple[HeapItem, WorkloadInfo]] = {}
+        self.heap: list[HeapItem] = []
+        self.members: dict[WorkloadKey, HeapItem] = {}
+        self.wls: dict[WorkloadKey, WorkloadInfo] = {}
         self.entry: tuple[HeapItem, int, _Group] | None = None
         self.inadmissible = False
         self.reason = ""
@@ -61,11 +64,11 @@ class _Group:
         self.unreported: dict[WorkloadKey, WorkloadInfo] = {}
         """Members whose status does not say ``reported_reason`` yet."""
 
-    def top(self) -> tuple[HeapItem, WorkloadInfo] | None:
+    def top(self) -> HeapItem | None:
         heap, members = self.heap, self.members
         while heap:
             entry = heap[0]
-            if members.get(entry[0][4]) is entry:
+            if members.get(entry[4]) is entry:
                 return entry
             heapq.heappop(heap)
         return None
@@ -107,10 +110,10 @@ class ClusterQueueQueue:
             group.entry = None
             return
         entry = group.entry
-        if entry is not None and entry[0] == top[0]:
+        if entry is not None and entry[0] == top:
             return
         self.seq += 1
-        group.entry = (top[0], self.seq, group)
+        group.entry = (top, self.seq, group)
         heapq.heappush(self.heap, group.entry)
         if len(self.heap) > 2 * len(self.groups) + 64:
             self.heap = [e for e in self.heap if e[2].entry is e]
@@ -120,11 +123,12 @@ class ClusterQueueQueue:
         """Queue ``wl``; returns False if it joined a parked (failed) group instead. ``quiet``:
         its status already says why (a status write of an unchanged parked workload)."""
         self.seq += 1
-        item = ((-wl.priority, wl.timestamp, wl.uid, self.seq, wl.key), wl)
+        item: HeapItem = (-wl.priority, wl.timestamp, wl.uid, self.seq, wl.key)
         group = self.groups.get(wl.shape_hash)
         if group is None:
             group = self.groups[wl.shape_hash] = _Group()
         group.members[wl.key] = item
+        group.wls[wl.key] = wl
         heapq.heappush(group.heap, item)
         self.index[wl.key] = group
         if not quiet:
@@ -133,7 +137,7 @@ class ClusterQueueQueue:
             return False
         self.active += 1
         entry = group.entry
-        if entry is None or item[0] < entry[0]:
+        if entry is None or item < entry[0]:
             self._repush(group)
         return True
 
@@ -141,6 +145,7 @@ class ClusterQueueQueue:
         item = group.members.pop(key, None)
         if item is None:
             return None
+        wl = group.wls.pop(key)
         del self.index[key]
         group.unreported.pop(key, None)
         if not group.inadmissible:
@@ -148,10 +153,10 @@ class ClusterQueueQueue:
         if not group.members:
             group.entry = None
             if not group.inadmissible:  # a parked shape stays known: new arrivals are parked too
-                self.groups.pop(item[1].shape_hash, None)
-        elif not group.inadmissible and group.entry is not None and group.entry[0] == item[0]:
+                self.groups.pop(wl.shape_hash, None)
+        elif not group.inadmissible and group.entry is not None and group.entry[0] == item:
             self._repush(group)
-        return item[1]
+        return wl
 
     def bulk_move(self, shape_hash: int, reason: str) -> list[WorkloadInfo]:
         """An equivalent workload failed: park its whole shape until the next inadmissible
@@ -166,7 +171,7 @@ class ClusterQueueQueue:
         group.reason = reason
         if reason != group.reported_reason:
             group.reported_reason = reason
-            out = [item[1] for item in group.members.values()]
+            out = list(group.wls.values())
         else:
             out = list(group.unreported.values())
         group.unreported.clear()
@@ -209,7 +214,7 @@ class ClusterQueueQueue:
                 if group.inadmissible:
                     continue
                 for key, item in group.members.items():
-                    rank = (afs_usage(item[1]), item[0])
+                    rank = (afs_usage(group.wls[key]), item)
                     if best is None or rank < best[0]:
                         best = (rank, group, key)
             return self._take(best[1], best[2]) if best is not None else None
@@ -223,7 +228,7 @@ class ClusterQueueQueue:
             top = group.top()
             if top is None:
                 continue
-            wl = self._take(group, top[0][4])
+            wl = self._take(group, top[4])
             if group.members:
                 self._repush(group)
             return wl
@@ -244,13 +249,11 @@ class ClusterQueueQueue:
     def active_members(self) -> Iterable[WorkloadInfo]:
         for group in self.groups.values():
             if not group.inadmissible:
-                for _, wl in group.members.values():
-                    yield wl
+                yield from group.wls.values()
 
     def all_pending(self) -> Iterable[WorkloadInfo]:
         for group in self.groups.values():
-            for _, wl in group.members.values():
-                yield wl
+            yield from group.wls.values()
         yield from self.inadmissible.values()
         yield from self.parked.values()
 
