@@ -37,6 +37,7 @@ __all__ = [
     "JobKey",
     "JobWithPriorityClass",
     "JobWithReclaimablePods",
+    "ObjectJob",
     "PodSetInfo",
     "apply_pod_set_info",
     "pod_set_infos",
@@ -58,6 +59,56 @@ ADMISSION_GATE = "kueue.x-k8s.io/admission"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 ADMISSION_GATED_BY = "kueue.x-k8s.io/admission-gated-by"
+
+
+class ObjectJob:
+    """Accessors every dict-backed job adapter shares (Job, JobSet): identity, labels, suspension.
+
+    Subclasses set ``API_VERSION``/``KIND``/``GROUP`` and add what is specific to their kind.
+    """
+
+    API_VERSION: str = ""
+    KIND: str = ""
+    GROUP: str = ""
+
+    def __init__(self, obj: JSONDict) -> None:
+        self.obj = obj
+        self._meta: JSONDict = obj.get("metadata") or {}
+        self._spec: JSONDict = obj.get("spec") or {}
+        self._status: JSONDict = obj.get("status") or {}
+
+    @property
+    def key(self) -> JobKey:
+        return (self.namespace, self._meta.get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        return str(self._meta.get("namespace", ""))
+
+    def labels(self) -> dict[str, str]:
+        return dict(self._meta.get("labels") or {})
+
+    def annotations(self) -> dict[str, str]:
+        return dict(self._meta.get("annotations") or {})
+
+    def queue_name(self) -> str:
+        return self.labels().get(QUEUE_LABEL, "")
+
+    def owner_references(self) -> list[JSONDict]:
+        return [{"apiVersion": self.API_VERSION, "kind": self.KIND, "name": self._meta.get("name", ""),
+                 "uid": self._meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
+
+    def workload_name(self) -> str:
+        return workload_name(self.KIND, self.GROUP, self._meta.get("name", ""), self._meta.get("uid", ""))
+
+    def workload_annotations(self) -> dict[str, str]:
+        return {}
+
+    def ready_to_create(self) -> bool:
+        return True
+
+    def is_suspended(self) -> bool:
+        return bool(self._spec.get("suspend"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,20 +22,19 @@ from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (
     JOB_MIN_PARALLELISM,
-    QUEUE_LABEL,
     Caches,
     Finished,
     GenericJob,
     Integration,
     JobKey,
     JobWithReclaimablePods,
+    ObjectJob,
     PodSetInfo,
     apply_pod_set_info,
     default_queue_and_manage,
     has_managed_owner,
     restore_template,
     template_for_workload,
-    workload_name,
 )
 from pykueue.controllers.resources import JOBS
 
@@ -47,45 +46,10 @@ PARENT_KINDS = frozenset({("jobset.x-k8s.io", "JobSet")})
 """Owners whose child Jobs Kueue leaves to the parent's integration (§2.2 rule 2)."""
 
 
-class BatchJob:
-    def __init__(self, obj: JSONDict) -> None:
-        self.obj = obj
-        self._meta: JSONDict = obj.get("metadata") or {}
-        self._spec: JSONDict = obj.get("spec") or {}
-        self._status: JSONDict = obj.get("status") or {}
-
-    @property
-    def key(self) -> JobKey:
-        return (self.namespace, self._meta.get("name", ""))
-
-    @property
-    def namespace(self) -> str:
-        return str(self._meta.get("namespace", ""))
-
-    def labels(self) -> dict[str, str]:
-        return dict(self._meta.get("labels") or {})
-
-    def annotations(self) -> dict[str, str]:
-        return dict(self._meta.get("annotations") or {})
-
-    def queue_name(self) -> str:
-        return self.labels().get(QUEUE_LABEL, "")
-
-    def owner_references(self) -> list[JSONDict]:
-        return [{"apiVersion": "batch/v1", "kind": "Job", "name": self._meta.get("name", ""),
-                 "uid": self._meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
-
-    def workload_name(self) -> str:
-        return workload_name("Job", "batch", self._meta.get("name", ""), self._meta.get("uid", ""))
-
-    def workload_annotations(self) -> dict[str, str]:
-        return {}
-
-    def ready_to_create(self) -> bool:
-        return True
-
-    def is_suspended(self) -> bool:
-        return bool(self._spec.get("suspend"))
+class BatchJob(ObjectJob):
+    API_VERSION = "batch/v1"
+    KIND = "Job"
+    GROUP = "batch"
 
     def is_active(self) -> bool:
         return int(self._status.get("active") or 0) > 0

@@ -18,19 +18,18 @@ from typing import Any
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (
-    QUEUE_LABEL,
     Caches,
     Finished,
     GenericJob,
     Integration,
     JobKey,
     JobWithReclaimablePods,
+    ObjectJob,
     PodSetInfo,
     apply_pod_set_info,
     default_queue_and_manage,
     restore_template,
     template_for_workload,
-    workload_name,
 )
 from pykueue.controllers.resources import JOBSETS
 
@@ -47,45 +46,10 @@ def _pods_per_replica(rjob: JSONDict) -> int:
     return min(parallelism, int(completions)) if completions is not None else parallelism
 
 
-class JobSetJob:
-    def __init__(self, obj: JSONDict) -> None:
-        self.obj = obj
-        self._meta: JSONDict = obj.get("metadata") or {}
-        self._spec: JSONDict = obj.get("spec") or {}
-        self._status: JSONDict = obj.get("status") or {}
-
-    @property
-    def key(self) -> JobKey:
-        return (self.namespace, self._meta.get("name", ""))
-
-    @property
-    def namespace(self) -> str:
-        return str(self._meta.get("namespace", ""))
-
-    def labels(self) -> dict[str, str]:
-        return dict(self._meta.get("labels") or {})
-
-    def annotations(self) -> dict[str, str]:
-        return dict(self._meta.get("annotations") or {})
-
-    def queue_name(self) -> str:
-        return self.labels().get(QUEUE_LABEL, "")
-
-    def owner_references(self) -> list[JSONDict]:
-        return [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": self._meta.get("name", ""),
-                 "uid": self._meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
-
-    def workload_name(self) -> str:
-        return workload_name("JobSet", "jobset.x-k8s.io", self._meta.get("name", ""), self._meta.get("uid", ""))
-
-    def workload_annotations(self) -> dict[str, str]:
-        return {}
-
-    def ready_to_create(self) -> bool:
-        return True
-
-    def is_suspended(self) -> bool:
-        return bool(self._spec.get("suspend"))
+class JobSetJob(ObjectJob):
+    API_VERSION = "jobset.x-k8s.io/v1alpha2"
+    KIND = "JobSet"
+    GROUP = "jobset.x-k8s.io"
 
     def is_active(self) -> bool:
         return any(int(r.get("active") or 0) > 0 for r in self._status.get("replicatedJobsStatus") or [])
