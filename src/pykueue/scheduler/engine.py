@@ -32,7 +32,16 @@ from .preemption import Preemptor
 from .queues import ClusterQueueQueue, LocalQueue, QueueManager
 from .resources import RequestPolicy
 from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
-from .workload import FINISHED, PENDING, RESERVED, ShapeCache, WorkloadInfo, WorkloadKey, parse_workload
+from .workload import (
+    FINISHED,
+    PENDING,
+    RESERVED,
+    ShapeCache,
+    WorkloadInfo,
+    WorkloadKey,
+    finished_update,
+    parse_workload,
+)
 
 __all__ = ["Scheduler"]
 
@@ -206,6 +215,9 @@ class Scheduler:
         if version and self.assumed.get(key) == version:
             return  # a replay of the object we admitted from: the admission is still in flight
         old = self.workloads.get(key)
+        if old is not None and finished_update(old, obj):
+            self._finish(key, old)
+            return
         try:
             wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old,
                                 shapes=self.shapes)
@@ -225,20 +237,29 @@ class Scheduler:
             if held is not None and _usage_shrank(held.usage, wl.usage):
                 self._requeue_tree_of(wl.cq_name)
             return
+        if wl.state == FINISHED:
+            self._finish(key, old)
+            return
         if held is not None:
             self.cache.remove_reserved(key)
             self.expectations.discard(key)
             self._requeue_tree_of(held.cq_name)
-        if wl.state == FINISHED:
-            # keep no record: a finished workload is never queued and holds nothing
-            self.workloads.pop(key, None)
-            self._leave_queues(key, old)
-            return
         self.workloads[key] = wl
         if not wl.active or wl.gated:
             self._leave_queues(key, old)
             return
         self._enqueue(wl, old)
+
+    def _finish(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:
+        """Release what a finished workload holds and keep no record (it is never queued)."""
+        self.notices.pop(key, None)
+        self.assumed.pop(key, None)
+        held = self.cache.remove_reserved(key)
+        if held is not None:
+            self.expectations.discard(key)
+            self._requeue_tree_of(held.cq_name)
+        self.workloads.pop(key, None)
+        self._leave_queues(key, old)
 
     def _leave_queues(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:
         self.queues.remove(key)

@@ -18,7 +18,7 @@ from pykueue.api.clock import parse_time
 from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
 from .resources import amount as to_amount
 
-__all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "parse_workload"]
+__all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "finished_update", "parse_workload"]
 
 WorkloadKey = tuple[str, str]
 """(namespace, name)."""
@@ -249,6 +249,24 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
 
 _NO_OWNERS: list[dict[str, Any]] = []
 """Shared by records without owners (read-only, like every list a record holds)."""
+
+def finished_update(previous: WorkloadInfo, obj: Mapping[str, Any]) -> bool:
+    """Is ``obj`` the record of ``previous`` with only its status changed, to Finished=True?
+
+    Such an upsert needs no new record: the engine releases the quota and forgets the workload.
+    """
+    status = obj.get("status")
+    if not status:
+        return False
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "Finished":
+            if cond.get("status") != "True":
+                return False
+            break
+    else:
+        return False
+    return _same_spec_part(previous, obj.get("metadata") or {}, obj.get("spec") or {})
+
 
 def _same_spec_part(previous: WorkloadInfo, meta: Mapping[str, Any], spec: Mapping[str, Any]) -> bool:
     """Do spec and the metadata fields a record reads equal those ``previous`` was parsed from?"""
