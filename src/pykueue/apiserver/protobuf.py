@@ -28,6 +28,7 @@ __all__ = ["PROTOBUF", "decode_protobuf"]
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _MAGIC = b"k8s\x00"
+_GO_ZERO_TIME = -62135596800  # time.Time{} (0001-01-01T00:00:00Z) in Unix seconds: JSON writes it as null
 _USE_JSON = "send YAML or JSON instead (kubectl create -f / kubectl apply -f)"
 
 # Notation: "<number> <jsonName><flags>[:<type>]", comma separated. Flags: "*" repeated, "?" kept
@@ -276,7 +277,7 @@ def _time(raw: bytes) -> str | None:
             raise _Malformed(f"a Time has unexpected field {number}")
         if number == 1:
             seconds = _signed(value)
-    return format_time(float(seconds)) if seconds else None
+    return format_time(float(seconds)) if seconds not in (0, _GO_ZERO_TIME) else None
 
 
 def _quantity(raw: bytes) -> str:

@@ -238,6 +238,11 @@ def test_pod_status_times_and_conditions() -> None:
         "startTime": "2027-01-15T08:01:00Z", "qosClass": "BestEffort"}
 
 
+def test_zero_times_are_omitted_like_null() -> None:
+    for zero in (_msg(8), _msg(8, _int(1, 0), _int(2, 0)), _msg(8, _int(1, -62135596800), _int(2, 0))):
+        assert decode_protobuf(_job(meta=_msg(1, _str(1, "j"), zero)))["metadata"] == {"name": "j"}
+
+
 def test_the_last_occurrence_of_a_field_wins() -> None:
     assert decode_protobuf(_job(meta=_msg(1, _str(1, "a"), _str(1, ""))))["metadata"] == {}
     assert decode_protobuf(_job(meta=_msg(1, _str(1, ""), _str(1, "b"))))["metadata"] == {"name": "b"}
