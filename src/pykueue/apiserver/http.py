@@ -25,6 +25,7 @@ __all__ = [
     "json_response",
     "media_types",
     "partial_metadata",
+    "raw_json_response",
     "read_body",
     "table_content_type",
     "warning_headers",
@@ -104,6 +105,14 @@ def json_response(body: Any, *, status: int = 200, content_type: str = "applicat
                   warnings: list[str] | None = None) -> web.Response:
     response = web.Response(body=orjson.dumps(body), status=status,
                             headers={"Content-Type": content_type})
+    if warnings:
+        warning_headers(response, warnings)
+    return response
+
+
+def raw_json_response(body: bytes, *, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    """A response whose JSON body is already encoded (spliced lists)."""
+    response = web.Response(body=body, status=status, headers={"Content-Type": "application/json"})
     if warnings:
         warning_headers(response, warnings)
     return response

@@ -26,6 +26,7 @@ from .http import (
     accepts_table,
     json_response,
     partial_metadata,
+    raw_json_response,
     read_body,
     table_content_type,
 )
@@ -188,6 +189,14 @@ class ResourceHandler:
                              include_object=include_object, table_version=table_version)
                 return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
             return json_response(obj, warnings=warnings)
+        if not table_version and not partial:
+            encoded = self.registry.list_json(kind, target.namespace, version=version,
+                                              label_selector=query.get("labelSelector") or None,
+                                              field_selector=query.get("fieldSelector") or None,
+                                              limit=_int(query, "limit"),
+                                              continue_token=query.get("continue") or None)
+            if encoded is not None:
+                return raw_json_response(encoded, warnings=warnings)
         listed = self.registry.list(kind, target.namespace, version=version,
                                     label_selector=query.get("labelSelector") or None,
                                     field_selector=query.get("fieldSelector") or None,

@@ -13,13 +13,14 @@ from pykueue.store.selectors import (
 )
 from pykueue.store.sqlite import StoreFileError
 from pykueue.store.store import Store
-from pykueue.store.types import EventType, ListResult, WatchEvent
+from pykueue.store.types import EventType, ListResult, RawListResult, WatchEvent
 
 __all__ = [
     "EventType",
     "FieldSelector",
     "LabelSelector",
     "ListResult",
+    "RawListResult",
     "Store",
     "StoreFileError",
     "WatchEvent",

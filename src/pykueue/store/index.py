@@ -6,7 +6,8 @@ from here and never from SQLite.
 Invariants:
 - ``ResourceIndex.keys`` is exactly ``sorted(ResourceIndex.objects)`` when read: lists come out in
   (namespace, name) order, and a namespace is one contiguous slice of it;
-- an :data:`Entry`'s body bytes are never handed out: every reader decodes its own copy.
+- an :data:`Entry`'s body bytes are immutable: readers decode their own copy, or (``Store.list_raw``)
+  get the bytes themselves.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import orjson
 
 from pykueue.store.selectors import FieldSelector, LabelSelector
 
-__all__ = ["DATA", "RV", "Entry", "Key", "ResourceIndex", "count_after", "gc_paused", "match_into", "snapshot_view"]
+__all__ = ["DATA", "RV", "Entry", "Key", "ResourceIndex", "count_after", "gc_paused", "match_into", "match_raw",
+           "snapshot_view"]
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""
@@ -149,6 +151,21 @@ def match_into(key: Key, data: bytes, labels_of_key: dict[str, str] | None, labe
         return False
     out.append(obj)
     return True
+
+
+def match_raw(key: Key, data: bytes, labels_of_key: dict[str, str] | None, labels: LabelSelector,
+              fields: FieldSelector) -> bool:
+    """Whether a stored body matches the selectors; decodes it only when a selector needs it."""
+    if fields.key_only and not fields.empty and not fields.matches_key(*key):
+        return False
+    if labels_of_key is not None and not labels.empty and not labels.matches(labels_of_key):
+        return False
+    needs_labels = labels_of_key is None and not labels.empty
+    needs_fields = not fields.key_only and not fields.empty
+    if not needs_labels and not needs_fields:
+        return True
+    obj: dict[str, Any] = orjson.loads(data)
+    return (not needs_labels or labels(obj)) and (not needs_fields or fields(obj))
 
 
 def count_after(res: ResourceIndex, namespace: str | None, last: Key, before: Snapshot) -> int:

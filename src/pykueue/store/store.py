@@ -51,13 +51,17 @@ from pykueue.store.index import (
     count_after,
     gc_paused,
     match_into,
+    match_raw,
     snapshot_view,
 )
 from pykueue.store.pagination import decode_continue, encode_continue
 from pykueue.store.selectors import parse_field_selector, parse_label_selector
 from pykueue.store.sqlite import Row, SqliteBackend
-from pykueue.store.types import EventType, ListResult, WatchEvent
+from pykueue.store.types import EventType, ListResult, RawListResult, WatchEvent
 from pykueue.store.watchlog import WatchLog, to_event
+
+_Objects = list[dict[str, Any]]
+_Bodies = list[bytes]
 
 __all__ = ["Store"]
 
@@ -336,6 +340,31 @@ class Store:
         page's rv. ``selectable_fields`` restricts field selectors to ``metadata.name``,
         ``metadata.namespace`` and these paths (``None``: any path).
         """
+        items: list[dict[str, Any]] = []
+        rv, token, count = self._select(resource, namespace, label_selector, field_selector, limit,
+                                        continue_token, selectable_fields, items, None)
+        return ListResult(items, rv, token, count)
+
+    def list_raw(self, resource: str, namespace: str | None = None, *, label_selector: str | None = None,
+                 field_selector: str | None = None, limit: int | None = None,
+                 continue_token: str | None = None,
+                 selectable_fields: Collection[str] | None = None) -> RawListResult:
+        """:meth:`list`, but each item is the stored object's JSON bytes (not decoded).
+
+        For a reader that only re-encodes the objects (the API server's JSON lists): splicing the
+        stored bytes skips decoding and encoding every object. The bytes are immutable, so handing
+        them out cannot change what the store holds.
+        """
+        items: list[bytes] = []
+        rv, token, count = self._select(resource, namespace, label_selector, field_selector, limit,
+                                        continue_token, selectable_fields, None, items)
+        return RawListResult(items, rv, token, count)
+
+    def _select(self, resource: str, namespace: str | None, label_selector: str | None,
+                field_selector: str | None, limit: int | None, continue_token: str | None,
+                selectable_fields: Collection[str] | None, objects: _Objects | None,
+                raw: _Bodies | None) -> tuple[int, str | None, int | None]:
+        """Fill ``objects`` (decoded) or ``raw`` (bytes) with one page; return (rv, token, count)."""
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector, selectable_fields)
         snapshot, after = self._rv, None
@@ -349,20 +378,25 @@ class Store:
         res = self._resources.get(resource) or ResourceIndex()
         before = self._log.changes_after(resource, snapshot) if snapshot < self._rv else {}
         page_size = limit if limit is not None and limit > 0 else None
-        items: list[dict[str, Any]] = []
         last: Key | None = None
+        taken = 0
         with gc_paused():
             for key, data, key_labels in snapshot_view(res, namespace, after, before):
-                if not match_into(key, data, key_labels, labels, fields, items):
+                if raw is not None:
+                    if not match_raw(key, data, key_labels, labels, fields):
+                        continue
+                    raw.append(data)
+                elif objects is not None and not match_into(key, data, key_labels, labels, fields, objects):
                     continue
+                taken += 1
                 last = key
-                if page_size is not None and len(items) == page_size:
+                if page_size is not None and taken == page_size:
                     break
             else:
-                return ListResult(items, snapshot)
+                return snapshot, None, None
         assert last is not None
         remaining = count_after(res, namespace, last, before)
         if remaining == 0:
-            return ListResult(items, snapshot)
+            return snapshot, None, None
         count = remaining if labels.empty and fields.empty else None
-        return ListResult(items, snapshot, encode_continue(snapshot, last), count)
+        return snapshot, encode_continue(snapshot, last), count

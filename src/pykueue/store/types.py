@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["EventType", "ListResult", "WatchEvent"]
+__all__ = ["EventType", "ListResult", "RawListResult", "WatchEvent"]
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
@@ -41,6 +41,20 @@ class ListResult:
     """
 
     items: list[dict[str, Any]]
+    resource_version: int
+    continue_token: str | None = None
+    remaining_item_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawListResult:
+    """One page of a list as the stored JSON bytes of each object (``Store.list_raw``).
+
+    Same fields and meaning as :class:`ListResult`; ``items`` are the objects' bytes exactly as
+    stored (storage version, ``metadata.resourceVersion`` set), never to be mutated.
+    """
+
+    items: list[bytes]
     resource_version: int
     continue_token: str | None = None
     remaining_item_count: int | None = None

@@ -240,3 +240,20 @@ def test_status_write_to_a_kind_without_status_is_not_found(registry: Registry) 
     obj, _ = registry.create(cm, "default", configmap("a"), version="v1")
     with pytest.raises(NotFound):
         registry.update(cm, "default", "a", obj, version="v1", subresource="status")
+
+
+def test_list_json_is_the_encoded_list_in_the_storage_version(registry: Registry) -> None:
+    import orjson
+
+    cm = kind(registry, "", "v1", "configmaps")
+    for name in ("b", "a", "c"):
+        registry.create(cm, "default", configmap(name, labels={"app": "x"} if name != "c" else {}), version="v1")
+    for kw in ({}, {"label_selector": "app=x"}, {"limit": 2}):
+        encoded = registry.list_json(cm, "default", version="v1", **kw)  # type: ignore[arg-type]
+        assert encoded == orjson.dumps(registry.list(cm, "default", version="v1", **kw))  # type: ignore[arg-type]
+    empty = registry.list_json(cm, "nowhere", version="v1")
+    assert empty is not None
+    assert orjson.loads(empty)["items"] == []
+    workloads = kind(registry, "kueue.x-k8s.io", "v1beta1", "workloads")
+    if workloads.storage_version != "v1beta1":
+        assert registry.list_json(workloads, "default", version="v1beta1") is None

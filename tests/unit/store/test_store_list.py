@@ -179,3 +179,30 @@ def test_continue_token_with_rv_minus_one_lists_current_state(store: Store) -> N
                                                        "start": "default/a\x00"}))
     assert names(page.items) == ["c"]
     assert page.resource_version == store.resource_version
+
+
+def _raw_equals_decoded(store: Store, **kw: object) -> None:
+    decoded = store.list("pods", **kw)  # type: ignore[arg-type]
+    raw = store.list_raw("pods", **kw)  # type: ignore[arg-type]
+    assert [orjson.loads(b) for b in raw.items] == decoded.items
+    assert (raw.resource_version, raw.continue_token, raw.remaining_item_count) == (
+        decoded.resource_version, decoded.continue_token, decoded.remaining_item_count)
+
+
+def test_list_raw_is_list_without_decoding(store: Store) -> None:
+    _fill(store)
+    store.create("pods", pod("w", "a", app="web"))
+    body = pod("r", "a")
+    body["status"] = {"phase": "Running"}
+    store.create("pods", body)
+    _raw_equals_decoded(store)
+    _raw_equals_decoded(store, namespace="a")
+    _raw_equals_decoded(store, label_selector="app=web")
+    _raw_equals_decoded(store, field_selector="status.phase=Running")
+    _raw_equals_decoded(store, field_selector="metadata.name=x")
+    _raw_equals_decoded(store, limit=2)
+    first = store.list("pods", limit=2)
+    store.delete("pods", "a", "x")
+    store.update("pods", pod("y", "a", v="new"), expected_rv=None)
+    _raw_equals_decoded(store, limit=3, continue_token=first.continue_token)
+    assert all(isinstance(b, bytes) for b in store.list_raw("pods").items)
