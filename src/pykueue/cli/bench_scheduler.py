@@ -23,11 +23,16 @@ CONFIGS = Path(__file__).resolve().parent.parent / "bench" / "configs"
 
 
 def resolve(value: str, file_name: str) -> Path:
-    """A path, or the name of a packaged scenario (``baseline``, ``large-scale``, ``smoke``)."""
+    """A path, or a packaged scenario: ``baseline`` (its ``file_name``) or ``baseline/kueue-rangespec.yaml``."""
     path = Path(value)
-    if path.exists() or "/" in value or value.endswith(".yaml"):
+    if path.exists():
         return path
-    return CONFIGS / value / file_name
+    packaged = CONFIGS / value
+    if packaged.is_file():
+        return packaged
+    if "/" not in value and not value.endswith(".yaml"):
+        return packaged / file_name
+    return path
 
 
 def scheduler(

@@ -255,6 +255,16 @@ def test_rangespec_validation(tmp_path: Path) -> None:
         load_rangespec(bad)
     assert sorted(p.split(":")[0] for p in err.value.problems) == [
         "cmd.maxWallMs", "extra", "wlClassesMaxAvgTimeToAdmissionMs.a"]
+    assert str(err.value).startswith(f"{bad}: invalid rangespec:")
+
+
+def test_packaged_scenarios_resolve_by_name() -> None:
+    from pykueue.cli.bench_scheduler import resolve
+
+    assert resolve("baseline", "rangespec.yaml") == CONFIGS / "baseline" / "rangespec.yaml"
+    assert resolve("baseline/kueue-rangespec.yaml", "rangespec.yaml") == CONFIGS / "baseline" / "kueue-rangespec.yaml"
+    assert load_rangespec(resolve("large-scale", "rangespec.yaml"))["cmd"]["maxWallMs"] == 1_416_000
+    assert resolve("no/such.yaml", "generator.yaml") == Path("no/such.yaml")
 
 
 def _cli(*args: str) -> Any:

@@ -34,12 +34,12 @@ def load_rangespec(path: str | Path) -> RangeSpec:
     try:
         data = yaml.safe_load(p.read_text())
     except OSError as exc:
-        raise ConfigError(str(p), [f"cannot read: {exc.strerror or exc}"]) from None
+        raise ConfigError(str(p), [f"cannot read: {exc.strerror or exc}"], "rangespec") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(str(p), [f"not valid YAML: {exc}"]) from None
+        raise ConfigError(str(p), [f"not valid YAML: {exc}"], "rangespec") from None
     problems: list[str] = []
     if not isinstance(data, dict):
-        raise ConfigError(str(p), ["rangespec: must be a mapping"])
+        raise ConfigError(str(p), ["rangespec: must be a mapping"], "rangespec")
     known = {"cmd", "clusterQueueClassesMinUsage", "wlClassesMaxAvgTimeToAdmissionMs"}
     problems += [f"{k}: unknown field (expected one of {', '.join(sorted(known))})" for k in data if k not in known]
     for section in sorted(known):
@@ -55,7 +55,7 @@ def load_rangespec(path: str | Path) -> RangeSpec:
             elif not _number(limit):
                 problems.append(f"{section}.{key}: must be a non-negative number")
     if problems:
-        raise ConfigError(str(p), problems)
+        raise ConfigError(str(p), problems, "rangespec")
     return data
 
 
@@ -64,9 +64,9 @@ def load_summary(path: str | Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(p.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(str(p), [f"cannot read summary: {exc}"]) from None
+        raise ConfigError(str(p), [f"cannot read: {exc}"], "summary") from None
     if not isinstance(data, dict):
-        raise ConfigError(str(p), ["summary: must be a mapping"])
+        raise ConfigError(str(p), ["summary: must be a mapping"], "summary")
     return data
 
 

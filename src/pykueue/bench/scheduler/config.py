@@ -35,9 +35,9 @@ _UNSUPPORTED = {"tasConstraint", "tasLevel", "sliceSize", "devices", "topology",
 class ConfigError(ValueError):
     """A generator config is invalid; ``problems`` lists ``path: message`` lines."""
 
-    def __init__(self, source: str, problems: list[str]) -> None:
+    def __init__(self, source: str, problems: list[str], what: str = "generator config") -> None:
         self.problems = problems
-        super().__init__(f"{source}: invalid generator config:\n  " + "\n  ".join(problems))
+        super().__init__(f"{source}: invalid {what}:\n  " + "\n  ".join(problems))
 
 
 @dataclass(frozen=True, slots=True)
