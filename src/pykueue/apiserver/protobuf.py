@@ -1,10 +1,11 @@
 """Decoding of ``application/vnd.kubernetes.protobuf`` request bodies, for the kinds kubectl sends that way.
 
 Owned by ``apiserver/``; called by ``resources._read_object`` for request bodies with the protobuf
-media type. kubectl's typed subcommands (``create namespace|configmap|secret|priorityclass|job``,
-``run``) send built-in objects as Kubernetes protobuf and do not fall back to JSON on a 415.
-Everything else kubectl sends (apply, create -f, patch, label, edit) is JSON, and responses are
-always JSON (the clients accept it). So this module decodes the envelope (``k8s\\x00`` +
+media type. kubectl's typed subcommands (``create namespace|configmap|secret|priorityclass|job``)
+send built-in objects as Kubernetes protobuf and do not fall back to JSON on a 415; Pods come that
+way from client-go's typed clients (kubectl 1.32's ``run`` sends JSON). Everything else kubectl
+sends (apply, create -f, patch, label, edit) is JSON, and responses are always JSON (the clients
+accept it). So this module decodes the envelope (``k8s\\x00`` +
 ``runtime.Unknown``) and the messages of those kinds into the JSON dicts the registry takes.
 
 The message layouts (field numbers from Kubernetes' ``generated.proto``) are a table in a small
@@ -229,7 +230,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
-            return result, pos
+            return result & 0xFFFF_FFFF_FFFF_FFFF, pos
         shift += 7
         if shift > 63:
             raise _Malformed("varint longer than 10 bytes")
