@@ -1,0 +1,79 @@
+"""The structural validator's shortcuts keep its results: lazy paths, pruned ``self``, shared CEL context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykueue.api.structural import compile_rules, unknown_field_paths, validate_schema
+
+_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 3},
+        "count": {"type": "integer"},
+        "minCount": {"type": "integer"},
+        "template": {"type": "object", "properties": {"image": {"type": "string"}}},
+        "a-b": {"type": "integer"},
+    },
+    "x-kubernetes-validations": [{"rule": "!has(self.minCount) || self.minCount <= self.count",
+                                  "message": "minCount"}],
+}
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "sets": {"type": "array", "items": _ITEM},
+                "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 2}},
+                "dashed": {"type": "object", "properties": {"a-b": {"type": "integer"}, "c": {"type": "integer"}},
+                           "x-kubernetes-validations": [{"rule": "self['a-b'] > 0", "message": "dashed"}]},
+                "open": {"type": "object", "additionalProperties": {"type": "integer"},
+                         "x-kubernetes-validations": [{"rule": "self.size() <= 2", "message": "open"}]},
+            },
+            "x-kubernetes-validations": [
+                {"rule": "self.sets.all(s, !has(s.template) || s.template.image != 'bad')", "message": "image"},
+                {"rule": "self == oldSelf", "message": "immutable"},
+            ],
+        },
+    },
+}
+
+
+def _errors(obj: Any, old: Any = None) -> set[tuple[str, str]]:
+    return {(e.field, e.message) for e in validate_schema(_SCHEMA, obj, old)}
+
+
+def test_error_paths_are_rendered_like_kube_apiserver() -> None:
+    obj = {"spec": {"sets": [{"name": "ok"}, {"name": "toolong"}], "labels": {"x.y/z": "long"}}}
+    fields = {field for field, _ in _errors(obj)}
+    assert fields == {"spec.sets[1].name", "spec.labels[x.y/z]"}
+    assert unknown_field_paths(_SCHEMA, {"spec": {"sets": [{}, {"nope": 1}], "x.y": 1}}) == [
+        "spec.sets[1].nope", "spec[x.y]"]
+
+
+def test_rules_see_the_fields_they_name() -> None:
+    assert ("spec.sets[0]", "Invalid value: \"object\": minCount") in _errors(
+        {"spec": {"sets": [{"count": 1, "minCount": 2}]}})
+    assert ("spec", "Invalid value: \"object\": image") in _errors(
+        {"spec": {"sets": [{"template": {"image": "bad"}}]}})
+    assert _errors({"spec": {"sets": [{"count": 2, "minCount": 1, "template": {"image": "ok"}}]}}) == set()
+
+
+def test_rules_indexing_by_string_and_map_functions_see_everything() -> None:
+    assert ("spec.dashed", "Invalid value: \"object\": dashed") in _errors({"spec": {"dashed": {"a-b": 0, "c": 5}}})
+    assert not any(m.endswith("dashed") for _, m in _errors({"spec": {"dashed": {"a-b": 1}}}))
+    assert ("spec.open", "Invalid value: \"object\": open") in _errors({"spec": {"open": {"a": 1, "b": 2, "c": 3}}})
+
+
+def test_transition_rules_compare_every_field() -> None:
+    old = {"spec": {"sets": [{"count": 1, "template": {"image": "a"}}]}}
+    new = {"spec": {"sets": [{"count": 1, "template": {"image": "b"}}]}}
+    assert ("spec", "Invalid value: \"object\": immutable") in _errors(new, old)
+    assert _errors(old, old) == set()
+    # A later create (no oldSelf) never sees the previous rule's oldSelf binding.
+    assert _errors(new) == set()
+
+
+def test_compile_rules_counts_every_rule() -> None:
+    assert compile_rules(_SCHEMA) == 5
