@@ -89,6 +89,30 @@ def _names(rule: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_COMPARISON = re.compile(r"==|!=")
+_LITERAL_END = re.compile(r"""('[^']*'|"[^"]*"|(?<![A-Za-z0-9_$.])-?\d+(\.\d+)?|\btrue|\bfalse|\bnull)\s*$""")
+_LITERAL_START = re.compile(r"""\s*('|"|-?\d|true\b|false\b|null\b)""")
+# Operations that compare whole values (objects or lists of them) besides == and !=.
+_WHOLE_VALUE = re.compile(r"\bin\b|contains\(|equivalent\(|intersects\(|indexOf\(|lastIndexOf\(|isSorted\("
+                          r"|string\(|dyn\(|exists_one\(")
+
+
+@cache
+def _prunable(rule: str) -> bool:
+    """Whether pruning ``self`` cannot change the rule's result: it never compares whole values.
+
+    Every ``==``/``!=`` must have a literal operand (``c.type == 'Ready'``, ``size(x) == 0``): two
+    pruned objects could compare equal where the full ones differ (``j == i`` in a uniqueness
+    rule). Membership and set functions compare whole values too.
+    """
+    if _WHOLE_VALUE.search(rule):
+        return False
+    for match in _COMPARISON.finditer(rule):
+        if not (_LITERAL_END.search(rule, 0, match.start()) or _LITERAL_START.match(rule, match.end())):
+            return False
+    return True
+
+
 def _prune(schema: JSONDict, value: Any, names: frozenset[str]) -> Any:
     """``value`` without the fields of structured objects that a rule never names.
 
@@ -96,8 +120,8 @@ def _prune(schema: JSONDict, value: Any, names: frozenset[str]) -> Any:
     rule reads only fields it names. Objects with declared ``properties`` (and no open
     ``additionalProperties`` or preserved unknown fields) keep just the properties whose name occurs
     in the rule text, recursively; maps, open objects and scalars are kept whole, so ``size()``, key
-    iteration and map indexing see everything. Rules that compare with ``oldSelf`` are never pruned
-    (whole-object equality must see every field).
+    iteration and map indexing see everything. Rules that use ``oldSelf`` or may compare whole values
+    (:func:`_prunable`) are never pruned.
     """
     if isinstance(value, dict):
         properties = schema.get("properties")
@@ -298,7 +322,7 @@ class _Walker:
             variables: dict[str, Any] = {"self": value}
             if uses_old:
                 variables["oldSelf"] = old
-            else:
+            elif _prunable(text):
                 variables["self"] = _prune(schema, value, _names(text))
             try:
                 ok = _program(text).execute(_context(variables))

@@ -77,3 +77,13 @@ def test_transition_rules_compare_every_field() -> None:
 
 def test_compile_rules_counts_every_rule() -> None:
     assert compile_rules(_SCHEMA) == 5
+
+
+def test_rules_comparing_whole_values_are_not_pruned() -> None:
+    schema = {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"},
+                                                                        "v": {"type": "string"}}},
+              "x-kubernetes-validations": [{"rule": "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0",
+                                            "message": "must be unique"}]}
+    assert validate_schema(schema, [{"k": "a", "v": "1"}, {"k": "a", "v": "2"}]) == []
+    assert [e.message for e in validate_schema(schema, [{"k": "a"}, {"k": "a"}])] == [
+        'Invalid value: "array": must be unique']
