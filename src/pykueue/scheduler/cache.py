@@ -178,7 +178,7 @@ class Cache:
             self.not_ready.discard(wl.key)
         else:
             self.not_ready.add(wl.key)
-        if self.orphans.get(wl.key) is held:
+        if self.orphans and self.orphans.get(wl.key) is held:
             self.orphans[wl.key] = wl
             return
         cq = self.cqs.get(wl.cq_name)
@@ -190,7 +190,7 @@ class Cache:
         if wl is None:
             return None
         self.not_ready.discard(key)
-        if self.orphans.pop(key, None) is None:
+        if not self.orphans or self.orphans.pop(key, None) is None:
             cq = self.cqs.get(wl.cq_name)
             if cq is not None:
                 cq.remove_workload(key)

@@ -354,8 +354,7 @@ class Round:
         checks = cq.checks_for({f for ps in e.assignment.podsets for f in ps.flavors.values()}) \
             if cq.admission_checks else []
         admission = e.assignment.to_admission(cq.name)
-        s.queues.remove(wl.key)
-        s.queues.untrack(wl)
+        s.queues.forget_taken(wl)  # popped as this round's head: only its location is left
         meta = wl.obj.get("metadata")
         version = meta.get("resourceVersion") if meta else None
         if version:

@@ -223,8 +223,10 @@ class Scheduler:
                                 shapes=self.shapes)
         except _BAD_INPUT as exc:
             raise InvalidObject("Workload", key[1], str(exc)) from exc
-        self.notices.pop(key, None)
-        self.assumed.pop(key, None)
+        if self.notices:
+            self.notices.pop(key, None)
+        if self.assumed:
+            self.assumed.pop(key, None)
         held = self.cache.reserved.get(key)
         if wl.state == RESERVED:
             self.workloads[key] = wl
@@ -252,11 +254,14 @@ class Scheduler:
 
     def _finish(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:
         """Release what a finished workload holds and keep no record (it is never queued)."""
-        self.notices.pop(key, None)
-        self.assumed.pop(key, None)
+        if self.notices:
+            self.notices.pop(key, None)
+        if self.assumed:
+            self.assumed.pop(key, None)
         held = self.cache.remove_reserved(key)
         if held is not None:
-            self.expectations.discard(key)
+            if self.expectations:
+                self.expectations.discard(key)
             self._requeue_tree_of(held.cq_name)
         self.workloads.pop(key, None)
         self._leave_queues(key, old)
@@ -265,7 +270,8 @@ class Scheduler:
         self.queues.remove(key)
         if old is not None:
             self.queues.untrack(old)
-        self._arrived.pop(key, None)
+        if self._arrived:
+            self._arrived.pop(key, None)
 
     def _enqueue(self, wl: WorkloadInfo, old: WorkloadInfo | None) -> None:
         now = self.clock.now()

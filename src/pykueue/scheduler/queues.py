@@ -312,6 +312,21 @@ class QueueManager:
         self._count(wl, 1)
         return True
 
+    def forget_taken(self, wl: WorkloadInfo) -> None:
+        """``wl`` was popped as a head and is leaving for good (admitted): drop its location and
+        LocalQueue tracking (the CQ queue no longer holds it, so nothing else to look up)."""
+        cq_name = self.location.pop(wl.key, None)
+        if cq_name is None:
+            return
+        q = self.cqs.get(cq_name)
+        if q is not None:
+            if q.sticky == wl.key:
+                q.sticky = None
+            if wl.key in q.index:  # not expected (heads are popped first), but never leave it queued
+                q.discard(wl.key)
+        self._count(wl, -1)
+        self.untrack(wl)
+
     def remove(self, key: WorkloadKey) -> WorkloadInfo | None:
         cq_name = self.location.pop(key, None)
         if cq_name is None:

@@ -139,3 +139,28 @@ def test_finished_workload_is_released_and_forgotten() -> None:
     assert ("ns", "w") not in s.workloads
     s.upsert_workload(_with(BASE, resourceVersion="4"))  # un-finished (e.g. restarted): queued again
     assert [a.name for a in s.schedule().admitted] == ["w"]
+
+
+def test_local_queue_pending_count_drops_when_admitted() -> None:
+    """LocalQueue pendingWorkloads counts only what still waits (it used to keep admitted heads)."""
+    s = Scheduler(SchedulerConfig())
+    s.upsert_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
+    s.upsert_resource_flavor({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "rf"}})
+    s.upsert_cluster_queue({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {
+        "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
+            {"name": "rf", "resources": [{"name": "cpu", "nominalQuota": "4"},
+                                         {"name": "memory", "nominalQuota": "4Gi"}]}]}]}})
+    s.upsert_local_queue({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
+                          "spec": {"clusterQueue": "cq"}})
+    for i in range(3):
+        obj = _with(BASE, name=f"w{i}", uid=f"u{i}")
+        s.upsert_workload(obj)
+    assert s.local_queue_usage("ns", "lq").pending_workloads == 3
+    result = s.schedule()
+    assert len(result.admitted) == 2  # 2 cpu each, 4 cpu of quota
+    assert s.local_queue_usage("ns", "lq").pending_workloads == 1
+    assert s.cluster_queue_usage("cq").pending_workloads == 1
+    for adm in result.admitted:  # the status write-back keeps the count
+        s.upsert_workload(_with(BASE, {"admission": adm.admission, "conditions": [_cond("QuotaReserved")]},
+                                name=adm.name, uid="u" + adm.name[1:]))
+    assert s.local_queue_usage("ns", "lq").pending_workloads == 1
