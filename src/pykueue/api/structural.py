@@ -108,9 +108,31 @@ def _prunable(rule: str) -> bool:
     if _WHOLE_VALUE.search(rule):
         return False
     for match in _COMPARISON.finditer(rule):
-        if not (_LITERAL_END.search(rule, 0, match.start()) or _LITERAL_START.match(rule, match.end())):
+        if not (_LITERAL_END.search(rule, 0, match.start()) or _LITERAL_START.match(rule, match.end())
+                or _scalar_call_before(rule, match.start()) or _SCALAR_CALL_START.match(rule, match.end())):
             return False
     return True
+
+
+_SCALAR_CALL_END = re.compile(r"(?<![A-Za-z0-9_$])(size|has|int|uint|double|bool)\s*$")
+_SCALAR_CALL_START = re.compile(r"\s*(size|has|int|uint|double|bool)\(")
+
+
+def _scalar_call_before(rule: str, end: int) -> bool:
+    """Whether the operand ending at ``end`` is a call that yields a scalar (``size(x)``, ``has(x)``,
+    ``x.size()``): comparing those is comparing numbers or booleans."""
+    text = rule[:end].rstrip()
+    if not text.endswith(")"):
+        return False
+    depth = 0
+    for index in range(len(text) - 1, -1, -1):
+        if text[index] == ")":
+            depth += 1
+        elif text[index] == "(":
+            depth -= 1
+            if depth == 0:
+                return _SCALAR_CALL_END.search(text, 0, index) is not None
+    return False
 
 
 def _prune(schema: JSONDict, value: Any, names: frozenset[str]) -> Any:

@@ -87,3 +87,13 @@ def test_rules_comparing_whole_values_are_not_pruned() -> None:
     assert validate_schema(schema, [{"k": "a", "v": "1"}, {"k": "a", "v": "2"}]) == []
     assert [e.message for e in validate_schema(schema, [{"k": "a"}, {"k": "a"}])] == [
         'Invalid value: "array": must be unique']
+
+
+def test_only_rules_without_whole_value_comparisons_are_pruned() -> None:
+    from pykueue.api.structural import _prunable
+
+    assert _prunable("has(self.s) ? size(self.spec.sets) == size(self.s.assigned) : true")
+    assert _prunable("self.k == 'x' && self.n != 1 && has(self.a) == has(self.b) && self.l.size() == 0")
+    for rule in ("self.a == self.b", "j == i", "f(self.a) == f(self.b)", "xsize(self.a) == self.b",
+                 "self.a in self.b", "self.l.exists_one(x, x.k > 0)", "self.v1 == self.v2"):
+        assert not _prunable(rule), rule
