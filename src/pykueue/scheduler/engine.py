@@ -349,9 +349,9 @@ class Scheduler:
         self._ns_memo.clear()
         admitted: list[Any] = []
         preempted: list[Any] = []
-        pending: list[Pending] = self._notices()
-        limit = self.config.heads_per_cycle
         active = {name: cq for name, cq in self.cache.cqs.items() if self.cache.is_active(cq)}
+        pending: list[Pending] = self._notices(active)
+        limit = self.config.heads_per_cycle
         live = self._live(active, None)
         rounds = 0
         while live:
@@ -417,7 +417,7 @@ class Scheduler:
         self._requeue_all = False
         self._requeue_trees.clear()
 
-    def _notices(self) -> list[Pending]:
+    def _notices(self, active_cqs: Mapping[str, ClusterQueue]) -> list[Pending]:
         out: list[Pending] = []
         for wl in self.notices.values():
             lq = self.queues.local_queues.get(wl.lq_key)
@@ -444,7 +444,7 @@ class Scheduler:
             cq = self.cache.cqs.get(name)
             if cq is None:
                 continue
-            active = self.cache.is_active(cq)
+            active = name in active_cqs
             if not active and self._cq_was_active.get(name, True):
                 for wl in q.all_pending():
                     reported.add(wl.key)

@@ -76,14 +76,15 @@ class ResourceNode:
         if parent is None:
             value = self.subtree.get(fr, 0) - usage
         else:
-            local = self.local.get(fr, 0)
+            local = self.local.get(fr, 0) if self.local else 0
             parent_available = parent.available(fr)
-            q = self.quotas.get(fr)
+            q = self.quotas.get(fr) if self.quotas else None
             if q is not None and q.borrowing_limit is not None:
                 stored_in_parent = self.subtree.get(fr, 0) - local
                 used_in_parent = max(0, usage - local)
                 parent_available = min(parent_available, stored_in_parent - used_in_parent + q.borrowing_limit)
-            value = max(0, local - usage) + parent_available
+            free = local - usage
+            value = free + parent_available if free > 0 else parent_available
         if self.is_cq and value < 0:
             return 0
         return value
@@ -116,14 +117,17 @@ class ResourceNode:
     def add_fr(self, fr: FR, delta: int) -> None:
         node: ResourceNode = self
         while True:
-            old = node.usage.get(fr, 0)
+            usage = node.usage
+            old = usage.get(fr, 0)
             new = old + delta
-            node.usage[fr] = new
+            usage[fr] = new
             parent = node.parent
             if parent is None:
                 return
-            local = node.local.get(fr, 0)
-            delta = max(0, new - local) - max(0, old - local)
+            local = node.local.get(fr, 0) if node.local else 0
+            above_new = new - local
+            above_old = old - local
+            delta = (above_new if above_new > 0 else 0) - (above_old if above_old > 0 else 0)
             if delta == 0:
                 return
             node = parent
