@@ -249,7 +249,8 @@ class Registry:
             # System fields exist before admission (kube's FillObjectMetaSystemFields runs before
             # Validate, where a Job's controller-uid selector is generated from the new uid).
             uid = om.new_uid()
-            system: JSONDict = {"name": name, "uid": uid, "creationTimestamp": self.now(), "generation": 1}
+            now = self.now()
+            system: JSONDict = {"name": name, "uid": uid, "creationTimestamp": now, "generation": 1}
             om.meta(candidate).update(system)
             if kind.resource_key == "jobs.batch":
                 generate_job_selector(candidate, uid)
@@ -264,7 +265,7 @@ class Registry:
             else:
                 final.pop("namespace", None)
             if not managed:
-                admitted = update_managed_fields(None, admitted, manager=field_manager, now=self.now())
+                admitted = update_managed_fields(None, admitted, manager=field_manager, now=now)
             if dry_run:
                 return admitted
             try:
