@@ -124,8 +124,14 @@ def error_response(error: ApiError, warnings: list[str] | None = None) -> web.Re
 
 async def read_body(request: web.Request) -> bytes:
     """The request body, or ``RequestEntityTooLarge`` past 3 MiB (without reading it all)."""
-    if request.content_length is not None and request.content_length > BODY_LIMIT:
+    length = request.content_length
+    if length is not None and length > BODY_LIMIT:
         raise RequestEntityTooLarge(f"Request entity too large: limit is {BODY_LIMIT}")
+    if length is not None:  # the common case: one read, no chunk loop
+        body = await request.read()
+        if not body:
+            raise BadRequest("the request body is empty")
+        return body
     data = bytearray()
     async for chunk in request.content.iter_chunked(65536):
         data += chunk
