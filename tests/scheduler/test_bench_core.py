@@ -9,16 +9,17 @@ tolerance whenever the true value fell just above a rounding boundary, so it fai
 
 from __future__ import annotations
 
+import gc
 import re
 
 import pytest
 from typer.testing import CliRunner
 
-from pykueue.bench.core import BASELINE_LOWER_BOUND_S, ScaleResult, run_baseline, run_core, run_scale
+from pykueue.bench.core import BASELINE_LOWER_BOUND_S, ScaleResult, _Meter, run_baseline, run_core, run_scale
 from pykueue.cli.bench import bench_app
 
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
-                 r"\s+([\d.]+)$")
+                 r"\s+([\d.]+)\s+([\d.]+)$")
 WALL_STEP = 2.0 ** -10  # exact in binary: sums of steps carry no float error
 CPU_STEP = 2.0 ** -11
 
@@ -39,7 +40,7 @@ class _Ticker:
 def _row(r: ScaleResult) -> str:
     return (f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
             f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
-            f"{r.upsert_cpu_us:>14.2f}")
+            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f}")
 
 
 def test_scale_run_charges_exactly_the_engine_calls() -> None:
@@ -58,9 +59,28 @@ def test_scale_run_charges_exactly_the_engine_calls() -> None:
     assert r.cpu_per_second == r.decisions / r.cpu_s
     assert r.wall_us == r.wall_s * 1e6 / r.decisions
     assert r.cpu_us == r.schedule_cpu_us + r.upsert_cpu_us
+    assert r.gc_cpu_s >= 0.0
+
+
+def test_meter_charges_collections_only_inside_engine_calls() -> None:
+    meter = _Meter(wall=_Ticker(WALL_STEP), cpu=_Ticker(CPU_STEP))
+    with meter:
+        gc.collect()  # outside any call: not charged
+        assert meter.gc_cpu == 0.0
+        meter.call("upsert", gc.collect)
+    assert meter.gc_cpu > 0.0
+    assert meter._on_gc not in gc.callbacks
 
 
 def test_core_report_rows_ratio_and_last_line_are_exact() -> None:
+    gc.disable()  # the GC column is real process time (not an injected clock): keep it out of the way
+    try:
+        _report_rows_ratio_and_last_line_are_exact()
+    finally:
+        gc.enable()
+
+
+def _report_rows_ratio_and_last_line_are_exact() -> None:
     lines: list[str] = []
     rate = run_core(400, 8, 2, baseline_scale=0.02, out=lines.append,
                     wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP))

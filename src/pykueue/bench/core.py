@@ -23,6 +23,7 @@ rate because on a shared machine wall time also counts other processes.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import time
 from collections.abc import Callable
@@ -50,6 +51,8 @@ class ScaleResult:
     """CPU inside ``schedule()`` (part of ``cpu_s``)."""
     upsert_cpu_s: float = 0.0
     """CPU inside the write-back ``upsert_workload`` calls: admitted status and finish (rest of ``cpu_s``)."""
+    gc_cpu_s: float = 0.0
+    """CPU the garbage collector took during those calls (included above; always process time)."""
 
     @property
     def per_second(self) -> float:
@@ -76,6 +79,10 @@ class ScaleResult:
     def upsert_cpu_us(self) -> float:
         return self.upsert_cpu_s * 1e6 / self.decisions if self.decisions else 0.0
 
+    @property
+    def gc_cpu_us(self) -> float:
+        return self.gc_cpu_s * 1e6 / self.decisions if self.decisions else 0.0
+
 
 Timer = Callable[[], float]
 """A clock read: ``time.perf_counter`` (wall) or ``time.process_time`` (CPU); tests inject fakes."""
@@ -84,7 +91,8 @@ CPU: Timer = time.process_time
 
 
 class _Meter:
-    """Accumulates wall and CPU time spent inside engine calls, in total and per phase."""
+    """Accumulates wall and CPU time spent inside engine calls, in total and per phase, and the
+    garbage collector's share of it (a collection runs inside whichever call allocates)."""
 
     def __init__(self, wall: Timer = WALL, cpu: Timer = CPU) -> None:
         self._wall_fn = wall
@@ -92,17 +100,35 @@ class _Meter:
         self.wall = 0.0
         self.cpu = 0.0
         self.phase_cpu: dict[str, float] = {}
+        self.gc_cpu = 0.0
+        self._inside = False
+        self._gc_start = 0.0
 
     def call(self, phase: str, fn: Callable[..., Any], *args: Any) -> Any:
         wall_fn, cpu_fn = self._wall_fn, self._cpu_fn
         w0, c0 = wall_fn(), cpu_fn()
+        self._inside = True
         try:
             return fn(*args)
         finally:
+            self._inside = False
             cpu = cpu_fn() - c0
             self.wall += wall_fn() - w0
             self.cpu += cpu
             self.phase_cpu[phase] = self.phase_cpu.get(phase, 0.0) + cpu
+
+    def _on_gc(self, phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = time.process_time()
+        elif self._inside:
+            self.gc_cpu += time.process_time() - self._gc_start
+
+    def __enter__(self) -> _Meter:
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        gc.callbacks.remove(self._on_gc)
 
 
 def _cq(name: str, cohort: str, nominal: str, borrowing_limit: str | None = None,
@@ -164,6 +190,15 @@ def run_scale(workloads: int, cqs: int, cohorts: int, *, wall_clock: Timer = WAL
         objs[("bench", wl["metadata"]["name"])] = wl
         s.upsert_workload(wl)
     meter = _Meter(wall_clock, cpu_clock)
+    with meter:
+        decisions, cycles = _drain(s, meter, clock, objs, workloads)
+    return ScaleResult(workloads, decisions, cycles, meter.wall, meter.cpu,
+                       meter.phase_cpu.get("schedule", 0.0), meter.phase_cpu.get("upsert", 0.0), meter.gc_cpu)
+
+
+def _drain(s: Scheduler, meter: _Meter, clock: ManualClock, objs: dict[tuple[str, str], dict[str, Any]],
+           workloads: int) -> tuple[int, int]:
+    """Schedule until every workload was admitted; the previous cycle's admissions finish each cycle."""
     decisions = cycles = 0
     running: list[tuple[dict[str, Any], dict[str, Any]]] = []
     idle_cycles = 0
@@ -181,8 +216,7 @@ def run_scale(workloads: int, cqs: int, cohorts: int, *, wall_clock: Timer = WAL
         decisions += len(result.admitted)
         idle_cycles = 0 if result.admitted else idle_cycles + 1
         clock.advance(1.0)
-    return ScaleResult(workloads, decisions, cycles, meter.wall, meter.cpu,
-                       meter.phase_cpu.get("schedule", 0.0), meter.phase_cpu.get("upsert", 0.0))
+    return decisions, cycles
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,17 +339,18 @@ def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, b
     """
     out(f"pykueue bench core: {workloads} workloads of 1 cpu, {cqs} ClusterQueues ({NOMINAL_PER_CQ} cpu each) "
         f"in {cohorts} cohorts; finished work frees quota every cycle")
-    out("  per decision: schedule() plus the two write-backs a controller does (admitted status, finish)")
+    out("  per decision: schedule() plus the two write-backs a controller does (admitted status, finish);")
+    out("  gc_cpu_us: the garbage collector's part of that time (it runs inside whichever call allocates)")
     sizes = sorted({max(1, workloads // 10), max(1, workloads // 5), max(1, workloads // 2), workloads})
     out(f"{'workloads':>10} {'decisions':>10} {'cycles':>7} {'wall_s':>9} {'cpu_s':>9} {'decisions/s':>12} "
-        f"{'us/decision':>12} {'cpu_us/decision':>16} {'schedule_cpu_us':>16} {'upsert_cpu_us':>14}")
+        f"{'us/decision':>12} {'cpu_us/decision':>16} {'schedule_cpu_us':>16} {'upsert_cpu_us':>14} {'gc_cpu_us':>10}")
     results = []
     for n in sizes:
         r = run_scale(n, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock)
         results.append(r)
         out(f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
             f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
-            f"{r.upsert_cpu_us:>14.2f}")
+            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f}")
     first, last = results[0], results[-1]
     wall_ratio = last.wall_us / first.wall_us if first.wall_us else 0.0
     cpu_ratio = last.cpu_us / first.cpu_us if first.cpu_us else 0.0
