@@ -195,6 +195,13 @@ def _type_name(value: Any) -> str:
 
 
 def _type_ok(expected: str, value: Any) -> bool:
+    # The common cases first, without naming the actual type (this runs for every schema node).
+    if expected == "string":
+        return isinstance(value, str)
+    if expected == "object":
+        return isinstance(value, dict)
+    if expected == "array":
+        return isinstance(value, list)
     actual = _type_name(value)
     if expected == "number":
         return actual in ("number", "integer")
