@@ -4,7 +4,9 @@ Owns the routing of API events to the cache and the queue manager, the requeue t
 (finished/deleted/evicted workloads requeue the inadmissible workloads of their cohort tree; CQ,
 cohort, flavor and namespace changes requeue everything), the preemption expectations (victims
 reported once, until they release their quota), the assumed admissions (a replay of the object
-an admission was made from is ignored) and the multi-head loop.
+an admission was made from is ignored) and the multi-head loop. Records are kept for pending and
+quota-holding workloads only: a finished workload is released and forgotten, so memory and
+per-decision cost follow what is live, not everything ever seen.
 
 Multi-head invariant: ``schedule()`` runs Kueue cycles (``cycle.Round``) back to back. After the
 first round only cohort trees in which something changed are run again — an admission, a head

@@ -4,6 +4,12 @@ Owns the derivation of a workload's scheduling state from its API object (finish
 quota, pending, parked), its effective priority, queue-order timestamp and per-pod requests
 (spec §1.6, §3.1, scheduler-api.md "Workload states"). The engine calls ``parse_workload`` on
 every upsert; cycles only read the record, so no dict walking happens on the hot path.
+
+Cost model: a status-only update (same spec and identity metadata as the previous record) copies
+the spec part and walks only the status; pod sets are parsed once per distinct ``spec.podSets``
+(``ShapeCache``) and shared, read-only, by every record of that shape. Invariant: a record is
+never mutated through a shared part, so a fast parse always equals a full one
+(tests/scheduler/unit/test_workload_parse.py).
 """
 
 from __future__ import annotations
