@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
 from .fairsharing import Share, share_key
-from .flavorassigner import Assignment, FlavorAssigner, Mode
+from .flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit
 from .hierarchy import CohortNode, ResourceNode
 from .partial import partial_counts
 from .preemption import Target, preemption_message, queue_path
@@ -125,6 +125,10 @@ class Round:
     def _assign(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int] | None,
                 pin: dict[tuple[int, str], str] | None = None) -> tuple[Assignment, list[Target]]:
         s = self.s
+        if counts is None and pin is None:
+            fast = plain_fit(wl, cq, s.eligibility)
+            if fast is not None:
+                return fast, []
         assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
                                   fungibility=s.config.flavor_fungibility,
                                   fair_sharing=s.config.fair_sharing is not None,

@@ -19,7 +19,7 @@ from .matching import find_untolerated_taint, flavor_matches_affinity, taint_str
 from .resources import FR, fmt
 from .workload import PodSetInfo, WorkloadInfo
 
-__all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment"]
+__all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment", "plain_fit"]
 
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
@@ -377,6 +377,63 @@ class FlavorAssigner:
     def _can_preempt_while_borrowing(self) -> bool:
         cq = self.cq
         return cq.borrow_within_cohort != "Never" or (self.fair_sharing and cq.reclaim_within_cohort != "Never")
+
+
+_UNKNOWN = object()
+
+
+def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
+              ) -> Assignment | None:
+    """The overwhelmingly common case, without the mode/preference machinery: one pod set whose
+    resources all belong to one resource group, whose first flavor is known to be eligible
+    (memoised ``_ineligible`` said None) and has the whole request free without borrowing.
+
+    Returns exactly what ``FlavorAssigner(...).assign()`` returns for that case (no resume, no
+    pin, no partial counts; fungibility and fair sharing do not matter because a plain fit in the
+    first flavor ends the search in every mode), or None when the case does not apply and the
+    caller must run the general path (tests/scheduler/unit/test_plain_fit.py proves both).
+    """
+    podsets = wl.podsets
+    if len(podsets) != 1:
+        return None
+    ps = podsets[0]
+    count = ps.effective_count
+    requests = {r: v * count for r, v in ps.per_pod.items()}
+    rg_by_resource = cq.rg_by_resource
+    if "pods" in rg_by_resource:
+        requests["pods"] = count
+    if not requests:
+        return None
+    names = sorted(requests) if len(requests) > 1 else list(requests)
+    group = rg_by_resource.get(names[0])
+    if group is None:
+        return None
+    for res in names:
+        if rg_by_resource.get(res) is not group:
+            return None
+    fname = group.flavors[0] if group.flavors else None
+    if fname is None or eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
+        return None
+    parent = cq.parent
+    cq_usage = cq.usage
+    subtree = cq.subtree
+    for res in names:
+        val = requests[res]
+        fr = (fname, res)
+        if val > cq.available(fr):
+            return None
+        if parent is not None and cq_usage.get(fr, 0) + val > subtree.get(fr, 0):
+            return None
+    psa = PodSetAssignment(ps.name, count, requests)
+    psa.flavors = dict.fromkeys(names, fname)
+    psa.modes = dict.fromkeys(names, Granular.FIT)
+    assignment = Assignment()
+    assignment.podsets.append(psa)
+    assignment.usage = {(fname, res): requests[res] for res in names if requests[res]}
+    last = -1 if len(group.flavors) == 1 else 0
+    assignment.last_tried = {(0, res): last for res in names}
+    assignment._mode = Mode.FIT
+    return assignment
 
 
 def _min_reason(current: str, new: str) -> str:
