@@ -62,6 +62,13 @@ def test_scale_run_charges_exactly_the_engine_calls() -> None:
     assert r.gc_cpu_s >= 0.0
 
 
+def test_frozen_run_leaves_the_collector_unfrozen() -> None:
+    before = gc.get_freeze_count()
+    r = run_scale(60, 4, 1, freeze_gc=True)
+    assert r.decisions == 60
+    assert gc.get_freeze_count() == before
+
+
 def test_meter_charges_collections_only_inside_engine_calls() -> None:
     meter = _Meter(wall=_Ticker(WALL_STEP), cpu=_Ticker(CPU_STEP))
     with meter:
@@ -93,7 +100,12 @@ def _report_rows_ratio_and_last_line_are_exact() -> None:
     first, last = expected[0], expected[-1]
     assert (f"per-decision cost ratio 400 vs 40: wall {last.wall_us / first.wall_us:.3f}, "
             f"cpu {last.cpu_us / first.cpu_us:.3f}") in lines
-    assert lines[-1] == f"decisions/s: {last.per_second:.1f}"
+    assert lines[-1] == f"decisions/s: {last.per_second:.1f}"  # the unfrozen run leads
+    frozen = run_scale(400, 8, 2, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP), freeze_gc=True)
+    assert frozen.decisions == 400
+    assert lines[-2] == f"decisions/s with gc.freeze() after setup: {frozen.per_second:.1f}"
+    assert any(line.startswith("with gc.freeze() after setup") and f"cpu_us/decision {frozen.cpu_us:.2f}" in line
+               for line in lines)
     assert rate == last.per_second
     assert f"decisions per cpu second (400 workloads; wall also counts other processes): " \
            f"{last.cpu_per_second:.1f}" in lines
@@ -105,6 +117,7 @@ def test_core_command_output_format() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert re.fullmatch(r"decisions/s: \d+\.\d", lines[-1])
+    assert re.fullmatch(r"decisions/s with gc.freeze\(\) after setup: \d+\.\d", lines[-2])
     table = [m.groups() for m in map(ROW.match, lines) if m]
     assert [int(r[0]) for r in table] == [40, 80, 200, 400]
     assert all(int(r[1]) == int(r[0]) for r in table)
