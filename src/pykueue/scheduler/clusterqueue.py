@@ -70,7 +70,7 @@ def parse_quotas(groups: list[Mapping[str, Any]]) -> tuple[list[ResourceGroup], 
 class ClusterQueue(ResourceNode):
     __slots__ = (
         "admission_checks", "admitted_count", "admitted_usage", "afs", "borrow_within_cohort",
-        "cohort_name", "cyclic", "deleting", "max_priority_threshold", "namespace_selector",
+        "cohort_name", "cyclic", "deleting", "max_priority_threshold", "namespace_selector", "plans",
         "preference", "reclaim_within_cohort", "resource_groups", "rg_by_resource", "spec",
         "stop_policy", "strategy", "tree_key", "when_can_borrow", "when_can_preempt", "within_cluster_queue",
         "workloads",
@@ -102,11 +102,14 @@ class ClusterQueue(ResourceNode):
         self.stop_policy = "None"
         self.afs = False
         self.tree_key = "cq/" + name
+        self.plans: dict[int, tuple[Any, Any]] = {}
+        """flavorassigner.plain_fit's per-pod-set plans for this spec (cleared by ``load``)."""
 
     def load(self, obj: Mapping[str, Any]) -> None:
         """Parse the spec; usage and workloads are kept (they do not depend on the spec)."""
         spec = obj.get("spec") or {}
         self.spec = spec
+        self.plans = {}
         self.deleting = bool((obj.get("metadata") or {}).get("deletionTimestamp"))
         self.cohort_name = spec.get("cohortName") or spec.get("cohort") or ""
         self.resource_groups, self.quotas = parse_quotas(list(spec.get("resourceGroups") or ()))

@@ -89,9 +89,11 @@ def is_preferred(a: GranularMode, b: GranularMode, preference: str | None) -> bo
 
 
 class PodSetAssignment:
-    __slots__ = ("count", "flavors", "modes", "name", "no_fit_reason", "reasons", "requests")
+    __slots__ = ("count", "flavors", "formatted", "modes", "name", "no_fit_reason", "reasons", "requests")
 
     def __init__(self, name: str, count: int, requests: dict[str, int]) -> None:
+        self.formatted: dict[str, str] | None = None
+        """``resourceUsage`` as quantity strings when known in advance (a plain fit's plan; shared, read-only)."""
         self.name = name
         self.count = count
         self.requests = requests
@@ -168,7 +170,8 @@ class Assignment:
             "clusterQueue": cq_name,
             "podSetAssignments": [
                 {"name": ps.name, "flavors": dict(ps.flavors),
-                 "resourceUsage": {r: fmt(r, ps.requests.get(r, 0)) for r in ps.flavors},
+                 "resourceUsage": dict(ps.formatted) if ps.formatted is not None
+                 else {r: fmt(r, ps.requests.get(r, 0)) for r in ps.flavors},
                  "count": ps.count}
                 for ps in self.podsets
             ],
@@ -380,6 +383,32 @@ class FlavorAssigner:
 
 
 _UNKNOWN = object()
+_PLANS_LIMIT = 1024
+
+Plan = tuple[list[str], dict[str, int], str, list[tuple[FR, int]], dict[FR, int], int, dict[str, str]]
+"""What ``plain_fit`` needs of one (pod set, CQ spec): resources (sorted), requests, the first
+flavor of their group, the (fr, amount) checks, usage, last-tried index, formatted usage."""
+
+
+def _plan(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
+    """The static part of ``plain_fit`` (depends only on the pod set and the CQ's groups), or
+    None when the shape is not a plain one (resources spread over groups, uncovered, none)."""
+    count = ps.effective_count
+    requests = {r: v * count for r, v in ps.per_pod.items()}
+    rg_by_resource = cq.rg_by_resource
+    if "pods" in rg_by_resource:
+        requests["pods"] = count
+    if not requests:
+        return None
+    names = sorted(requests) if len(requests) > 1 else list(requests)
+    group = rg_by_resource.get(names[0])
+    if group is None or not group.flavors or any(rg_by_resource.get(r) is not group for r in names):
+        return None
+    fname = group.flavors[0]
+    checks = [((fname, r), requests[r]) for r in names]
+    usage = {fr: val for fr, val in checks if val}
+    last = -1 if len(group.flavors) == 1 else 0
+    return names, requests, fname, checks, usage, last, {r: fmt(r, requests[r]) for r in names}
 
 
 def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
@@ -391,47 +420,45 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
     Returns exactly what ``FlavorAssigner(...).assign()`` returns for that case (no resume, no
     pin, no partial counts; fungibility and fair sharing do not matter because a plain fit in the
     first flavor ends the search in every mode), or None when the case does not apply and the
-    caller must run the general path (tests/scheduler/unit/test_plain_fit.py proves both).
+    caller must run the general path (tests/scheduler/unit/test_plain_fit.py proves both). The
+    static part is planned once per (pod set, CQ spec): pod sets are shared by every workload of
+    a shape (``ShapeCache``), so a plan serves a whole job template.
     """
     podsets = wl.podsets
     if len(podsets) != 1:
         return None
     ps = podsets[0]
-    count = ps.effective_count
-    requests = {r: v * count for r, v in ps.per_pod.items()}
-    rg_by_resource = cq.rg_by_resource
-    if "pods" in rg_by_resource:
-        requests["pods"] = count
-    if not requests:
+    plans = cq.plans
+    hit = plans.get(id(ps))
+    if hit is not None and hit[0] is ps:
+        plan: Plan | None = hit[1]
+    else:
+        plan = _plan(ps, cq)
+        if len(plans) >= _PLANS_LIMIT:
+            plans.clear()
+        plans[id(ps)] = (ps, plan)  # holding ps keeps its id from being reused
+    if plan is None:
         return None
-    names = sorted(requests) if len(requests) > 1 else list(requests)
-    group = rg_by_resource.get(names[0])
-    if group is None:
-        return None
-    for res in names:
-        if rg_by_resource.get(res) is not group:
-            return None
-    fname = group.flavors[0] if group.flavors else None
-    if fname is None or eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
+    names, requests, fname, checks, usage, last, formatted = plan
+    if eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
         return None
     parent = cq.parent
     cq_usage = cq.usage
     subtree = cq.subtree
-    for res in names:
-        val = requests[res]
-        fr = (fname, res)
-        if val > cq.available(fr):
+    available = cq.available
+    for fr, val in checks:
+        if val > available(fr):
             return None
         if parent is not None and cq_usage.get(fr, 0) + val > subtree.get(fr, 0):
             return None
-    psa = PodSetAssignment(ps.name, count, requests)
+    psa = PodSetAssignment(ps.name, ps.effective_count, dict(requests))
     psa.flavors = dict.fromkeys(names, fname)
     psa.modes = dict.fromkeys(names, Granular.FIT)
+    psa.formatted = formatted
     assignment = Assignment()
     assignment.podsets.append(psa)
-    assignment.usage = {(fname, res): requests[res] for res in names if requests[res]}
-    last = -1 if len(group.flavors) == 1 else 0
-    assignment.last_tried = {(0, res): last for res in names}
+    assignment.usage = dict(usage)
+    assignment.last_tried = {(0, r): last for r in names}
     assignment._mode = Mode.FIT
     return assignment
 

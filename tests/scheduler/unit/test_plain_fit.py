@@ -10,6 +10,7 @@ each condition it does not cover.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +23,9 @@ TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
 
 
 def _snapshot(a: Assignment) -> tuple[Any, ...]:
-    return (a.mode, a.borrowing, list(a.usage.items()), sorted(a.last_tried.items()),
+    """Every field, dicts in insertion order, and the ``status.admission`` it renders (as JSON text,
+    so key order counts too)."""
+    return (json.dumps(a.to_admission("cq")), a.mode, a.borrowing, list(a.usage.items()), sorted(a.last_tried.items()),
             [(ps.name, ps.count, list(ps.requests.items()), list(ps.flavors.items()), list(ps.modes.items()),
               ps.reasons, ps.no_fit_reason, ps.mode) for ps in a.podsets])
 
@@ -47,6 +50,21 @@ def test_common_shape_takes_the_fast_path_with_the_general_answer() -> None:
     assert fast is not None
     assert _snapshot(fast) == _snapshot(general)
     assert list(fast.usage.items()) == [(("rf", "cpu"), 2000)]
+
+
+def test_plan_is_reused_per_pod_set_and_dropped_when_the_cq_spec_changes() -> None:
+    s = _common(cpu="1")
+    _both(s)
+    cq = s.cache.cqs["cq"]
+    ps = s.workloads[("ns", "w")].podsets[0]
+    assert cq.plans[id(ps)][0] is ps
+    s.upsert_cluster_queue(CQ("cq").set("cohortName", "co").group("cpu", "pods").flavor("rf", cpu=4, pods=2).obj())
+    s.cache.ensure_fresh()
+    assert s.cache.cqs["cq"].plans == {}
+    general, fast = _both(s)  # "pods" is covered now: the plan must count it
+    assert fast is not None
+    assert _snapshot(fast) == _snapshot(general)
+    assert fast.usage == {("rf", "cpu"): 1000, ("rf", "pods"): 1}
 
 
 def test_needs_borrowing_declines() -> None:
