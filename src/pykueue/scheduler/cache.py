@@ -185,6 +185,19 @@ class Cache:
         if cq is not None:
             cq.replace_workload(held, wl)
 
+    def refreshed(self, wl: WorkloadInfo, was_admitted: bool) -> None:
+        """A reserved record was updated in place (same CQ, same usage): its Admitted/PodsReady
+        flags may have flipped."""
+        if wl.pods_ready:
+            self.not_ready.discard(wl.key)
+        else:
+            self.not_ready.add(wl.key)
+        if self.orphans and self.orphans.get(wl.key) is wl:
+            return
+        cq = self.cqs.get(wl.cq_name)
+        if cq is not None:
+            cq.admitted_flipped(wl, was_admitted)
+
     def remove_reserved(self, key: WorkloadKey) -> WorkloadInfo | None:
         wl = self.reserved.pop(key, None)
         if wl is None:

@@ -169,6 +169,14 @@ class ClusterQueue(ResourceNode):
             for fr, amount in wl.usage.items():
                 self.admitted_usage[fr] = self.admitted_usage.get(fr, 0) + sign * amount
 
+    def admitted_flipped(self, wl: WorkloadInfo, was_admitted: bool) -> None:
+        """``wl`` (held here, updated in place) was ``was_admitted``: move admitted usage if it changed."""
+        if was_admitted != wl.admitted:
+            sign = 1 if wl.admitted else -1
+            self.admitted_count += sign
+            for fr, amount in wl.usage.items():
+                self.admitted_usage[fr] = self.admitted_usage.get(fr, 0) + sign * amount
+
     def remove_workload(self, key: WorkloadKey) -> WorkloadInfo | None:
         wl = self.workloads.pop(key, None)
         if wl is None:

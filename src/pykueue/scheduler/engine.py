@@ -50,6 +50,7 @@ from .workload import (
     WorkloadKey,
     finished_update,
     parse_workload,
+    refresh_reservation,
 )
 
 __all__ = ["Scheduler"]
@@ -214,9 +215,10 @@ class Scheduler:
         """Add or replace a Workload; its status decides whether it holds quota or waits.
 
         Hot path (two calls per admission: the admitted status echoed back, then Finished): the
-        status-only re-parse copies the spec part from the previous record, the echo of a
-        reservation already counted swaps the record without moving usage, and a finished
-        workload is released and forgotten (nothing about it is needed until it changes again).
+        echo of a reservation already counted (same spec, same admission) updates the engine's
+        record in place without moving usage, other status-only re-parses copy the spec part from
+        the previous record, and a finished workload is released and forgotten (nothing about it
+        is needed until it changes again).
         """
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta.get("name", ""))
@@ -224,9 +226,25 @@ class Scheduler:
         if version and self.assumed.get(key) == version:
             return  # a replay of the object we admitted from: the admission is still in flight
         old = self.workloads.get(key)
-        if old is not None and finished_update(old, obj):
-            self._finish(key, old)
-            return
+        if old is not None:
+            was_admitted, was_ready = old.admitted, old.pods_ready
+            try:  # malformed input raises before anything changed
+                finished = finished_update(old, obj)
+                refreshed = not finished and old.state == RESERVED and self.cache.reserved.get(key) is old \
+                    and refresh_reservation(old, obj, self.config.pods_ready_requeue_by_eviction)
+            except _BAD_INPUT as exc:
+                raise InvalidObject("Workload", key[1], str(exc)) from exc
+            if finished:
+                self._finish(key, old)
+                return
+            if refreshed:  # the status write of a reservation we already count: record updated in place
+                if self.notices:
+                    self.notices.pop(key, None)
+                if self.assumed:
+                    self.assumed.pop(key, None)
+                if old.admitted != was_admitted or old.pods_ready != was_ready:
+                    self.cache.refreshed(old, was_admitted)
+                return
         try:
             wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old,
                                 shapes=self.shapes)

@@ -24,7 +24,8 @@ from pykueue.api.clock import parse_time
 from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
 from .resources import amount as to_amount
 
-__all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "finished_update", "parse_workload"]
+__all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "finished_update", "parse_workload",
+           "refresh_reservation"]
 
 WorkloadKey = tuple[str, str]
 """(namespace, name)."""
@@ -420,12 +421,23 @@ def _same_shape(previous: WorkloadInfo, spec: Mapping[str, Any], annotations: Ma
 def _parse_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[str, Any],
                   reclaimable: dict[str, int], requeue_by_eviction: bool, previous: WorkloadInfo | None) -> None:
     """Set every status-derived field (a copied record carries none of the old ones)."""
+    _apply_status(info, _read_status(info, spec, status, reclaimable, requeue_by_eviction, previous))
+
+
+StatusFields = tuple[bool, float, bool, float | None, bool, str, Any, str, dict[FR, int], bool, bool, bool, float]
+
+
+def _read_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[str, Any],
+                 reclaimable: dict[str, int], requeue_by_eviction: bool,
+                 previous: WorkloadInfo | None) -> StatusFields:
+    """Everything the status says, read without writing ``info`` (malformed input raises here,
+    before any field changed: the in-place refresh relies on it). Reads ``info.creation`` only."""
     gates = spec.get("preemptionGates")
     if gates:
         opened = {g.get("name") for g in status.get("preemptionGates") or () if g.get("position") == "Open"}
-        info.preemption_gated = any(g.get("name") not in opened for g in gates)
+        preemption_gated = any(g.get("name") not in opened for g in gates)
     else:
-        info.preemption_gated = False
+        preemption_gated = False
     finished = quota_reserved = admitted = pods_ready = False
     evicted: Mapping[str, Any] | None = None
     requeued: Mapping[str, Any] | None = None
@@ -446,39 +458,69 @@ def _parse_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[s
         elif kind == "Requeued":
             requeued = cond
     is_evicted = evicted is not None and evicted.get("status") == "True"
-    info.timestamp = info.creation
+    creation = info.creation
+    timestamp = creation
     if is_evicted:
         assert evicted is not None
         reason = evicted.get("reason")
         if (reason == "PodsReadyTimeout" and requeue_by_eviction) or reason == "AdmissionCheck":
-            info.timestamp = _time(evicted.get("lastTransitionTime"), info.creation)
-    info.requeued_false = requeued is not None and requeued.get("status") == "False"
+            timestamp = _time(evicted.get("lastTransitionTime"), creation)
+    requeued_false = requeued is not None and requeued.get("status") == "False"
     requeue_state = status.get("requeueState")
-    requeue_at = requeue_state.get("requeueAt") if requeue_state else None
-    info.requeue_at = _time(requeue_at, 0.0) if requeue_at else None
+    raw_requeue_at = requeue_state.get("requeueAt") if requeue_state else None
+    requeue_at = _time(raw_requeue_at, 0.0) if raw_requeue_at else None
     checks = status.get("admissionChecks") or ()
-    info.failed_checks = any(c.get("state") in ("Retry", "Rejected") for c in checks) if checks else False
+    failed_checks = any(c.get("state") in ("Retry", "Rejected") for c in checks) if checks else False
 
     admission = status.get("admission")
-    info.admission = None
-    info.cq_name = ""
-    info.usage = {}
-    info.admitted = info.evicted = info.pods_ready = False
-    info.quota_reserved_time = 0.0
     if finished:
-        info.state = FINISHED
-    elif quota_reserved and admission:
-        info.state = RESERVED
-        info.admission = admission
-        info.cq_name = admission.get("clusterQueue", "")
+        return (preemption_gated, timestamp, requeued_false, requeue_at, failed_checks, FINISHED, None, "", {},
+                False, False, False, 0.0)
+    if quota_reserved and admission:
         if previous is not None and previous.admission is not None and previous.state == RESERVED \
                 and (previous.admission is admission or previous.admission == admission):
-            info.usage = previous.usage  # same admission, same reclaimable pods: same usage
+            usage = previous.usage  # same admission, same reclaimable pods: same usage
         else:
-            info.usage = _parse_usage(admission, reclaimable)
-        info.admitted = admitted
-        info.evicted = is_evicted
-        info.pods_ready = pods_ready
-        info.quota_reserved_time = _time((reserved_cond or {}).get("lastTransitionTime"), info.creation)
-    else:
-        info.state = PENDING
+            usage = _parse_usage(admission, reclaimable)
+        return (preemption_gated, timestamp, requeued_false, requeue_at, failed_checks, RESERVED, admission,
+                admission.get("clusterQueue", ""), usage, admitted, is_evicted, pods_ready,
+                _time((reserved_cond or {}).get("lastTransitionTime"), creation))
+    return (preemption_gated, timestamp, requeued_false, requeue_at, failed_checks, PENDING, None, "", {},
+            False, False, False, 0.0)
+
+
+def _apply_status(info: WorkloadInfo, f: StatusFields) -> None:
+    (info.preemption_gated, info.timestamp, info.requeued_false, info.requeue_at, info.failed_checks, info.state,
+     info.admission, info.cq_name, info.usage, info.admitted, info.evicted, info.pods_ready,
+     info.quota_reserved_time) = f
+
+
+def refresh_reservation(info: WorkloadInfo, obj: Mapping[str, Any], requeue_by_eviction: bool = True) -> bool:
+    """Update ``info`` in place from ``obj`` when ``obj`` is its object with only the status
+    changed and the status still reserves the same admission (the usual echo of an Admit).
+
+    Returns False, ``info`` untouched, when that is not the case (the caller parses a new record);
+    raises like ``parse_workload`` on malformed input, also with ``info`` untouched. Saves the
+    allocation and the field copy of a new record on the most frequent upsert. Only the engine's
+    own record may be refreshed (nothing else holds it across upserts).
+    """
+    if info.state != RESERVED:
+        return False
+    status = obj.get("status") or {}
+    if status.get("reclaimablePods"):
+        return False
+    admission = status.get("admission")
+    old_admission = info.admission
+    if not admission or old_admission is None or (admission is not old_admission and admission != old_admission):
+        return False
+    if not _same_spec_part(info, obj.get("metadata") or {}, obj.get("spec") or {}):
+        return False
+    podsets = info.podsets
+    if any(ps.reclaimable for ps in podsets):
+        return False
+    fields = _read_status(info, obj.get("spec") or {}, status, {}, requeue_by_eviction, info)
+    if fields[5] != RESERVED:
+        return False
+    info.obj = obj
+    _apply_status(info, fields)
+    return True

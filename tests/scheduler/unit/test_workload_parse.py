@@ -14,7 +14,14 @@ import pytest
 
 from pykueue.api.clock import format_time
 from pykueue.scheduler import Scheduler, SchedulerConfig
-from pykueue.scheduler.workload import FINISHED, RESERVED, ShapeCache, WorkloadInfo, parse_workload
+from pykueue.scheduler.workload import (
+    FINISHED,
+    RESERVED,
+    ShapeCache,
+    WorkloadInfo,
+    parse_workload,
+    refresh_reservation,
+)
 
 T0 = 1_700_000_000.0
 API = "kueue.x-k8s.io/v1beta2"
@@ -164,3 +171,77 @@ def test_local_queue_pending_count_drops_when_admitted() -> None:
         s.upsert_workload(_with(BASE, {"admission": adm.admission, "conditions": [_cond("QuotaReserved")]},
                                 name=adm.name, uid="u" + adm.name[1:]))
     assert s.local_queue_usage("ns", "lq").pending_workloads == 1
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_in_place_refresh_equals_full_parse_or_declines_untouched(name: str) -> None:
+    """refresh_reservation either makes the record equal a full parse of the new object, or
+    returns False and leaves every field as it was (the engine then parses a new record)."""
+    new = CASES[name]
+    for previous_obj in (CASES["echoed admission"], CASES["reserved, not admitted"], CASES["reclaimable pods"]):
+        record = parse_workload(previous_obj)
+        before = _fields(record)
+        if refresh_reservation(record, new):
+            assert record.obj is new
+            assert _fields(record) == _fields(parse_workload(new)), (name, previous_obj.get("status"))
+            assert record.state == RESERVED
+        else:
+            assert _fields(record) == before
+            assert record.obj is previous_obj
+
+
+def test_in_place_refresh_applies_to_the_echo_of_the_same_admission() -> None:
+    record = parse_workload(CASES["reserved, not admitted"])
+    usage = record.usage
+    assert refresh_reservation(record, copy.deepcopy(CASES["echoed admission"]))
+    assert record.admitted
+    assert record.usage is usage  # same admission: usage not re-parsed
+    assert not refresh_reservation(record, CASES["finished"])  # not a reservation any more
+
+
+def test_malformed_echo_raises_and_leaves_the_record_and_engine_unchanged() -> None:
+    from tests.scheduler.unit.sched_builders import CQ, apply_admit, flavor, local_queue, make_scheduler, workload
+
+    from pykueue.scheduler import InvalidObject
+
+    wl = workload("w", cpu="1")
+    s = make_scheduler(flavor("rf"), CQ("cq").flavor("rf", cpu=4).obj(), local_queue("ns", "lq", "cq"), wl)
+    [admit] = s.schedule().admitted
+    echoed = apply_admit(s, wl, admit)
+    record = s.workloads[("ns", "w")]
+    before = _fields(record)
+    bad = copy.deepcopy(echoed)
+    bad["status"]["conditions"].append("not a condition")
+    with pytest.raises(InvalidObject):
+        s.upsert_workload(bad)
+    assert s.workloads[("ns", "w")] is record
+    assert _fields(record) == before
+    assert record.obj is echoed
+
+
+def test_echo_flipping_admitted_moves_admitted_usage_in_place() -> None:
+    from tests.scheduler.unit.sched_builders import CQ, flavor, local_queue, make_scheduler, workload
+
+    wl = workload("w", cpu="2")
+    s = make_scheduler(flavor("rf"), CQ("cq").flavor("rf", cpu=4).obj(), local_queue("ns", "lq", "cq"), wl)
+    [admit] = s.schedule().admitted
+    record = s.workloads[("ns", "w")]
+    when = format_time(T0)
+
+    def echo(admitted: str) -> dict[str, Any]:
+        return {**wl, "status": {"admission": admit.admission, "conditions": [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "lastTransitionTime": when},
+            {"type": "Admitted", "status": admitted, "reason": "Admitted", "lastTransitionTime": when}]}}
+
+    s.upsert_workload(echo("False"))
+    assert s.workloads[("ns", "w")] is record  # updated in place
+    usage = s.cluster_queue_usage("cq")
+    assert usage.admitted_workloads == 0
+    assert usage.reservation["rf"]["cpu"] == (2000, 0)
+    s.upsert_workload(echo("True"))
+    usage = s.cluster_queue_usage("cq")
+    assert s.workloads[("ns", "w")] is record
+    assert usage.admitted_workloads == 1
+    assert usage.usage["rf"]["cpu"] == (2000, 0)
+    s.upsert_workload(echo("False"))
+    assert s.cluster_queue_usage("cq").admitted_workloads == 0
