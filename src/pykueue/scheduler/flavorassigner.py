@@ -115,13 +115,12 @@ class PodSetAssignment:
 
 
 class Assignment:
-    __slots__ = ("_mode", "borrowing", "last_tried", "podsets", "usage")
+    __slots__ = ("_mode", "borrowing", "podsets", "usage")
 
     def __init__(self) -> None:
         self.podsets: list[PodSetAssignment] = []
         self.borrowing = 0
         self.usage: dict[FR, int] = {}
-        self.last_tried: dict[tuple[int, str], int] = {}
         self._mode: Mode | None = None
 
     @property
@@ -237,11 +236,8 @@ class FlavorAssigner:
                 return True
             covered = group.covered
             group_requests = requests if len(requests) == 1 else {r: v for r, v in requests.items() if r in covered}
-            chosen, mode, reasons, reason, last = self._find_flavor(index, ps, group, group_requests,
-                                                                     assignment.usage)
-            last_tried = assignment.last_tried
-            for r in group_requests:
-                last_tried[(index, r)] = last
+            chosen, mode, reasons, reason, _last = self._find_flavor(index, ps, group, group_requests,
+                                                                      assignment.usage)
             if chosen is None:
                 psa.reasons.extend(reasons)
                 psa.no_fit_reason = reason
@@ -385,9 +381,11 @@ class FlavorAssigner:
 _UNKNOWN = object()
 _PLANS_LIMIT = 1024
 
-Plan = tuple[list[str], dict[str, int], str, list[tuple[FR, int]], dict[FR, int], int, dict[str, str]]
-"""What ``plain_fit`` needs of one (pod set, CQ spec): resources (sorted), requests, the first
-flavor of their group, the (fr, amount) checks, usage, last-tried index, formatted usage."""
+Plan = tuple[str, list[tuple[FR, int]], dict[str, int], dict[str, str], dict[str, Granular], dict[FR, int],
+             dict[str, str]]
+"""What ``plain_fit`` needs of one (pod set, CQ spec): the first flavor of the group, the (fr,
+amount) checks, and the assignment's parts (requests, flavors, modes, usage, formatted usage),
+shared read-only by every assignment made from the plan."""
 
 
 def _plan(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
@@ -406,9 +404,8 @@ def _plan(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
         return None
     fname = group.flavors[0]
     checks = [((fname, r), requests[r]) for r in names]
-    usage = {fr: val for fr, val in checks if val}
-    last = -1 if len(group.flavors) == 1 else 0
-    return names, requests, fname, checks, usage, last, {r: fmt(r, requests[r]) for r in names}
+    return (fname, checks, requests, dict.fromkeys(names, fname), dict.fromkeys(names, Granular.FIT),
+            {fr: val for fr, val in checks if val}, {r: fmt(r, requests[r]) for r in names})
 
 
 def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
@@ -422,7 +419,8 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
     first flavor ends the search in every mode), or None when the case does not apply and the
     caller must run the general path (tests/scheduler/unit/test_plain_fit.py proves both). The
     static part is planned once per (pod set, CQ spec): pod sets are shared by every workload of
-    a shape (``ShapeCache``), so a plan serves a whole job template.
+    a shape (``ShapeCache``), so a plan serves a whole job template, and its dicts are shared by
+    the assignments (nothing mutates an assignment once ``assign`` returned it).
     """
     podsets = wl.podsets
     if len(podsets) != 1:
@@ -439,28 +437,39 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
         plans[id(ps)] = (ps, plan)  # holding ps keeps its id from being reused
     if plan is None:
         return None
-    names, requests, fname, checks, usage, last, formatted = plan
+    fname, checks, requests, flavors, modes, usage, formatted = plan
     if eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
         return None
-    parent = cq.parent
-    cq_usage = cq.usage
-    subtree = cq.subtree
     available = cq.available
-    for fr, val in checks:
-        if val > available(fr):
-            return None
-        if parent is not None and cq_usage.get(fr, 0) + val > subtree.get(fr, 0):
-            return None
-    psa = PodSetAssignment(ps.name, ps.effective_count, dict(requests))
-    psa.flavors = dict.fromkeys(names, fname)
-    psa.modes = dict.fromkeys(names, Granular.FIT)
+    if cq.parent is None:
+        for fr, val in checks:
+            if val > available(fr):
+                return None
+    else:
+        cq_usage = cq.usage
+        subtree = cq.subtree
+        for fr, val in checks:
+            if val > available(fr) or cq_usage.get(fr, 0) + val > subtree.get(fr, 0):
+                return None
+    psa = PodSetAssignment.__new__(PodSetAssignment)
+    psa.name = ps.name
+    psa.count = ps.effective_count
+    psa.requests = requests
+    psa.flavors = flavors
+    psa.modes = modes
+    psa.reasons = _NO_REASONS
+    psa.no_fit_reason = ""
     psa.formatted = formatted
-    assignment = Assignment()
-    assignment.podsets.append(psa)
-    assignment.usage = dict(usage)
-    assignment.last_tried = {(0, r): last for r in names}
+    assignment = Assignment.__new__(Assignment)
+    assignment.podsets = [psa]
+    assignment.borrowing = 0
+    assignment.usage = usage
     assignment._mode = Mode.FIT
     return assignment
+
+
+_NO_REASONS: list[str] = []
+"""Shared by plain fits (read-only: a plain fit has no reasons)."""
 
 
 def _min_reason(current: str, new: str) -> str:

@@ -25,7 +25,7 @@ TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
 def _snapshot(a: Assignment) -> tuple[Any, ...]:
     """Every field, dicts in insertion order, and the ``status.admission`` it renders (as JSON text,
     so key order counts too)."""
-    return (json.dumps(a.to_admission("cq")), a.mode, a.borrowing, list(a.usage.items()), sorted(a.last_tried.items()),
+    return (json.dumps(a.to_admission("cq")), a.mode, a.borrowing, list(a.usage.items()),
             [(ps.name, ps.count, list(ps.requests.items()), list(ps.flavors.items()), list(ps.modes.items()),
               ps.reasons, ps.no_fit_reason, ps.mode) for ps in a.podsets])
 
