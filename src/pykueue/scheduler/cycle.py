@@ -365,7 +365,7 @@ class Round:
             s.assumed[wl.key] = version
         wl.state = RESERVED
         wl.cq_name = cq.name
-        wl.usage = dict(e.assignment.usage)
+        wl.usage = e.assignment.usage  # read-only everywhere (a plain fit's is shared by its plan)
         wl.admission = admission
         wl.admitted = not checks
         wl.evicted = False
