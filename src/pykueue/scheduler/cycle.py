@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Entry", "Round"]
 
+NO_FIT, PREEMPT, FIT = Mode.NO_FIT, Mode.PREEMPT, Mode.FIT  # module globals: enum attribute lookups are slow
+
 NOMINATED = "nominated"
 FAILED = "failed"  # not nominated (checks failed before assignment)
 SKIPPED = "skipped"
@@ -113,7 +115,7 @@ class Round:
             return entry
         assignment, targets = self._assign(wl, cq, None)
         if s.config.partial_admission and (
-                assignment.mode == Mode.NO_FIT or (assignment.mode == Mode.PREEMPT and not targets)) \
+                assignment.mode == NO_FIT or (assignment.mode == PREEMPT and not targets)) \
                 and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
             found = partial_counts(wl, lambda counts: self._viable(wl, cq, counts))
             if found is not None:
@@ -136,14 +138,14 @@ class Round:
                                   eligibility=s.eligibility, pin=pin)
         assignment = assigner.assign(counts)
         targets: list[Target] = []
-        if assignment.mode == Mode.PREEMPT:
+        if assignment.mode == PREEMPT:
             ctx = s.preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
             targets = s.preemptor.targets(ctx)
         return assignment, targets
 
     def _viable(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int]) -> bool:
         assignment, targets = self._assign(wl, cq, counts)
-        return assignment.mode == Mode.FIT or (assignment.mode == Mode.PREEMPT and bool(targets))
+        return assignment.mode == FIT or (assignment.mode == PREEMPT and bool(targets))
 
     # -- step 4: order ---------------------------------------------------------------------------
     def _order(self, entries: list[Entry]) -> Iterable[Entry]:
@@ -212,19 +214,19 @@ class Round:
         cq = e.cq
         strict = cq.strategy == STRICT_FIFO
         mode = assignment.mode
-        if mode == Mode.NO_FIT:
+        if mode == NO_FIT:
             e.status = FAILED
             e.reason, e.message, e.immediate = assignment.no_fit_reason, assignment.message(), strict
             e.requeue_reason = "NoFit"
             return
-        if mode == Mode.PREEMPT and not e.targets:
+        if mode == PREEMPT and not e.targets:
             e.status = FAILED
             e.reason, e.message, e.immediate = "WaitingForQuota", assignment.message(), strict
             e.requeue_reason = "PreemptionNoCandidates"
             if cq.reclaim_within_cohort != ANY:
                 self._add_overlay(cq, self._to_reserve(e, cq))
             return
-        if mode == Mode.PREEMPT and e.wl.preemption_gated:
+        if mode == PREEMPT and e.wl.preemption_gated:
             e.status = FAILED
             e.reason, e.message, e.immediate = "BlockedOnPreemptionGates", \
                 "Workload requires preemption, but it's gated", strict
@@ -241,7 +243,7 @@ class Round:
             return
         for t in e.targets:
             self._victims[t.wl.key] = t.wl
-        if mode == Mode.PREEMPT:
+        if mode == PREEMPT:
             self._add_overlay(cq, assignment.usage)
             self._issue(e)
             return
@@ -268,13 +270,13 @@ class Round:
             s.preemptor.excluded = set()
             for wl in victims:
                 cqs[wl.cq_name].add_usage(wl.usage, 1)
-        if assignment.mode == Mode.FIT:
+        if assignment.mode == FIT:
             # DeferredFit: it fits once the victims chosen earlier in this cycle are gone
             self._add_overlay(e.cq, assignment.usage)
             e.status = PREEMPTING
             e.reason, e.message, e.immediate = "WaitingForPreemptedWorkloads", DEFERRED_FIT, True
             return False
-        if assignment.mode == Mode.PREEMPT and targets and not any(t.wl.key in self._victims for t in targets):
+        if assignment.mode == PREEMPT and targets and not any(t.wl.key in self._victims for t in targets):
             e.assignment, e.targets = assignment, targets
             return True
         e.status = SKIPPED

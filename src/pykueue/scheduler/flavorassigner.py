@@ -379,6 +379,7 @@ class FlavorAssigner:
 
 
 _UNKNOWN = object()
+_MODE_FIT = Mode.FIT  # a module global: enum attribute lookups are slow
 _PLANS_LIMIT = 1024
 
 Plan = tuple[str, list[tuple[FR, int]], dict[str, int], dict[str, str], dict[str, Granular], dict[FR, int],
@@ -464,7 +465,7 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
     assignment.podsets = [psa]
     assignment.borrowing = 0
     assignment.usage = usage
-    assignment._mode = Mode.FIT
+    assignment._mode = _MODE_FIT
     return assignment
 
 
