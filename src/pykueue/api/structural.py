@@ -86,6 +86,14 @@ def _names(rule: str) -> frozenset[str]:
     found = set(_IDENTIFIER.findall(rule))
     for single, double in _STRING.findall(rule):
         found.add(single or double)
+    # Kubernetes' CEL escaping of property names (``a__dash__b`` reads ``a-b``, ``__namespace__``
+    # reads ``namespace``): keep the unescaped names too.
+    for name in [n for n in found if "__" in n]:
+        unescaped = name.replace("__underscores__", "\0").replace("__dash__", "-").replace(
+            "__dot__", ".").replace("__slash__", "/").replace("\0", "__")
+        found.add(unescaped)
+        if unescaped.startswith("__") and unescaped.endswith("__") and len(unescaped) > 4:
+            found.add(unescaped[2:-2])
     return frozenset(found)
 
 

@@ -84,8 +84,10 @@ def test_rules_comparing_whole_values_are_not_pruned() -> None:
                                                                         "v": {"type": "string"}}},
               "x-kubernetes-validations": [{"rule": "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0",
                                             "message": "must be unique"}]}
-    assert validate_schema(schema, [{"k": "a", "v": "1"}, {"k": "a", "v": "2"}]) == []
-    assert [e.message for e in validate_schema(schema, [{"k": "a"}, {"k": "a"}])] == [
+    distinct: Any = [{"k": "a", "v": "1"}, {"k": "a", "v": "2"}]
+    same: Any = [{"k": "a"}, {"k": "a"}]
+    assert validate_schema(schema, distinct) == []
+    assert [e.message for e in validate_schema(schema, same)] == [
         'Invalid value: "array": must be unique']
 
 
@@ -97,3 +99,12 @@ def test_only_rules_without_whole_value_comparisons_are_pruned() -> None:
     for rule in ("self.a == self.b", "j == i", "f(self.a) == f(self.b)", "xsize(self.a) == self.b",
                  "self.a in self.b", "self.l.exists_one(x, x.k > 0)", "self.v1 == self.v2"):
         assert not _prunable(rule), rule
+
+
+def test_escaped_property_names_keep_their_fields() -> None:
+    from pykueue.api.structural import _names, _prune
+
+    names = _names("self.a__dash__b > 0 && has(self.__namespace__) && self.x__underscores__y == 1")
+    schema = {"type": "object", "properties": {k: {"type": "integer"} for k in ("a-b", "namespace", "x__y", "z")}}
+    assert _prune(schema, {"a-b": 1, "namespace": 2, "x__y": 3, "z": 4}, names) == {
+        "a-b": 1, "namespace": 2, "x__y": 3}
