@@ -44,13 +44,13 @@ from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage,
 from .workload import (
     FINISHED,
     PENDING,
+    REFRESHED,
     RESERVED,
     ShapeCache,
     WorkloadInfo,
     WorkloadKey,
-    finished_update,
     parse_workload,
-    refresh_reservation,
+    status_only_update,
 )
 
 __all__ = ["Scheduler"]
@@ -229,15 +229,14 @@ class Scheduler:
         if old is not None:
             was_admitted, was_ready = old.admitted, old.pods_ready
             try:  # malformed input raises before anything changed
-                finished = finished_update(old, obj)
-                refreshed = not finished and old.state == RESERVED and self.cache.reserved.get(key) is old \
-                    and refresh_reservation(old, obj, self.config.pods_ready_requeue_by_eviction)
+                quick = status_only_update(old, obj, old.state == RESERVED and self.cache.reserved.get(key) is old,
+                                           self.config.pods_ready_requeue_by_eviction)
             except _BAD_INPUT as exc:
                 raise InvalidObject("Workload", key[1], str(exc)) from exc
-            if finished:
+            if quick == FINISHED:
                 self._finish(key, old)
                 return
-            if refreshed:  # the status write of a reservation we already count: record updated in place
+            if quick == REFRESHED:  # the status write of a reservation we already count: record updated in place
                 if self.notices:
                     self.notices.pop(key, None)
                 if self.assumed:

@@ -25,7 +25,7 @@ from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
 from .resources import amount as to_amount
 
 __all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "finished_update", "parse_workload",
-           "refresh_reservation"]
+           "refresh_reservation", "status_only_update"]
 
 WorkloadKey = tuple[str, str]
 """(namespace, name)."""
@@ -495,32 +495,48 @@ def _apply_status(info: WorkloadInfo, f: StatusFields) -> None:
      info.quota_reserved_time) = f
 
 
-def refresh_reservation(info: WorkloadInfo, obj: Mapping[str, Any], requeue_by_eviction: bool = True) -> bool:
-    """Update ``info`` in place from ``obj`` when ``obj`` is its object with only the status
-    changed and the status still reserves the same admission (the usual echo of an Admit).
+REFRESHED = "refreshed"
 
-    Returns False, ``info`` untouched, when that is not the case (the caller parses a new record);
-    raises like ``parse_workload`` on malformed input, also with ``info`` untouched. Saves the
-    allocation and the field copy of a new record on the most frequent upsert. Only the engine's
-    own record may be refreshed (nothing else holds it across upserts).
+
+def status_only_update(info: WorkloadInfo, obj: Mapping[str, Any], may_refresh: bool = True,
+                       requeue_by_eviction: bool = True) -> str:
+    """One pass for the two frequent upserts of a known workload: only its status changed and
+
+    * it says Finished=True -> ``FINISHED`` (the engine releases it; ``info`` untouched), or
+    * it still reserves the same admission -> ``REFRESHED``: ``info`` updated in place (only if
+      ``may_refresh``: the engine's own record, held by nothing else across upserts),
+
+    else "" with ``info`` untouched (the caller parses a new record). Malformed input raises like
+    ``parse_workload``, also with ``info`` untouched (the status is read fully before any write).
+    Saves the allocation and field copy of a new record on the most frequent upsert.
     """
-    if info.state != RESERVED:
-        return False
-    status = obj.get("status") or {}
-    if status.get("reclaimablePods"):
-        return False
+    status = obj.get("status")
+    if not status:
+        return ""
+    if not _same_spec_part(info, obj.get("metadata") or {}, obj.get("spec") or {}):
+        return ""
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "Finished":
+            if cond.get("status") == "True":
+                return FINISHED
+            break
+    if not may_refresh or info.state != RESERVED or status.get("reclaimablePods"):
+        return ""
     admission = status.get("admission")
     old_admission = info.admission
     if not admission or old_admission is None or (admission is not old_admission and admission != old_admission):
-        return False
-    if not _same_spec_part(info, obj.get("metadata") or {}, obj.get("spec") or {}):
-        return False
-    podsets = info.podsets
-    if any(ps.reclaimable for ps in podsets):
-        return False
+        return ""
+    if any(ps.reclaimable for ps in info.podsets):
+        return ""
     fields = _read_status(info, obj.get("spec") or {}, status, {}, requeue_by_eviction, info)
     if fields[5] != RESERVED:
-        return False
+        return ""
     info.obj = obj
     _apply_status(info, fields)
-    return True
+    return REFRESHED
+
+
+def refresh_reservation(info: WorkloadInfo, obj: Mapping[str, Any], requeue_by_eviction: bool = True) -> bool:
+    """Update ``info`` in place when ``obj`` is its object with only the status changed and still
+    reserving the same admission (the echo of an Admit); False and ``info`` untouched otherwise."""
+    return status_only_update(info, obj, True, requeue_by_eviction) == REFRESHED

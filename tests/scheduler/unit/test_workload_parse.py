@@ -21,6 +21,7 @@ from pykueue.scheduler.workload import (
     WorkloadInfo,
     parse_workload,
     refresh_reservation,
+    status_only_update,
 )
 
 T0 = 1_700_000_000.0
@@ -245,3 +246,13 @@ def test_echo_flipping_admitted_moves_admitted_usage_in_place() -> None:
     assert usage.usage["rf"]["cpu"] == (2000, 0)
     s.upsert_workload(echo("False"))
     assert s.cluster_queue_usage("cq").admitted_workloads == 0
+
+
+def test_status_only_update_tells_finished_apart_without_touching_the_record() -> None:
+    record = parse_workload(CASES["echoed admission"])
+    before = _fields(record)
+    assert status_only_update(record, CASES["finished"]) == FINISHED
+    assert _fields(record) == before
+    assert status_only_update(record, CASES["spec changed"]) == ""  # not status-only: parse a new record
+    assert status_only_update(record, CASES["echoed admission"], may_refresh=False) == ""
+    assert _fields(record) == before
