@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,7 +152,7 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
     kind = options.kind
     resource = kind.resource_key
     namespace = options.namespace if kind.namespaced else None
-    queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
+    queue = _Inbox()
     progress = [0]
 
     def on_event(event: WatchEvent) -> None:
@@ -160,7 +161,7 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
             return
         if namespace and (event.object.get("metadata") or {}).get("namespace") != namespace:
             return
-        queue.put_nowait(event)
+        queue.put(event)
 
     # Selectors are parsed before subscribing, so a bad one is a plain 400.
     _Filter(options)
@@ -240,7 +241,7 @@ async def _send_batched(stream: _Stream, lines: list[bytes]) -> None:
 
 
 async def _follow(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
-                  queue: asyncio.Queue[WatchEvent], progress: list[int], stream: _Stream, matcher: _Filter,
+                  queue: _Inbox, progress: list[int], stream: _Stream, matcher: _Filter,
                   last: int) -> None:
     """Deliver live events until timeout, disconnect or shutdown.
 
@@ -266,14 +267,10 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
             wait = _TICK if deadline is None else max(0.0, min(_TICK, deadline - now))
             try:
                 async with asyncio.timeout(wait):
-                    first = await queue.get()
+                    await queue.wait()
             except TimeoutError:
                 continue
-            events = [first]
-        else:
-            events = []
-        while not queue.empty():
-            events.append(queue.get_nowait())
+        events = queue.drain()
         lines: list[bytes] = []
         for event in events:
             if event.resource_version <= last:
@@ -284,6 +281,45 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
                 lines.append(line)
         if lines:
             await stream.write(b"".join(lines))
+
+
+class _Inbox:
+    """A watch's pending events: the store's callback appends, the stream drains them all at once.
+
+    Cheaper than ``asyncio.Queue`` (which pays a method call, size checks and a waiter scan per
+    item): appending is a deque append, and the one waiter is woken only when it sleeps.
+    Single consumer, loop thread only (store subscribers run inside the flush, on the loop).
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[WatchEvent] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, event: WatchEvent) -> None:
+        self._items.append(event)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    async def wait(self) -> None:
+        """Return once an event is pending (callers bound it with ``asyncio.timeout``)."""
+        if self._items:
+            return
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def drain(self) -> list[WatchEvent]:
+        events = list(self._items)
+        self._items.clear()
+        return events
 
 
 class _SharedLines:
