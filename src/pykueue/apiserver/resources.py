@@ -62,7 +62,7 @@ def resolve(registry: Registry, group: str, version: str, segments: list[str]) -
         segments = segments[1:]
     namespace: str | None = None
     if len(segments) >= 3 and segments[0] == "namespaces":
-        candidate = next((k for k in registry.kinds() if k.group == group and k.plural == segments[2]), None)
+        candidate = registry.kind_by_plural(group, segments[2])
         if candidate is not None and candidate.namespaced:
             namespace = segments[1]
             segments = segments[2:]

@@ -81,6 +81,10 @@ class Registry:
             raise NotFound("the server could not find the requested resource")
         return kind
 
+    def kind_by_plural(self, group: str, plural: str) -> KindInfo | None:
+        """The kind served as ``plural`` in ``group`` (any version), or None."""
+        return self._kinds.get((group, plural))
+
     def kind_by_resource(self, resource: str) -> KindInfo | None:
         return self._by_resource.get(resource)
 
