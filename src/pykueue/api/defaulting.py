@@ -23,8 +23,39 @@ from pykueue.api.kinds import JSONDict
 __all__ = ["apply_schema_defaults", "default"]
 
 
+_HAS_DEFAULTS: dict[int, tuple[JSONDict, bool]] = {}
+"""id(schema node) -> (the node, whether a default sits anywhere beneath it). Holding the node keeps
+its id from being reused while the entry lives; bounded, since tests build throwaway schemas."""
+
+
+def _has_defaults(schema: JSONDict) -> bool:
+    """Whether any property at or below ``schema`` declares a ``default`` (memoised per node)."""
+    entry = _HAS_DEFAULTS.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    found = False
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        found = any(isinstance(sub, dict) and ("default" in sub or _has_defaults(sub))
+                    for sub in properties.values())
+    for key in ("additionalProperties", "items"):
+        sub = schema.get(key)
+        if not found and isinstance(sub, dict):
+            found = _has_defaults(sub)
+    if len(_HAS_DEFAULTS) > 50_000:
+        _HAS_DEFAULTS.clear()
+    _HAS_DEFAULTS[id(schema)] = (schema, found)
+    return found
+
+
 def apply_schema_defaults(schema: JSONDict, value: Any) -> None:
-    """Fill schema ``default`` values into ``value`` in place (absent properties only)."""
+    """Fill schema ``default`` values into ``value`` in place (absent properties only).
+
+    Subtrees whose schema declares no default anywhere are not walked (a Workload's pod template
+    is most of the object and has none).
+    """
+    if not _has_defaults(schema):
+        return
     if isinstance(value, dict):
         properties: JSONDict = schema.get("properties") or {}
         for name, sub in properties.items():
