@@ -46,6 +46,10 @@ DEFERRED_FIT = ("Workload has overlapping preemption targets with another worklo
                 "preemptions complete")
 
 
+_NO_TARGETS: list[Target] = []
+"""Shared by entries and assignments without preemption targets (target lists are never mutated)."""
+
+
 class Entry:
     __slots__ = ("assignment", "cq", "immediate", "message", "reason", "requeue_reason", "status", "targets", "wl")
 
@@ -53,7 +57,7 @@ class Entry:
         self.wl = wl
         self.cq = cq
         self.assignment: Assignment | None = None
-        self.targets: list[Target] = []
+        self.targets: list[Target] = _NO_TARGETS
         self.status = NOMINATED
         self.reason = ""
         self.message = ""
@@ -113,7 +117,11 @@ class Round:
         if not s.namespace_matches(cq, wl.namespace):
             entry.fail("Misconfigured", "Workload namespace doesn't match ClusterQueue selector", False)
             return entry
-        assignment, targets = self._assign(wl, cq, None)
+        plain = plain_fit(wl, cq, s.eligibility)
+        if plain is not None:  # the common case: fits as it is, no targets, nothing partial to try
+            entry.assignment = plain
+            return entry
+        assignment, targets = self._assign(wl, cq, None, plain=False)
         if s.config.partial_admission and (
                 assignment.mode == NO_FIT or (assignment.mode == PREEMPT and not targets)) \
                 and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
@@ -125,19 +133,19 @@ class Round:
         return entry
 
     def _assign(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int] | None,
-                pin: dict[tuple[int, str], str] | None = None) -> tuple[Assignment, list[Target]]:
+                pin: dict[tuple[int, str], str] | None = None, plain: bool = True) -> tuple[Assignment, list[Target]]:
         s = self.s
-        if counts is None and pin is None:
+        if plain and counts is None and pin is None:
             fast = plain_fit(wl, cq, s.eligibility)
             if fast is not None:
-                return fast, []
+                return fast, _NO_TARGETS
         assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
                                   fungibility=s.config.flavor_fungibility,
                                   fair_sharing=s.config.fair_sharing is not None,
                                   ignore_undeclared=s.config.ignore_undeclared_resources,
                                   eligibility=s.eligibility, pin=pin)
         assignment = assigner.assign(counts)
-        targets: list[Target] = []
+        targets = _NO_TARGETS
         if assignment.mode == PREEMPT:
             ctx = s.preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
             targets = s.preemptor.targets(ctx)
@@ -285,7 +293,11 @@ class Round:
 
     def _fits(self, cq: ClusterQueue, usage: dict[FR, int], targets: list[Target]) -> bool:
         if not self._victims and not targets:
-            return all(amount <= cq.available(fr) for fr, amount in usage.items())
+            available = cq.available
+            for fr, amount in usage.items():  # noqa: SIM110 - a loop: no generator frame on the hot path
+                if amount > available(fr):
+                    return False
+            return True
         removed = list(self._victims.values())
         removed.extend(t.wl for t in targets if t.wl.key not in self._victims)
         cqs = self.s.cache.cqs
