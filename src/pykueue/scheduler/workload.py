@@ -77,6 +77,7 @@ class WorkloadInfo:
         "failed_checks",
         "gated",
         "key",
+        "lq_key",
         "name",
         "namespace",
         "obj",
@@ -104,6 +105,8 @@ class WorkloadInfo:
         self.uid = ""
         self.obj: Mapping[str, Any] = {}
         self.queue_name = ""
+        self.lq_key: tuple[str, str] = ("", "")
+        """(namespace, spec.queueName): the LocalQueue's key, built once per record."""
         self.priority = 0
         self.creation = 0.0
         self.creation_str = ""
@@ -126,10 +129,6 @@ class WorkloadInfo:
         self.owner_references: list[dict[str, Any]] = []
         self.requests_status: list[dict[str, Any]] | None = None
         self.shape_hash = 0
-
-    @property
-    def lq_key(self) -> tuple[str, str]:
-        return (self.namespace, self.queue_name)
 
     def is_queueable(self, now: float) -> bool:
         """Pending and allowed to enter a heap right now (not parked by backoff)."""
@@ -232,6 +231,7 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
     info.key = (info.namespace, info.name)
     info.uid = meta.get("uid") or f"{info.namespace}/{info.name}"
     info.queue_name = spec.get("queueName") or ""
+    info.lq_key = (info.namespace, info.queue_name)
     annotations = meta.get("annotations") or {}
     priority = int(spec.get("priority") or 0)
     boost = annotations.get(PRIORITY_BOOST)
@@ -304,6 +304,7 @@ def _copy_spec_part(previous: WorkloadInfo, obj: Mapping[str, Any]) -> WorkloadI
     info.key = previous.key
     info.uid = previous.uid
     info.queue_name = previous.queue_name
+    info.lq_key = previous.lq_key
     info.priority = previous.priority
     info.creation_str = previous.creation_str
     info.creation = previous.creation
