@@ -95,12 +95,15 @@ class Round:
     def _heads(self, cq_names: Iterable[str]) -> list[tuple[WorkloadInfo, ClusterQueue]]:
         s = self.s
         heads: list[tuple[WorkloadInfo, ClusterQueue]] = []
+        queues = s.queues.cqs
+        cqs = s.cache.cqs
+        afs_on = s.config.admission_fair_sharing is not None
         for name in cq_names:
-            q = s.queues.cqs.get(name)
-            cq = s.cache.cqs.get(name)
+            q = queues.get(name)
+            cq = cqs.get(name)
             if q is None or cq is None:
                 continue
-            wl = q.pop(s.afs_usage if (cq.afs and s.config.admission_fair_sharing) else None)
+            wl = q.pop(s.afs_usage if (afs_on and cq.afs) else None)
             if wl is not None:
                 heads.append((wl, cq))
         return heads
