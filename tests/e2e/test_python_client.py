@@ -140,7 +140,9 @@ def _raw(server: Pykueue, method: str, path: str, *, token: str | None, body: by
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls)) as session, \
                 session.request(method, server.url + path, data=data, headers=headers) as resp:
             await resp.read()
-            return resp.status
+            status = resp.status
+        await asyncio.sleep(0.25)  # aiohttp: let the TLS transports finish closing (else they leak)
+        return status
 
     return asyncio.run(go())
 
