@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -20,6 +21,11 @@ __all__ = ["up"]
 async def _run(options: EmbeddedOptions) -> None:
     embedded = Embedded(options)
     await embedded.start()
+    # The informer caches are full now: move this long-lived state out of the collector's way so
+    # GC passes stop rescanning it (see the scheduler engine's note). A process-wide choice, so it is
+    # made here, by the process, not inside a library component.
+    gc.collect()
+    gc.freeze()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
