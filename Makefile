@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KUBECTL_DIR := .cache/kubectl
 
-.PHONY: demo test lint unit e2e bench venv kubectl clean lock
+.PHONY: demo test lint unit e2e bench bench-check venv kubectl clean lock
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/pykueue bench core
+
+# Kueue's scheduler benchmark (baseline shape) in virtual time, checked against our rangespec.
+bench-check: $(STAMP)
+	$(BIN)/pykueue bench scheduler --virtual-time --config baseline --output .cache/bench --check baseline
 
 lock:
 	$(BIN)/pip freeze --exclude-editable | sed '1i # Exact versions of every package (direct and transitive) used by make; regenerate with `make lock`.' > constraints.txt

@@ -36,8 +36,10 @@ def core(
 
 def _register() -> None:
     from pykueue.cli.bench_apiserver import apiserver
+    from pykueue.cli.bench_scheduler import scheduler
 
     bench_app.command("apiserver")(apiserver)
+    bench_app.command("scheduler")(scheduler)
 
 
 _register()
