@@ -45,3 +45,29 @@ def job_manifest(name: str, queue: str, *, cpu: str = "1", command: str = "sleep
                      "name": "main", "image": "busybox", "command": ["sh", "-c", command],
                      "resources": {"requests": requests}}]}}},
     })
+
+
+def cpu_queue(cpu: int, *, cluster_queue: str = "cq", local_queue: str = "lq", namespace: str = "default") -> str:
+    """A ResourceFlavor, a ClusterQueue with ``cpu`` cores of quota, and a LocalQueue pointing at it."""
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default-flavor}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {cluster_queue}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {{name: cpu, nominalQuota: {cpu}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: {local_queue}, namespace: {namespace}}}
+spec: {{clusterQueue: {cluster_queue}}}
+"""

@@ -9,38 +9,13 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import Pykueue
-from tests.e2e.k8s import condition, get, is_true, items
+from tests.e2e.k8s import condition, cpu_queue, get, is_true, items
 
 CONFIG = """
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 integrations:
   frameworks: ["batch/job", "jobset.x-k8s.io/jobset", "pod"]
-"""
-
-
-def _queue(cpu: int) -> str:
-    return f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: default-flavor}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: cq}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {{name: cpu, nominalQuota: {cpu}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq, namespace: default}}
-spec: {{clusterQueue: cq}}
 """
 
 
@@ -97,7 +72,7 @@ def _only_workload(server: Pykueue) -> dict[str, Any] | None:
 
 def test_jobset_is_admitted_as_one_unit(with_integrations: Pykueue) -> None:
     server = with_integrations
-    server.kubectl("apply", "-f", "-", input=_queue(4))
+    server.kubectl("apply", "-f", "-", input=cpu_queue(4))
     server.kubectl("create", "-f", "-", input=JOBSET)
 
     def pending() -> dict[str, Any] | None:
@@ -142,7 +117,7 @@ spec:
 
 def test_pod_group_is_one_workload(with_integrations: Pykueue) -> None:
     server = with_integrations
-    server.kubectl("apply", "-f", "-", input=_queue(4))
+    server.kubectl("apply", "-f", "-", input=cpu_queue(4))
     server.kubectl("create", "-f", "-", input=_group_pod("p1"))
     # One pod of two: the group is incomplete, so the pod stays gated.
     pod = get(server, "pod", "p1")

@@ -17,7 +17,7 @@ from kubernetes import client, config, watch
 
 from pykueue.api.quantity import to_amount
 from tests.e2e.harness import Pykueue
-from tests.e2e.k8s import is_true, items
+from tests.e2e.k8s import cpu_queue, is_true, items
 
 JOBS = 200
 QUOTA_CPU = 10
@@ -29,28 +29,7 @@ nodes:
     capacity: {cpu: "8", memory: 64Gi, pods: "110"}
     defaultDuration: 1
 """
-SETUP = f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: default-flavor}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: cq}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {{name: cpu, nominalQuota: {QUOTA_CPU}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq, namespace: default}}
-spec: {{clusterQueue: cq}}
-"""
+SETUP = cpu_queue(QUOTA_CPU)
 
 
 def _jobs_list() -> str:
