@@ -125,9 +125,14 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     if old is not None:
         old_spec = _d(old.get("spec"))
 
+        # A pod still held by scheduling gates may gain nodeSelector entries (KEP-3838, GA in 1.30):
+        # that is how Kueue injects a flavor's node labels into a gated pod before releasing it.
+        gated = bool(_l(old_spec.get("schedulingGates")))
+        mutable = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "nodeName") + (
+            ("nodeSelector",) if gated else ())
+
         def comparable(s: JSONDict, other: JSONDict) -> JSONDict:
-            out = {k: v for k, v in s.items() if k not in ("activeDeadlineSeconds", "tolerations",
-                                                          "schedulingGates", "nodeName")}
+            out = {k: v for k, v in s.items() if k not in mutable}
             out["containers"] = [{k: v for k, v in _d(c).items() if k != "image"} for c in _l(s.get("containers"))]
             out["initContainers"] = [{k: v for k, v in _d(c).items() if k != "image"}
                                      for c in _l(s.get("initContainers"))]
@@ -139,6 +144,11 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
                                        "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
                                        "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
                                        "to be set to 1 if it was previously negative)"))
+        if gated:
+            old_selector, new_selector = _d(old_spec.get("nodeSelector")), _d(spec.get("nodeSelector"))
+            if any(new_selector.get(key) != value for key, value in old_selector.items()):
+                errors.append(fe.forbidden("spec.nodeSelector", "only additions to spec.nodeSelector are allowed "
+                                           "(no mutations or deletions)"))
         if old_spec.get("nodeName") and spec.get("nodeName") != old_spec.get("nodeName"):
             errors.append(fe.invalid("spec.nodeName", spec.get("nodeName"), _IMMUTABLE))
         old_gates = {_h(_d(g).get("name")) for g in _l(old_spec.get("schedulingGates"))}

@@ -163,6 +163,10 @@ CASES = [
      "pod updates may not change fields"),
     ("pod scheduling gate added", POD, _pod(schedulingGates=[{"name": "g"}]), _pod(), "spec.schedulingGates",
      "only deletion is allowed"),
+    ("gated pod nodeSelector changed", POD, _pod(schedulingGates=[{"name": "g"}], nodeSelector={"pool": "b"}),
+     _pod(schedulingGates=[{"name": "g"}], nodeSelector={"pool": "a"}), "spec.nodeSelector", "only additions"),
+    ("ungated pod nodeSelector added", POD, _pod(nodeSelector={"pool": "a"}), _pod(), "spec",
+     "pod updates may not change fields"),
     ("priority class too high", PC, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                                      "metadata": {"name": "hi"}, "value": 2_000_000_000}, None, "value",
      "must be less than or equal to 1000000000"),
@@ -194,6 +198,13 @@ def test_suspended_job_may_change_scheduling_directives() -> None:
     assert check(JOB, new, old) == []
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
     assert any(e.field == "spec.template" for e in check(JOB, new, old))
+
+
+def test_gated_pod_may_gain_node_selector_entries() -> None:
+    """Kueue injects a flavor's node labels into a gated pod, then removes its gate (KEP-3838)."""
+    old = _pod(schedulingGates=[{"name": "kueue.x-k8s.io/admission"}], nodeSelector={"zone": "z1"})
+    new = _pod(schedulingGates=[{"name": "kueue.x-k8s.io/admission"}], nodeSelector={"zone": "z1", "pool": "a"})
+    assert check(POD, new, old) == []
 
 
 def test_pod_image_may_change_and_node_name_may_be_bound() -> None:
