@@ -95,6 +95,7 @@ class Embedded:
             db_path = str(opts.data_dir / "state.db")
         self.token = _load_token(opts.data_dir)
         self._store = Store(db_path, auto_flush=False)
+        self._store.claim_writer()  # a second `pykueue up` on this data dir fails here, before serving
         registry = Registry(self._store, clock=self.clock)
         # Always TLS: kubectl (client-go) never sends a bearer token over plain HTTP, and the
         # token is how every request is authenticated. Loopback or not, the CA is in the kubeconfig.

@@ -14,6 +14,7 @@ import typer
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
 from pykueue.cluster import load_nodes
 from pykueue.controllers.config import ConfigError, KueueConfig, load_config
+from pykueue.store import StoreFileError
 
 __all__ = ["up"]
 
@@ -68,6 +69,6 @@ def up(
                    "token in the kubeconfig", err=True)
     try:
         asyncio.run(_run(options))
-    except OSError as exc:
+    except (OSError, StoreFileError) as exc:  # port in use, data dir held by another pykueue up, ...
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)

@@ -130,6 +130,12 @@ class SqliteBackend:
         self._checkpointer.after_commit(4096 + sum(len(row[4]) for row in upserts)
                                         + 512 * (len(upserts) + len(deletes)))
 
+    def claim_writer(self) -> None:
+        """Take the writer's lock now instead of at the first commit (a server claims its data dir at
+        start-up, so a second one fails before serving anything)."""
+        if not self._locks:
+            self._become_writer()
+
     def _become_writer(self) -> None:
         """Take the writer's lock, and refuse if another writer changed the file since we loaded it
         (our in-memory index would be stale: writing would silently undo its work)."""

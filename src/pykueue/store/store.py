@@ -142,6 +142,15 @@ class Store:
 
     # ----------------------------------------------------------------------------- lifecycle
 
+    def claim_writer(self) -> None:
+        """Become the only writer of the data file now (raises StoreFileError if another process is).
+
+        Without this the claim happens at the first flush, which for a server means after it has
+        started serving. A memory store has nothing to claim.
+        """
+        if self._db is not None:
+            self._db.claim_writer()
+
     @property
     def resource_version(self) -> int:
         """The newest rv handed out (durable or not)."""
