@@ -10,6 +10,8 @@ Invariant: a write is answered only after it is durable (``GroupCommitter.durabl
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,8 @@ JSONDict = dict[str, Any]
 _PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 PodLogHandler = Callable[..., Any]
+_LOG_POLL_S = 0.3
+"""How often ``logs -f`` looks for new output (node agents write logs to files, not to a stream)."""
 """``handler(namespace, name, container)`` -> str | bytes (or an awaitable of one)."""
 
 
@@ -216,15 +220,47 @@ class ResourceHandler:
         if self.pod_log is None:
             raise NotFound("the server could not find the requested resource ( pods/log "
                            f"{target.name})")
-        result = self.pod_log(target.namespace or "", target.name, request.query.get("container") or "")
-        if hasattr(result, "__await__"):
-            result = await result
-        data = result.encode() if isinstance(result, str) else bytes(result or b"")
+        data = await self._read_log(target, request.query.get("container") or "")
+        shown = data
         tail = _int(request.query, "tailLines")
         if tail is not None:
             lines = data.splitlines(keepends=True)
-            data = b"".join(lines[-tail:]) if tail > 0 else b""
-        return web.Response(body=data, headers={"Content-Type": "text/plain"})
+            shown = b"".join(lines[-tail:]) if tail > 0 else b""
+        if request.query.get("follow", "").lower() not in ("true", "1"):
+            return web.Response(body=shown, headers={"Content-Type": "text/plain"})
+        return await self._follow_log(request, target, shown, len(data))
+
+    async def _read_log(self, target: Target, container: str) -> bytes:
+        assert self.pod_log is not None
+        result = self.pod_log(target.namespace or "", target.name, container)
+        if hasattr(result, "__await__"):
+            result = await result
+        return result.encode() if isinstance(result, str) else bytes(result or b"")
+
+    async def _follow_log(self, request: web.Request, target: Target, first: bytes, offset: int,
+                          ) -> web.StreamResponse:
+        """``kubectl logs -f``: stream what the container writes until its pod is finished or gone."""
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        if first:
+            await response.write(first)
+        container = request.query.get("container") or ""
+        while not self.stopping.is_set() and request.transport is not None and not request.transport.is_closing():
+            try:
+                pod = self.registry.get(target.kind, target.namespace or "", target.name, version=target.version)
+            except NotFound:
+                break
+            finished = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+            data = await self._read_log(target, container)  # read after the phase: nothing written is missed
+            if len(data) > offset:
+                await response.write(data[offset:])
+                offset = len(data)
+            if finished:
+                break
+            await asyncio.sleep(_LOG_POLL_S)
+        with contextlib.suppress(ConnectionError):
+            await response.write_eof()
+        return response
 
     # ------------------------------------------------------------------ writes
 
