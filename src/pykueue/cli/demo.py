@@ -66,6 +66,7 @@ class _Story:
     first_admitted: str = ""
     pending_with_reason: str = ""
     finished: str = ""
+    finished_job: str = ""
     second_admitted: str = ""
 
     def tell(self, key: tuple[str, str], text: str) -> None:
@@ -93,7 +94,8 @@ class _Story:
             if state == "Finished":
                 msg = _condition(wl, "Finished").get("message", "")
                 self.tell((name, "finished"), f"[blue]■ Job {owner} finished[/] ({msg or 'succeeded'}); quota released")
-                self.finished = self.finished or name
+                if not self.finished:
+                    self.finished, self.finished_job = name, owner
 
     @property
     def done(self) -> bool:
@@ -151,9 +153,10 @@ async def _run(console: Console, give_up_after: float) -> bool:
                         await asyncio.sleep(0.5)
                 workloads, _ = await client.list(WORKLOADS, "default")
                 console.print(_table(workloads))
-                log = await _pod_log(client, embedded, names[0])
+                finished_job = story.finished_job or names[0]
+                log = await _pod_log(client, embedded, finished_job)
                 if log:
-                    console.print(f"$ kubectl logs job/{names[0]}\n{log.rstrip()}")
+                    console.print(f"$ kubectl logs job/{finished_job}\n{log.rstrip()}")
                 return story.done and "Hello from Kueue!" in log
         finally:
             await embedded.stop()
