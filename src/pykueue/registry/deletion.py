@@ -106,14 +106,11 @@ class Deleter:
 
     def _collect_dependent(self, key: Key, owner_uid: str) -> None:
         """The owner ``owner_uid`` is gone: delete the dependent, or drop the dangling reference."""
-        resource, namespace, name = key
-        kind = self._registry.kind_by_resource(resource)
-        if kind is None:
+        found = self._stored(key)
+        if found is None:
             return
-        try:
-            dependent = self._registry.store.get(resource, namespace, name)
-        except NotFound:
-            return
+        kind, dependent = found
+        namespace = key[1]
         metadata = dependent["metadata"]
         refs = metadata.get("ownerReferences") or []
         others = [r for r in refs if r.get("uid") != owner_uid]
@@ -125,15 +122,22 @@ class Deleter:
         if not metadata.get("deletionTimestamp"):
             self.delete(kind, dependent, propagation="Background", dry_run=False)
 
-    def _delete_key(self, key: Key, propagation: str) -> None:
+    def _stored(self, key: Key) -> tuple[KindInfo, JSONDict] | None:
+        """The kind and stored object behind a dependents-index key, or None if either is gone."""
         resource, namespace, name = key
         kind = self._registry.kind_by_resource(resource)
         if kind is None:
-            return
+            return None
         try:
-            dependent = self._registry.store.get(resource, namespace, name)
+            return kind, self._registry.store.get(resource, namespace, name)
         except NotFound:
+            return None
+
+    def _delete_key(self, key: Key, propagation: str) -> None:
+        found = self._stored(key)
+        if found is None:
             return
+        kind, dependent = found
         if not dependent["metadata"].get("deletionTimestamp"):
             self.delete(kind, dependent, propagation=propagation, dry_run=False)
 
