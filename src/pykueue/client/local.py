@@ -152,7 +152,10 @@ class LocalClient:
                 if remaining is not None and remaining <= 0:
                     return
                 try:
-                    event = await asyncio.wait_for(pending.get(), remaining)
+                    # Drain what is queued without yielding: ``wait_for`` wraps every get in a task,
+                    # so one event per loop iteration would let a busy loop fall seconds behind.
+                    event = pending.get_nowait() if not pending.empty() else \
+                        await asyncio.wait_for(pending.get(), remaining)
                 except TimeoutError:
                     if allow_bookmarks:
                         yield "BOOKMARK", self._bookmark(kind, res, last)

@@ -191,3 +191,24 @@ async def test_label_informer_drops_objects_that_leave_the_selection(
         assert events == ["ADDED", "DELETED"]
     finally:
         await informer.stop()
+
+
+async def test_local_watch_delivers_a_queued_burst_without_one_loop_turn_per_event() -> None:
+    """A busy event loop (the scheduler's cycles) must not throttle an in-process watch to one event
+    per loop iteration: that once left the scheduler's Workload cache seconds behind the store."""
+    client = LocalClient(make_registry())
+    informer = Informer(client, CONFIGMAPS, namespace="default")
+    await informer.start()
+    try:
+        await client.create(CONFIGMAPS, cm("first"))
+        await eventually(lambda: informer.get("first", "default") is not None)  # the watch is live
+        for i in range(300):   # one synchronous burst: all 300 events are queued before the watch runs
+            await client.create(CONFIGMAPS, cm(f"burst-{i}"))
+        turns = 0
+        while len(informer.list()) < 301 and turns < 1000:
+            await asyncio.sleep(0)   # one loop iteration, as a competing busy coroutine would take
+            turns += 1
+        assert len(informer.list()) == 301
+        assert turns < 30, f"the watch needed {turns} loop iterations for 300 queued events"
+    finally:
+        await informer.stop()
