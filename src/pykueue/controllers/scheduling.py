@@ -223,22 +223,34 @@ class SchedulerLoop:
             return False
         self._pending_out.pop((ns, name), None)
         now = self._clock.now()
+        generation = _meta(wl).get("generation")
+        spec_changed = False
 
         def edit(status: JSONDict, obj: JSONDict) -> bool:
+            nonlocal spec_changed
             if has_quota(obj) or is_finished(obj):
+                return False
+            if _meta(obj).get("generation") != generation:
+                spec_changed = True   # the decision was made on another spec: let the engine see this one
                 return False
             reserve_quota(status, decision.admission, decision.admission_checks, now)
             return True
 
         try:
-            written = await update_status(self._client, WORKLOADS, wl, edit, retries=0)
+            # One retry on Conflict, on the stored object: the usual cause is our own pending-status
+            # write racing the decision, and the edit re-checks quota, Finished and the spec's generation.
+            written = await update_status(self._client, WORKLOADS, wl, edit, retries=1)
         except NotFound:
             self.scheduler.forget(ns, name)
             return False
         except ApiError as exc:
+            # No wake-up: the informer's newer version of the object wakes the loop, and an immediate
+            # retry on the same stale cache would conflict again.
             log.info("admitting %s/%s failed (%s); forgetting the assumption", ns, name, exc)
             self.scheduler.forget(ns, name)
-            self.wake()
+            return False
+        if spec_changed:
+            self.scheduler.forget(ns, name)
             return False
         if written is None:
             # the cached object already holds quota or is finished: resync the engine with it

@@ -72,3 +72,63 @@ async def test_a_bare_workload_is_preempted_and_released_without_a_job(env: Env)
     assert cond(low, "Evicted")["reason"] == "Preempted"
     assert cond(low, "Requeued")["status"] == "True"
     assert "admission" not in low["status"]
+
+
+async def _stale_cache_of_a_waiting_workload(env: Env) -> tuple[Any, Any]:
+    """'waits' pending behind 'fits'; then the loop's informers stop, so its cache goes stale."""
+    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 1).obj(),
+                           make_local_queue("lq", NS, "cq").obj())
+    await env.create(WORKLOADS, make_workload("fits", NS).queue("lq").request("cpu", 1).obj())
+
+    async def admitted() -> Any:
+        wl = await env.get(WORKLOADS, "fits", NS)
+        return wl if cond(wl, "Admitted").get("status") == "True" else None
+
+    await eventually(admitted)
+    await env.create(WORKLOADS, make_workload("waits", NS).queue("lq").request("cpu", 1).obj())
+
+    async def waiting() -> Any:
+        wl = await env.get(WORKLOADS, "waits", NS)
+        return wl if cond(wl, "QuotaReserved").get("reason") else None
+
+    await eventually(waiting)
+    fits = await env.get(WORKLOADS, "fits", NS)
+    loop = env.manager.scheduling
+    await env.manager.stop()
+    return loop, fits
+
+
+async def _restart(env: Env) -> None:
+    env.manager = type(env.manager)(env.client, env.manager.config, env.clock)
+    await env.manager.start()
+
+
+async def test_an_admission_survives_a_concurrent_status_write(env: Env) -> None:
+    """The cache lags a status write (ours, for the pending message, or anyone's): the admission is
+    retried once on the stored object instead of being dropped and re-decided on the same stale view."""
+    loop, fits = await _stale_cache_of_a_waiting_workload(env)
+    await env.client.patch(WORKLOADS, "waits", {"status": {"resourceRequests": []}}, namespace=NS,
+                           subresource="status")   # a status-only write the stopped informer never sees
+    loop.on_workload("DELETED", fits, None)          # room for 'waits' in the engine
+    result = loop.scheduler.schedule()
+    assert [a.name for a in result.admitted] == ["waits"]
+    assert await loop.apply(result) == 1
+    stored = await env.get(WORKLOADS, "waits", NS)
+    assert stored is not None
+    assert stored["status"]["admission"]["clusterQueue"] == "cq"
+    await _restart(env)
+
+
+async def test_an_admission_decided_on_an_older_spec_is_not_written(env: Env) -> None:
+    loop, fits = await _stale_cache_of_a_waiting_workload(env)
+    await env.client.patch(WORKLOADS, "waits", {"metadata": {"labels": {"x": "y"}},
+                                                "spec": {"priority": 7}}, namespace=NS)
+    loop.on_workload("DELETED", fits, None)
+    result = loop.scheduler.schedule()
+    assert [a.name for a in result.admitted] == ["waits"]
+    assert await loop.apply(result) == 0
+    stored = await env.get(WORKLOADS, "waits", NS)
+    assert stored is not None
+    assert "admission" not in (stored.get("status") or {})
+    assert loop.scheduler.cluster_queue_usage("cq").reserving_workloads == 0   # the assumption is forgotten
+    await _restart(env)
