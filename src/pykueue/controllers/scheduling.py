@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 from typing import Any
 
@@ -41,6 +42,8 @@ Key = tuple[str, str]
 
 MIN_BACKOFF = 0.001
 MAX_BACKOFF = 0.010
+PENDING_REFRESH = 1.0
+"""A workload's pending condition is rewritten at most this often (its first one at once)."""
 IDLE_WAKE = 1.0
 """Safety net: run a cycle at least this often while idle (time-based parking in the engine)."""
 
@@ -70,6 +73,10 @@ class SchedulerLoop:
         self._dirty = asyncio.Event()
         self._pending_out: dict[Key, Pending] = {}
         self._pending_wake = asyncio.Event()
+        self._pending_due: list[tuple[float, Key]] = []
+        """Heap of (loop time the write may happen, workload) for the keys in ``_pending_out``."""
+        self._pending_written: dict[Key, float] = {}
+        """Loop time of the latest pending-status write per workload (throttling, see _pending_writer)."""
         self._tasks: list[asyncio.Task[None]] = []
         self.cycles = 0
         self._block_admission = block_admission
@@ -191,10 +198,8 @@ class SchedulerLoop:
         outcomes = await asyncio.gather(*(self._admit(a) for a in result.admitted),
                                         *(self._preempt(p) for p in result.preempted))
         for pending in result.pending:
-            key = (pending.namespace, pending.name)
             if self._pending_differs(pending):
-                self._pending_out[key] = pending
-                self._pending_wake.set()
+                self._queue_pending(pending)
         return sum(1 for outcome in outcomes if outcome is True)
 
     # ------------------------------------------------------------------ decisions out
@@ -216,10 +221,9 @@ class SchedulerLoop:
         if self._block_admission and self._not_ready - {(ns, name)}:
             # blockAdmission: nothing new is admitted while an admitted workload waits for its pods
             self.scheduler.forget(ns, name)
-            self._pending_out[(ns, name)] = Pending(ns, name, "WaitingForPodsReady",
-                                                    "Waiting for all admitted workloads to be in PodsReady condition",
-                                                    (wl.get("status") or {}).get("resourceRequests") or [])
-            self._pending_wake.set()
+            self._queue_pending(Pending(ns, name, "WaitingForPodsReady",
+                                        "Waiting for all admitted workloads to be in PodsReady condition",
+                                        (wl.get("status") or {}).get("resourceRequests") or []))
             return False
         self._pending_out.pop((ns, name), None)
         now = self._clock.now()
@@ -306,15 +310,46 @@ class SchedulerLoop:
                             or status.get("resourceRequests") != pending.resource_requests)
         return True
 
+    def _queue_pending(self, pending: Pending) -> None:
+        """Hand a pending decision to the writer; the latest one per workload wins."""
+        key = (pending.namespace, pending.name)
+        if key not in self._pending_out:
+            ready = self._pending_written.get(key, -PENDING_REFRESH) + PENDING_REFRESH
+            heapq.heappush(self._pending_due, (ready, key))
+        self._pending_out[key] = pending
+        self._pending_wake.set()
+
     async def _pending_writer(self) -> None:
+        """Write pending decisions, at most one per workload per ``PENDING_REFRESH`` seconds (the
+        first at once): a deep queue's messages ("N more needed") change with every admission, and
+        each write also races the admissions decided meanwhile (a Conflict costs a retry)."""
+        loop = asyncio.get_running_loop()
+        due_heap = self._pending_due
         while True:
-            await self._pending_wake.wait()
-            self._pending_wake.clear()
-            while self._pending_out:
-                batch = list(self._pending_out.values())[:64]
-                for p in batch:
-                    self._pending_out.pop((p.namespace, p.name), None)
+            now = loop.time()
+            batch: list[Pending] = []
+            while due_heap and due_heap[0][0] <= now and len(batch) < 64:
+                _, key = heapq.heappop(due_heap)
+                if key not in self._pending_out:
+                    continue   # admitted, deleted or written since it was queued
+                ready = self._pending_written.get(key, -PENDING_REFRESH) + PENDING_REFRESH
+                if ready > now:   # a stale heap entry of a key queued again after a write
+                    heapq.heappush(due_heap, (ready, key))
+                    continue
+                pending = self._pending_out.pop(key)
+                self._pending_written[key] = now
+                batch.append(pending)
+            if batch:
                 await asyncio.gather(*(self._write_pending(p) for p in batch))
+                continue
+            wait = max(0.0, due_heap[0][0] - now) if due_heap else None
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._pending_wake.wait()
+            self._pending_wake.clear()
+            if len(self._pending_written) > 2 * len(self._pending_out) + 10_000:
+                horizon = loop.time() - PENDING_REFRESH
+                self._pending_written = {k: t for k, t in self._pending_written.items() if t > horizon}
 
     async def _write_pending(self, pending: Pending) -> None:
         wl = self._workloads.get(pending.name, pending.namespace)
