@@ -84,7 +84,7 @@ class ControllerManager:
         self.queues = QueueStatusWriter(client, self.clock, self.scheduler,
                                         fair_sharing=self.config.fair_sharing is not None,
                                         cluster_queues=inf[CLUSTER_QUEUES], local_queues=inf[LOCAL_QUEUES],
-                                        cohorts=inf[COHORTS], flavors=inf[RESOURCE_FLAVORS], workloads=inf[WORKLOADS])
+                                        cohorts=inf[COHORTS], flavors=inf[RESOURCE_FLAVORS])
         self._tasks: list[asyncio.Task[None]] = []
         self._wire()
 
