@@ -19,6 +19,8 @@ import threading
 from functools import cache
 from typing import Any
 
+import orjson
+
 from pykueue.api import field_errors as fe
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity
@@ -309,11 +311,19 @@ class _Walker:
             self.errors.append(fe.invalid(where, len(value), f"{where} in body should have at least "
                                                              f"{schema['minProperties']} properties"))
         old_map = old if isinstance(old, dict) else {}
+        # Validation ratcheting (Kubernetes' CRDValidationRatcheting): an unchanged field is not
+        # re-checked. Applied to the two top levels (``spec``, ``status`` and their children), where
+        # one equality test saves walking e.g. a whole Workload spec on every status write.
+        ratchet = bool(old_map) and (isinstance(path, str) or isinstance(path[0], str))
         extra: Any = _MISSING
         for name, child in value.items():
             sub = properties.get(name)
             if sub is not None:
-                self.walk(sub, child, old_map.get(name, _MISSING), (path, name, False))
+                old_child = old_map.get(name, _MISSING)
+                if ratchet and old_child == child and type(old_child) is type(child) \
+                        and not _has_transition_rules(sub):
+                    continue
+                self.walk(sub, child, old_child, (path, name, False))
                 continue
             if extra is _MISSING:
                 extra = schema.get("additionalProperties")
@@ -384,6 +394,20 @@ class _Walker:
                 self.errors.append(fe.required(target, message))
             else:
                 self.errors.append(fe.invalid(target, schema.get("type", "object"), message))
+
+
+_TRANSITIONAL: dict[int, tuple[JSONDict, bool]] = {}
+
+
+def _has_transition_rules(schema: JSONDict) -> bool:
+    """Does a rule in this subtree read ``oldSelf``? (Those run even on unchanged values.)
+    Cached by identity: schemas are long-lived (the catalogue's and installed CRDs')."""
+    hit = _TRANSITIONAL.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    found = "oldSelf" in orjson.dumps(schema).decode()
+    _TRANSITIONAL[id(schema)] = (schema, found)
+    return found
 
 
 def validate_schema(schema: JSONDict, obj: JSONDict, old: JSONDict | None = None,

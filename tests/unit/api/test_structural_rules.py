@@ -108,3 +108,35 @@ def test_escaped_property_names_keep_their_fields() -> None:
     schema = {"type": "object", "properties": {k: {"type": "integer"} for k in ("a-b", "namespace", "x__y", "z")}}
     assert _prune(schema, {"a-b": 1, "namespace": 2, "x__y": 3, "z": 4}, names) == {
         "a-b": 1, "namespace": 2, "x__y": 3}
+
+
+RATCHET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "minimum": 1},
+            "mode": {"type": "string", "x-kubernetes-validations": [
+                {"rule": "self == oldSelf", "message": "mode is immutable"}]}}},
+        "status": {"type": "object", "properties": {"phase": {"type": "string", "enum": ["A", "B"]}}},
+    },
+}
+
+
+def test_an_unchanged_invalid_field_is_ratcheted_and_a_changed_one_is_not() -> None:
+    old = {"spec": {"replicas": 0}, "status": {"phase": "A"}}   # stored before the minimum existed
+    assert validate_schema(RATCHET_SCHEMA, {"spec": {"replicas": 0}, "status": {"phase": "B"}}, old) == []
+    errors = validate_schema(RATCHET_SCHEMA, {"spec": {"replicas": -1}, "status": {"phase": "B"}}, old)
+    assert [e.field for e in errors] == ["spec.replicas"]
+    errors = validate_schema(RATCHET_SCHEMA, {"spec": {"replicas": 0}, "status": {"phase": "C"}}, old)
+    assert [e.field for e in errors] == ["status.phase"]
+    # on create (no old object) nothing is ratcheted
+    assert [e.field for e in validate_schema(RATCHET_SCHEMA, {"spec": {"replicas": 0}})] == ["spec.replicas"]
+
+
+def test_transition_rules_still_run_on_unchanged_values() -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "n": {"type": "integer", "x-kubernetes-validations": [
+            {"rule": "self > oldSelf", "message": "n must grow"}]}}}}}
+    errors = validate_schema(schema, {"spec": {"n": 1}}, {"spec": {"n": 1}})
+    assert len(errors) == 1
+    assert "n must grow" in errors[0].message
