@@ -166,7 +166,10 @@ class LocalClient:
                 event = self.registry.convert_event(kind, event, res.version)
                 out = matcher.filter(event.type, event.object)
                 if out is not None:
-                    yield out[0], self._typed(kind, res, out[1])
+                    # the event's object is shared with other subscribers: ours is a private copy,
+                    # decoded once from the stored bytes
+                    copy = event.fresh_object() if out[1] is event.object else _copy(out[1])
+                    yield out[0], self._typed(kind, res, copy, copied=True)
                 elif allow_bookmarks and loop.time() - bookmarked >= BOOKMARK_INTERVAL:
                     # Filtered-out changes still move a selective watcher's resume point forward.
                     bookmarked = loop.time()
@@ -180,11 +183,12 @@ class LocalClient:
         return {"kind": kind.kind, "apiVersion": res.api_version, "metadata": {"resourceVersion": str(rv)}}
 
     @staticmethod
-    def _typed(kind: KindInfo, res: Res, obj: dict[str, Any]) -> dict[str, Any]:
-        copied: dict[str, Any] = _copy(obj)
-        copied.setdefault("apiVersion", res.api_version)
-        copied.setdefault("kind", kind.kind)
-        return copied
+    def _typed(kind: KindInfo, res: Res, obj: dict[str, Any], *, copied: bool = False) -> dict[str, Any]:
+        if not copied:
+            obj = _copy(obj)
+        obj.setdefault("apiVersion", res.api_version)
+        obj.setdefault("kind", kind.kind)
+        return obj
 
 
 def _key(obj: dict[str, Any]) -> tuple[str, str]:

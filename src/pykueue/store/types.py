@@ -1,7 +1,8 @@
 """The records the store hands out: watch events and list pages.
 
 Owned by ``store/``; read by the registry, the API server's watch streams and ``LocalClient``.
-Every dict inside these records is a fresh copy: mutating it never changes what the store holds.
+Every dict inside these records is a fresh copy: mutating it never changes what the store holds
+(a watch event's object is shared by the store's subscribers, who treat it as read-only).
 """
 
 from __future__ import annotations
@@ -9,24 +10,61 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import orjson
+
 __all__ = ["EventType", "ListResult", "RawListResult", "WatchEvent"]
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
 
-@dataclass(frozen=True, slots=True)
 class WatchEvent:
     """One change, as a watch stream reports it.
 
     ``object`` is the object as stored after the change (for ``DELETED``: the last state, carrying
     the deletion's new resourceVersion). ``resource_version`` equals
     ``int(object["metadata"]["resourceVersion"])``.
+
+    Built from the stored bytes, ``object`` is decoded on first access and then shared: the store
+    hands every change to every subscriber, and most subscribers filter on ``resource`` first, so a
+    change nobody wants in object form (an Event, say) is never decoded. :meth:`fresh_object` gives
+    a private copy straight from the bytes.
     """
 
-    type: EventType
-    resource: str
-    object: dict[str, Any]
-    resource_version: int
+    __slots__ = ("_data", "_object", "resource", "resource_version", "type")
+
+    def __init__(self, type: EventType, resource: str, object: dict[str, Any] | None,
+                 resource_version: int, *, data: bytes | None = None) -> None:
+        if object is None and data is None:
+            raise ValueError("a WatchEvent needs its object or its stored bytes")
+        self.type = type
+        self.resource = resource
+        self.resource_version = resource_version
+        self._object = object
+        self._data = data
+
+    @property
+    def object(self) -> dict[str, Any]:
+        if self._object is None:
+            assert self._data is not None
+            self._object = orjson.loads(self._data)
+        return self._object
+
+    def fresh_object(self) -> dict[str, Any]:
+        """A private copy of ``object`` (one decode of the stored bytes when there are any)."""
+        data = self._data if self._data is not None else orjson.dumps(self._object)
+        fresh: dict[str, Any] = orjson.loads(data)
+        return fresh
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, WatchEvent):
+            return NotImplemented
+        return (self.type, self.resource, self.resource_version, self.object) == \
+            (other.type, other.resource, other.resource_version, other.object)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable payload, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"WatchEvent({self.type!r}, {self.resource!r}, rv={self.resource_version})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from operator import itemgetter
 
-import orjson
-
 from pykueue.api.errors import Gone
 from pykueue.store.index import Key, gc_paused
 from pykueue.store.types import EventType, WatchEvent
@@ -37,9 +35,9 @@ nothing to a full collection's pause.
 
 
 def to_event(entry: LogEntry) -> WatchEvent:
-    """A fresh :class:`WatchEvent` (its object is a new dict, safe to mutate)."""
+    """A new :class:`WatchEvent` whose object is decoded from the entry's bytes when first read."""
     rv, type, resource, _, data, _ = entry
-    return WatchEvent(type, resource, orjson.loads(data), rv)
+    return WatchEvent(type, resource, None, rv, data=data)
 
 
 _rv_of = itemgetter(0)
