@@ -376,14 +376,23 @@ class _Stream:
             line = _shared.get(key, event)
             if line is None:
                 converted = registry.convert_event(options.kind, event, options.version)
-                line = self.encode_object(converted.type, converted.object)
+                line = self._encode_event(converted.type, converted)
                 _shared.put(key, event, line)
             return line
         converted = registry.convert_event(options.kind, event, options.version)
         event_type = matcher.translate(converted.type, converted.object)
         if event_type is None:
             return None
-        return self.encode_object(event_type, converted.object)
+        return self._encode_event(event_type, converted)
+
+    def _encode_event(self, event_type: str, event: WatchEvent) -> bytes:
+        """Plain JSON of an object still in its stored form is spliced from the stored bytes
+        (no decode and re-encode per event)."""
+        raw = event.raw
+        options = self._options
+        if raw is not None and not options.partial_metadata and options.table_version is None:
+            return b'{"type":"' + event_type.encode() + b'","object":' + raw + b"}\n"
+        return self.encode_object(event_type, event.object)
 
     def encode_object(self, event_type: str, obj: JSONDict) -> bytes:
         options = self._options

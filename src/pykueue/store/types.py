@@ -49,6 +49,11 @@ class WatchEvent:
             self._object = orjson.loads(self._data)
         return self._object
 
+    @property
+    def raw(self) -> bytes | None:
+        """The object's stored JSON bytes, when the event was built from them (never mutate)."""
+        return self._data
+
     def fresh_object(self) -> dict[str, Any]:
         """A private copy of ``object`` (one decode of the stored bytes when there are any)."""
         data = self._data if self._data is not None else orjson.dumps(self._object)
