@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
+from pykueue.cli.gcpolicy import run_gc_policy
 from pykueue.cluster import load_nodes
 from pykueue.controllers.config import ConfigError, KueueConfig, load_config
 from pykueue.store import StoreFileError
@@ -27,6 +28,7 @@ async def _run(options: EmbeddedOptions) -> None:
     # made here, by the process, not inside a library component.
     gc.collect()
     gc.freeze()
+    gc_policy = asyncio.create_task(run_gc_policy(), name="gc-policy")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -39,6 +41,7 @@ async def _run(options: EmbeddedOptions) -> None:
         await stop.wait()
     finally:
         print("pykueue is stopping", flush=True)
+        gc_policy.cancel()
         await embedded.stop()
 
 
