@@ -58,7 +58,7 @@ from pykueue.bench.scheduler.report import RunStats, summarize
 
 __all__ = ["RealtimeError", "Runner", "run_realtime"]
 
-CREATE_CONCURRENCY = 32
+CREATE_CONCURRENCY = 64
 STARTUP_TIMEOUT_S = 60.0
 DRAIN_GRACE_S = 5.0
 
@@ -207,6 +207,11 @@ class _Driver:
         for w in self.plan.workloads:
             streams.setdefault(w.stream, []).append(w)
         start = time.monotonic()
+        # At most CREATE_CONCURRENCY creates in flight: thousands of streams due at once (1,000 CQs)
+        # would otherwise queue in the client's connection pool until its timeout fails them. A
+        # workload's creation time is when its request is sent, as Kueue's recorder reads the
+        # server's creationTimestamp.
+        in_flight = asyncio.Semaphore(CREATE_CONCURRENCY)
 
         async def stream(items: list[WorkloadPlan]) -> None:
             for w in items:
@@ -214,12 +219,13 @@ class _Driver:
                 if delay > 0:
                     await asyncio.sleep(delay)
                 key = f"{w.namespace}/{w.name}"
-                self.rec.created(key, w.class_name, self.ms())
-                try:
-                    await self.client.create(self.res_wl, workload(w))
-                except Exception as exc:
-                    self.create_errors.append(f"{key}: {exc}")
-                    del self.rec.workloads[key]
+                async with in_flight:
+                    self.rec.created(key, w.class_name, self.ms())
+                    try:
+                        await self.client.create(self.res_wl, workload(w))
+                    except Exception as exc:
+                        self.create_errors.append(f"{key}: {exc!r}")
+                        del self.rec.workloads[key]
 
         await asyncio.gather(*(stream(items) for items in streams.values()))
         self.rec.generation_done = True
