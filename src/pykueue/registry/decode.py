@@ -84,13 +84,18 @@ def typed_body(kind: KindInfo, body: Any, version: str) -> JSONDict:
     return obj
 
 
-def check_fields(kind: KindInfo, obj: JSONDict, version: str, mode: str | None) -> list[str]:
-    """Enforce ``fieldValidation``: raise (Strict), or prune and return warnings (Warn/Ignore)."""
+def check_fields(kind: KindInfo, obj: JSONDict, version: str, mode: str | None,
+                 unchanged_from: JSONDict | None = None) -> list[str]:
+    """Enforce ``fieldValidation``: raise (Strict), or prune and return warnings (Warn/Ignore).
+
+    ``unchanged_from``: the stored object a patch was applied to (same version); top-level fields
+    equal to its own came from storage, which holds no unknown fields, and are not walked again.
+    """
     mode = mode or "Strict"
     if mode not in FIELD_VALIDATION:
         raise BadRequest(f'invalid fieldValidation directive: "{mode}", must be one of '
                          '"Strict", "Warn" or "Ignore"')
-    paths = _unknown_paths(kind, obj, version)
+    paths = _unknown_paths(kind, obj, version, unchanged_from)
     if not paths:
         return []
     if mode == "Strict":
@@ -109,7 +114,7 @@ def _schema(kind: KindInfo, version: str) -> JSONDict:
     return schema if isinstance(schema, dict) else {}
 
 
-def _unknown_paths(kind: KindInfo, obj: JSONDict, version: str) -> list[str]:
+def _unknown_paths(kind: KindInfo, obj: JSONDict, version: str, unchanged_from: JSONDict | None = None) -> list[str]:
     paths: list[str] = []
     metadata = obj.get("metadata")
     if isinstance(metadata, dict):
@@ -118,7 +123,8 @@ def _unknown_paths(kind: KindInfo, obj: JSONDict, version: str) -> list[str]:
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not properties:
         return paths
-    body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
+    before = unchanged_from or {}
+    body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL and (k not in before or before[k] != v)}
     top = {**schema, "properties": {k: v for k, v in properties.items() if k not in _TOP_LEVEL}}
     paths.extend(unknown_field_paths(top, body))
     return paths

@@ -58,7 +58,7 @@ class Patcher:
         if not isinstance(patched, dict):
             raise BadRequest("the patch did not produce an object")
         obj = typed_body(kind, patched, version)
-        warnings = check_fields(kind, obj, version, field_validation)
+        warnings = check_fields(kind, obj, version, field_validation, unchanged_from=visible)
         metadata = om.meta(obj)
         if metadata.get("name") not in (None, name):
             raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "

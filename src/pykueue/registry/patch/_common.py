@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from pykueue.api.errors import ApiError, BadRequest, Invalid
 from pykueue.api.kinds import FieldError
 
@@ -20,11 +22,19 @@ REJECTED = "the server rejected our request due to an error in our request"
 
 
 def deep_copy(value: JSON) -> JSON:
-    """Copy a decoded JSON value; ~5x faster than ``copy.deepcopy`` for plain dict/list trees."""
+    """Copy a decoded JSON value: an orjson round trip (C speed), or a recursive copy for what
+    orjson cannot encode (integers beyond 64 bits, non-string keys)."""
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        return _copy_tree(value)
+
+
+def _copy_tree(value: JSON) -> JSON:
     if isinstance(value, dict):
-        return {k: deep_copy(v) for k, v in value.items()}
+        return {k: _copy_tree(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [deep_copy(v) for v in value]
+        return [_copy_tree(v) for v in value]
     return value
 
 
