@@ -140,3 +140,31 @@ def test_transition_rules_still_run_on_unchanged_values() -> None:
     errors = validate_schema(schema, {"spec": {"n": 1}}, {"spec": {"n": 1}})
     assert len(errors) == 1
     assert "n must grow" in errors[0].message
+
+
+def test_rule_outcomes_are_reused_for_the_same_pruned_value_and_only_for_it(monkeypatch: Any) -> None:
+    from pykueue.api import structural
+
+    schema = {"type": "object", "properties": {"items": {"type": "array", "items": {
+        "type": "object", "properties": {"count": {"type": "integer"}, "minCount": {"type": "integer"},
+                                         "name": {"type": "string"}},
+        "x-kubernetes-validations": [{"rule": "!has(self.minCount) || self.minCount <= self.count",
+                                      "message": "minCount too large"}]}}}}
+    calls: list[str] = []
+    real = structural._evaluate
+
+    def counting(text: str, variables: dict[str, Any]) -> Any:
+        calls.append(text)
+        return real(text, variables)
+
+    monkeypatch.setattr(structural, "_evaluate", counting)
+    monkeypatch.setattr(structural, "_OUTCOMES", {})
+    # names differ but the rule never reads them: one evaluation serves all three items
+    ok = {"items": [{"name": "a", "count": 2}, {"name": "b", "count": 2}, {"name": "c", "count": 2}]}
+    assert validate_schema(schema, ok) == []
+    assert len(calls) == 1
+    bad = {"items": [{"name": "a", "count": 2, "minCount": 3}, {"name": "b", "count": 2, "minCount": 3}]}
+    errors = validate_schema(schema, bad)
+    assert [e.field for e in errors] == ["items[0]", "items[1]"]
+    assert all("minCount too large" in e.message for e in errors)
+    assert len(calls) == 2       # a different value read by the rule is evaluated, then reused
