@@ -10,8 +10,8 @@ is referenced by no CQ.
 
 Who calls it: ``ControllerManager`` routes informer events to :meth:`QueueStatusWriter.mark_*` and
 runs :meth:`QueueStatusWriter.run`.
-Invariant: writes are coalesced — a queue is written at most once per ``interval`` (100 ms) and
-only when its computed status differs from the cached one.
+Invariant: writes are coalesced — a queue is written at most once per ``interval`` (100 ms; longer
+under load, when flushes are expensive) and only when its computed status differs from the cached one.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from pykueue.scheduler import Scheduler
 __all__ = ["QueueStatusWriter"]
 
 log = logging.getLogger(__name__)
+BUDGET_FACTOR = 9.0
+"""After a flush that took t seconds the writer pauses at least BUDGET_FACTOR * t (see run())."""
 JSONDict = dict[str, Any]
 Usage = dict[str, dict[str, tuple[int, int]]]
 
@@ -150,14 +152,18 @@ class QueueStatusWriter:
     # ------------------------------------------------------------------ writing
 
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             self._wake.clear()
+            started = loop.time()
             try:
                 await self.flush()
             except Exception:
                 log.exception("writing queue status failed")
-            await asyncio.sleep(self._interval)
+            # Under load every queue is dirty at every flush: pausing BUDGET_FACTOR times as long as
+            # the flush took keeps status writes to ~1/(1+BUDGET_FACTOR) of the loop's time.
+            await asyncio.sleep(max(self._interval, BUDGET_FACTOR * (loop.time() - started)))
 
     async def flush(self) -> None:
         cqs, self._dirty_cq = self._dirty_cq, set()

@@ -132,3 +132,29 @@ async def test_an_admission_decided_on_an_older_spec_is_not_written(env: Env) ->
     assert "admission" not in (stored.get("status") or {})
     assert loop.scheduler.cluster_queue_usage("cq").reserving_workloads == 0   # the assumption is forgotten
     await _restart(env)
+
+
+async def test_queue_status_writes_back_off_when_flushes_are_expensive(env: Env) -> None:
+    """Under load every queue is dirty at every flush; the writer pauses BUDGET_FACTOR times as long
+    as a flush took, so status writes cannot take over the event loop."""
+    import asyncio
+    import itertools
+
+    from pykueue.controllers.queues import BUDGET_FACTOR
+
+    writer = env.manager.queues
+    starts: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def slow_flush() -> None:   # the cost of writing many queues' status, without the writes
+        starts.append(loop.time())
+        await asyncio.sleep(0.05)
+
+    writer.flush = slow_flush  # type: ignore[method-assign]
+    deadline = loop.time() + 2.0
+    while loop.time() < deadline and len(starts) < 3:
+        writer.mark_all()     # always dirty again, as under load
+        await asyncio.sleep(0.01)
+    assert len(starts) >= 3
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert min(gaps) >= 0.05 * (1 + BUDGET_FACTOR) * 0.9, gaps   # not the 100 ms idle interval
