@@ -52,7 +52,7 @@ class LocalClient:
 
     async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
         obj = self.registry.get(self._kind(res), namespace, name, version=res.version)
-        return dict(_copy(obj))
+        return obj   # fresh: the registry decodes every object it returns from the store's bytes
 
     async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
                    field_selector: str = "") -> tuple[Items, str]:
@@ -67,7 +67,7 @@ class LocalClient:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
         created, _ = self.registry.create(self._kind(res), namespace, _copy(obj), version=res.version,
                                           field_manager=self.field_manager)
-        return dict(_copy(created))
+        return created   # fresh (see get)
 
     async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         meta = obj.get("metadata") or {}
@@ -76,7 +76,7 @@ class LocalClient:
         updated, _ = self.registry.update(self._kind(res), meta.get("namespace") or "", meta["name"],
                                           _copy(obj), version=res.version, subresource=subresource or None,
                                           field_manager=self.field_manager)
-        return dict(_copy(updated))
+        return updated   # fresh (see get)
 
     async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
                     patch_type: str = "merge", subresource: str = "", field_manager: str = "",
@@ -88,7 +88,7 @@ class LocalClient:
         patched, _ = self.registry.patch(self._kind(res), namespace, name, orjson.dumps(patch), content_type,
                                          version=res.version, subresource=subresource or None,
                                          field_manager=manager, force=force)
-        return dict(_copy(patched))
+        return patched   # fresh (see get)
 
     async def delete(self, res: Res, name: str, namespace: str = "", *,
                      propagation: str = "Background") -> None:

@@ -10,7 +10,8 @@ namespace termination live in :mod:`.deletion`; patch bodies are applied by
 Invariants: nothing reaches the store without passing admission; objects are stored in the
 kind's storage version and converted to the requested version on the way out; a write that
 changes nothing is not written (no new resourceVersion, no watch event); bad input raises an
-``ApiError`` before anything is stored.
+``ApiError`` before anything is stored; every object returned is the caller's own (decoded from
+the store's bytes or built for this call), so ``LocalClient`` hands it on without copying.
 """
 
 from __future__ import annotations
