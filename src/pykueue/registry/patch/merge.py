@@ -45,7 +45,8 @@ def apply_json_patch(current: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
     """Return ``current`` with the RFC 6902 operations applied, all or nothing."""
     _validate_ops(ops)
     try:
-        result = jsonpatch.JsonPatch(deep_copy(ops)).apply(current, in_place=False)
+        # in place on our own copy: the library's in_place=False is copy.deepcopy, ~5x slower
+        result = jsonpatch.JsonPatch(deep_copy(ops)).apply(deep_copy(current), in_place=True)
     except jsonpatch.JsonPatchTestFailed as exc:
         raise unprocessable(f"testing value {_path_of(exc)} failed: test failed") from exc
     except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as exc:
