@@ -158,3 +158,41 @@ async def test_queue_status_writes_back_off_when_flushes_are_expensive(env: Env)
     assert len(starts) >= 3
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 0.05 * (1 + BUDGET_FACTOR) * 0.9, gaps   # not the 100 ms idle interval
+
+
+async def test_a_workloads_pending_condition_is_rewritten_at_most_once_per_refresh_interval(env: Env) -> None:
+    """The first pending decision is written at once; later ones for the same workload wait until
+    PENDING_REFRESH has passed since the last write, and only the latest is written."""
+    import asyncio
+
+    from pykueue.controllers.scheduling import PENDING_REFRESH
+    from pykueue.scheduler.types import Pending
+
+    loop, _ = await _stale_cache_of_a_waiting_workload(env)
+    await env.manager.start()   # informers and writers again, on the same engine ...
+    loop = env.manager.scheduling
+    loop._tasks[0].cancel()     # ... but no scheduling cycles: only our decisions are written
+    written: list[str] = []
+    real_write = loop._write_pending
+
+    async def recording(pending: Pending) -> None:
+        written.append(pending.message)
+        await real_write(pending)
+
+    loop._write_pending = recording  # type: ignore[method-assign]
+    await asyncio.sleep(PENDING_REFRESH)   # nothing written for 'waits' within the last interval
+    stored = await env.get(WORKLOADS, "waits", NS)
+    assert stored is not None
+    requests = stored["status"].get("resourceRequests") or []
+    for message in ("first", "second", "third"):
+        loop._queue_pending(Pending(NS, "waits", "WaitingForQuota", message, requests))
+        await asyncio.sleep(0.05)
+    assert written == ["first"]
+    await asyncio.sleep(PENDING_REFRESH)
+    assert written == ["first", "third"]
+
+    async def third() -> Any:
+        wl = await env.get(WORKLOADS, "waits", NS)
+        return wl if cond(wl, "QuotaReserved").get("message") == "third" else None
+
+    await eventually(third)
