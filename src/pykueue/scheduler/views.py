@@ -93,7 +93,10 @@ def local_queue_usage(s: Scheduler, namespace: str, name: str) -> QueueUsage:
                 if wl.admitted:
                     total = usage.setdefault(flavor, {}).get(res, (0, 0))[0]
                     usage[flavor][res] = (total + value, 0)
-    return QueueUsage(reservation, usage, lq.pending, reserving, admitted)
+    # Pending: every waiting workload of the LocalQueue, queued in its CQ or not (Kueue's
+    # LocalQueue keeps them while its ClusterQueue is missing, and counts them).
+    pending = len(s.queues.by_lq.get(lq.key) or ())
+    return QueueUsage(reservation, usage, pending, reserving, admitted)
 
 
 def weighted_share(s: Scheduler, kind: str, name: str) -> int:

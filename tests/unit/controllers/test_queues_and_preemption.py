@@ -199,6 +199,12 @@ async def test_local_queue_pointing_at_a_missing_cluster_queue_is_inactive(env: 
 
     await eventually(explained)
 
+    async def counted() -> Any:   # as Kueue: the LocalQueue keeps (and counts) what waits in it
+        lq = await env.get(LOCAL_QUEUES, "orphan", NS)
+        return lq if (lq.get("status") or {}).get("pendingWorkloads") == 1 else None
+
+    await eventually(counted)
+
 
 async def test_cluster_queue_with_a_missing_flavor_is_inactive_and_gets_its_finalizer(env: Env) -> None:
     await env.create(CLUSTER_QUEUES, make_cluster_queue("cq").quota("ghost", "cpu", 1).obj())
