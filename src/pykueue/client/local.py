@@ -164,12 +164,11 @@ class LocalClient:
                     continue  # already delivered from the backlog
                 last = event.resource_version
                 event = self.registry.convert_event(kind, event, res.version)
-                out = matcher.filter(event.type, event.object)
+                # The event's object is shared with the other subscribers: ours is a private copy,
+                # decoded once from the stored bytes, and the selector reads that same copy.
+                out = matcher.filter(event.type, event.fresh_object())
                 if out is not None:
-                    # the event's object is shared with other subscribers: ours is a private copy,
-                    # decoded once from the stored bytes
-                    copy = event.fresh_object() if out[1] is event.object else _copy(out[1])
-                    yield out[0], self._typed(kind, res, copy, copied=True)
+                    yield out[0], self._typed(kind, res, out[1], copied=True)
                 elif allow_bookmarks and loop.time() - bookmarked >= BOOKMARK_INTERVAL:
                     # Filtered-out changes still move a selective watcher's resume point forward.
                     bookmarked = loop.time()
