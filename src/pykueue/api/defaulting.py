@@ -15,9 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import orjson
-
 from pykueue.api import core_defaults
+from pykueue.api.jsoncopy import json_copy
 from pykueue.api.kinds import JSONDict
 
 __all__ = ["apply_schema_defaults", "default"]
@@ -104,19 +103,9 @@ def _default_kueue(kind: str, obj: JSONDict) -> None:
                             requests.setdefault(name, limit)
 
 
-def _copy(obj: JSONDict) -> JSONDict:
-    """A deep copy of a JSON object: orjson round trip (~6x faster than ``copy.deepcopy``), with
-    ``deepcopy`` for what orjson cannot encode (integers beyond 64 bits, non-JSON values)."""
-    try:
-        out: JSONDict = orjson.loads(orjson.dumps(obj))
-    except (TypeError, orjson.JSONEncodeError):
-        return copy.deepcopy(obj)
-    return out
-
-
 def default(group: str, kind: str, obj: JSONDict) -> JSONDict:
     """A defaulted copy of ``obj`` (its apiVersion selects the schema version)."""
-    out = _copy(obj)
+    out: JSONDict = json_copy(obj)
     from pykueue.api.kinds import find_kind
 
     info = find_kind(group, kind)

@@ -1,4 +1,4 @@
-"""Small helpers shared by the patch modules: JSON deep copy and the errors patches raise.
+"""Small helpers shared by the patch modules: the errors patches raise.
 
 Owned by ``registry/patch``. Every public patch function copies what it returns, so neither the
 stored object nor the caller's patch is ever aliased by the result (invariant: inputs are never
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from pykueue.api.errors import ApiError, BadRequest, Invalid
 from pykueue.api.kinds import FieldError
 
@@ -19,23 +17,6 @@ JSON = Any
 
 REJECTED = "the server rejected our request due to an error in our request"
 """kube-apiserver's message for a patch that decodes but cannot be applied (HTTP 422)."""
-
-
-def deep_copy(value: JSON) -> JSON:
-    """Copy a decoded JSON value: an orjson round trip (C speed), or a recursive copy for what
-    orjson cannot encode (integers beyond 64 bits, non-string keys)."""
-    try:
-        return orjson.loads(orjson.dumps(value))
-    except (TypeError, orjson.JSONEncodeError):
-        return _copy_tree(value)
-
-
-def _copy_tree(value: JSON) -> JSON:
-    if isinstance(value, dict):
-        return {k: _copy_tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_tree(v) for v in value]
-    return value
 
 
 def unprocessable(reason: str) -> ApiError:

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from pykueue.api.errors import BadRequest, Conflict
-from pykueue.registry.patch._common import deep_copy
+from pykueue.api.jsoncopy import json_copy
 from pykueue.registry.patch.fieldpaths import (
     FieldSet,
     Path,
@@ -86,7 +86,7 @@ def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *
         else:
             others.append(entry)
 
-    merged = _merge_value(deep_copy(live), deep_copy(config), "", merge_keys)
+    merged = _merge_value(json_copy(live), json_copy(config), "", merge_keys)
     owned_now = applied_set.union(*(e.fields for e in others))
     _prune(merged, last - owned_now, owned_now, config)
 
@@ -123,7 +123,7 @@ def _sync_last_applied(obj: dict[str, Any], applied: Mapping[str, Any]) -> None:
     annotations = (obj.get("metadata") or {}).get("annotations")
     if not isinstance(annotations, dict) or LAST_APPLIED not in annotations:
         return
-    config = deep_copy(dict(applied))
+    config = json_copy(dict(applied))
     metadata = config.get("metadata")
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)

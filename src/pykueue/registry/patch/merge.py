@@ -19,7 +19,8 @@ import jsonpatch
 import jsonpointer
 
 from pykueue.api.errors import RequestEntityTooLarge
-from pykueue.registry.patch._common import JSON, bad_request, deep_copy, unprocessable
+from pykueue.api.jsoncopy import json_copy
+from pykueue.registry.patch._common import JSON, bad_request, unprocessable
 
 __all__ = ["apply_json_patch", "apply_merge_patch"]
 
@@ -35,7 +36,7 @@ def apply_merge_patch(current: dict[str, Any], patch: dict[str, Any]) -> dict[st
     """Return ``current`` with the RFC 7386 merge ``patch`` applied (null deletes, lists replace)."""
     if not isinstance(patch, dict):
         raise bad_request("json: cannot unmarshal merge patch: the patch must be a JSON object")
-    merged = json_merge_patch.merge(deep_copy(current), deep_copy(patch))
+    merged = json_merge_patch.merge(json_copy(current), json_copy(patch))
     if not isinstance(merged, dict):  # pragma: no cover - merge of two dicts is a dict
         raise unprocessable("the patched document is not a JSON object")
     return merged
@@ -46,7 +47,7 @@ def apply_json_patch(current: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
     _validate_ops(ops)
     try:
         # in place on our own copy: the library's in_place=False is copy.deepcopy, ~5x slower
-        result = jsonpatch.JsonPatch(deep_copy(ops)).apply(deep_copy(current), in_place=True)
+        result = jsonpatch.JsonPatch(json_copy(ops)).apply(json_copy(current), in_place=True)
     except jsonpatch.JsonPatchTestFailed as exc:
         raise unprocessable(f"testing value {_path_of(exc)} failed: test failed") from exc
     except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as exc:

@@ -24,7 +24,8 @@ import re
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from pykueue.registry.patch._common import JSON, bad_request, deep_copy
+from pykueue.api.jsoncopy import json_copy
+from pykueue.registry.patch._common import JSON, bad_request
 
 __all__ = ["METADATA_MERGE_KEYS", "apply_strategic_merge_patch", "merge_key_for", "normalize_merge_keys"]
 
@@ -71,7 +72,7 @@ def apply_strategic_merge_patch(current: dict[str, Any], patch: dict[str, Any],
     """Return ``current`` with the strategic merge ``patch`` applied."""
     if not isinstance(patch, dict):
         raise bad_request("json: cannot unmarshal strategic merge patch: the patch must be a JSON object")
-    return _Merger(normalize_merge_keys(merge_keys)).merge_map(deep_copy(current), deep_copy(patch), "")
+    return _Merger(normalize_merge_keys(merge_keys)).merge_map(json_copy(current), json_copy(patch), "")
 
 
 def _child(path: str, key: str) -> str:
