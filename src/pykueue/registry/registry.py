@@ -26,7 +26,7 @@ from pykueue.api.core_defaults import generate_job_selector
 from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
 from pykueue.api.kinds import KindInfo, all_kinds
 from pykueue.store import Store
-from pykueue.store.types import WatchEvent
+from pykueue.store.types import ListResult, RawListResult, WatchEvent
 
 from . import objectmeta as om
 from .admission import AdmissionChain, AdmissionHook, AdmissionRequest, clone
@@ -167,11 +167,7 @@ class Registry:
         result = self.store.list(kind.resource_key, (namespace or None) if kind.namespaced else None,
                                  label_selector=label_selector, field_selector=field_selector, limit=limit,
                                  continue_token=continue_token)
-        metadata: JSONDict = {"resourceVersion": str(result.resource_version)}
-        if result.continue_token:
-            metadata["continue"] = result.continue_token
-        if result.remaining_item_count is not None:
-            metadata["remainingItemCount"] = result.remaining_item_count
+        metadata = _list_metadata(result)
         return {
             "apiVersion": api_version(kind, version),
             "kind": f"{kind.kind}List",
@@ -193,11 +189,7 @@ class Registry:
         result = self.store.list_raw(kind.resource_key, (namespace or None) if kind.namespaced else None,
                                      label_selector=label_selector, field_selector=field_selector, limit=limit,
                                      continue_token=continue_token)
-        metadata: JSONDict = {"resourceVersion": str(result.resource_version)}
-        if result.continue_token:
-            metadata["continue"] = result.continue_token
-        if result.remaining_item_count is not None:
-            metadata["remainingItemCount"] = result.remaining_item_count
+        metadata = _list_metadata(result)
         head = orjson.dumps({"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List",
                              "metadata": metadata})
         return b"".join((head[:-1], b',"items":[', b",".join(result.items), b"]}"))
@@ -428,6 +420,16 @@ class Registry:
             deleted.append(self.to_version(kind, result, version))
         return {"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List",
                 "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
+
+
+def _list_metadata(result: ListResult | RawListResult) -> JSONDict:
+    """A list's ``metadata``: its resourceVersion, and the continue token and remaining count of a page."""
+    metadata: JSONDict = {"resourceVersion": str(result.resource_version)}
+    if result.continue_token:
+        metadata["continue"] = result.continue_token
+    if result.remaining_item_count is not None:
+        metadata["remainingItemCount"] = result.remaining_item_count
+    return metadata
 
 
 def _check_preconditions(current: JSONDict, preconditions: Mapping[str, Any] | None) -> None:
