@@ -221,17 +221,25 @@ def _drain(s: Scheduler, meter: _Meter, clock: ManualClock, objs: dict[tuple[str
         result = meter.call("schedule", s.schedule)
         cycles += 1
         now = clock.now()
-        for wl, admission in running:  # the previous cycle's work completes
-            meter.call("upsert", s.upsert_workload, _with_status(wl, admission, now, finished=True))
-        running = []
-        for adm in result.admitted:  # the controller writes the admission and the engine sees it back
-            wl = objs[(adm.namespace, adm.name)]
-            meter.call("upsert", s.upsert_workload, _with_status(wl, adm.admission, now, finished=False))
-            running.append((wl, adm.admission))
+        # the previous cycle's work completes, then the controller writes this cycle's admissions
+        # and the engine sees them back; the objects are built first (the API server's work, not
+        # the engine's) and handed over in one timed call, so the meter's own clock reads (~1 us
+        # each) are paid once per cycle instead of once per write
+        writes = [_with_status(wl, admission, now, finished=True) for wl, admission in running]
+        running = [(objs[(adm.namespace, adm.name)], adm.admission) for adm in result.admitted]
+        writes.extend(_with_status(wl, admission, now, finished=False) for wl, admission in running)
+        if writes:
+            meter.call("upsert", _upsert_all, s, writes)
         decisions += len(result.admitted)
         idle_cycles = 0 if result.admitted else idle_cycles + 1
         clock.advance(1.0)
     return decisions, cycles
+
+
+def _upsert_all(s: Scheduler, objs: list[dict[str, Any]]) -> None:
+    upsert = s.upsert_workload
+    for obj in objs:
+        upsert(obj)
 
 
 @dataclass(frozen=True, slots=True)
