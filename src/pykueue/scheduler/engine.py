@@ -290,6 +290,8 @@ class Scheduler:
                 self.expectations.discard(key)
             self._requeue_tree_of(held.cq_name)
         self.workloads.pop(key, None)
+        if old is not None and old.state == RESERVED and key not in self.queues.location:
+            return  # an admitted workload's queue entry and LocalQueue tracking went at admission
         self._leave_queues(key, old)
 
     def _leave_queues(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:

@@ -220,17 +220,36 @@ class ClusterQueueQueue:
             return self._take(best[1], best[2]) if best is not None else None
         heap = self.heap
         while heap:
-            entry = heapq.heappop(heap)
+            entry = heap[0]
             group = entry[2]
-            if group.entry is not entry:
+            if group.entry is not entry:  # stale: the group moved or was parked since
+                heapq.heappop(heap)
                 continue
-            group.entry = None
+            group_heap = group.heap
             top = group.top()
             if top is None:
+                group.entry = None
+                heapq.heappop(heap)
                 continue
-            wl = self._take(group, top[4])
-            if group.members:
-                self._repush(group)
+            # the head leaves now: pop it from its group's heap at once (no stale item left
+            # behind for the next ``top`` to skip) and put the group back under its next member
+            heapq.heappop(group_heap)
+            key = top[4]
+            del group.members[key]
+            wl = group.wls.pop(key)
+            del self.index[key]
+            if group.unreported:
+                group.unreported.pop(key, None)
+            self.active -= 1
+            following = group.top() if group.members else None
+            if following is None:
+                group.entry = None
+                heapq.heappop(heap)
+                self.groups.pop(wl.shape_hash, None)
+            else:
+                self.seq += 1
+                group.entry = (following, self.seq, group)
+                heapq.heapreplace(heap, group.entry)
             return wl
         return None
 
@@ -315,17 +334,25 @@ class QueueManager:
     def forget_taken(self, wl: WorkloadInfo) -> None:
         """``wl`` was popped as a head and is leaving for good (admitted): drop its location and
         LocalQueue tracking (the CQ queue no longer holds it, so nothing else to look up)."""
-        cq_name = self.location.pop(wl.key, None)
+        key = wl.key
+        cq_name = self.location.pop(key, None)
         if cq_name is None:
             return
         q = self.cqs.get(cq_name)
         if q is not None:
-            if q.sticky == wl.key:
+            if q.sticky == key:
                 q.sticky = None
-            if wl.key in q.index:  # not expected (heads are popped first), but never leave it queued
-                q.discard(wl.key)
-        self._count(wl, -1)
-        self.untrack(wl)
+            if key in q.index:  # not expected (heads are popped first), but never leave it queued
+                q.discard(key)
+        lq_key = wl.lq_key
+        lq = self.local_queues.get(lq_key)
+        if lq is not None:
+            lq.pending -= 1
+        bucket = self.by_lq.get(lq_key)
+        if bucket is not None:
+            bucket.pop(key, None)
+            if not bucket:
+                del self.by_lq[lq_key]
 
     def remove(self, key: WorkloadKey) -> WorkloadInfo | None:
         cq_name = self.location.pop(key, None)
