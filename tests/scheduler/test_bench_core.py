@@ -19,7 +19,7 @@ from pykueue.bench.core import BASELINE_LOWER_BOUND_S, ScaleResult, _Meter, run_
 from pykueue.cli.bench import bench_app
 
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
-                 r"\s+([\d.]+)\s+([\d.]+)$")
+                 r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$")
 WALL_STEP = 2.0 ** -10  # exact in binary: sums of steps carry no float error
 CPU_STEP = 2.0 ** -11
 
@@ -40,7 +40,7 @@ class _Ticker:
 def _row(r: ScaleResult) -> str:
     return (f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
             f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
-            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f}")
+            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f} {r.gc_outside_cpu_us:>10.2f}")
 
 
 def test_scale_run_charges_exactly_the_engine_calls() -> None:
@@ -53,6 +53,7 @@ def test_scale_run_charges_exactly_the_engine_calls() -> None:
     assert r.upsert_cpu_s == r.cycles * CPU_STEP
     assert r.cpu_s == r.schedule_cpu_s + r.upsert_cpu_s
     assert r.wall_s == 2 * r.cycles * WALL_STEP
+    assert r.gc_outside_cpu_s >= 0.0
     assert r.per_second == r.decisions / r.wall_s
     assert r.cpu_per_second == r.decisions / r.cpu_s
     assert r.wall_us == r.wall_s * 1e6 / r.decisions
@@ -70,10 +71,13 @@ def test_frozen_run_leaves_the_collector_unfrozen() -> None:
 def test_meter_charges_collections_only_inside_engine_calls() -> None:
     meter = _Meter(wall=_Ticker(WALL_STEP), cpu=_Ticker(CPU_STEP))
     with meter:
-        gc.collect()  # outside any call: not charged
+        gc.collect()  # outside any call: reported apart, not charged
         assert meter.gc_cpu == 0.0
+        outside = meter.gc_outside_cpu
+        assert outside > 0.0
         meter.call("upsert", gc.collect)
     assert meter.gc_cpu > 0.0
+    assert meter.gc_outside_cpu == outside
     assert meter._on_gc not in gc.callbacks
 
 

@@ -31,7 +31,7 @@ def core(
     ``decisions/s: <number>`` for the full-size run."""
     from pykueue.bench.core import run_core
 
-    run_core(workloads, cqs, cohorts, baseline_scale=baseline_scale, out=typer.echo)
+    run_core(workloads, cqs, cohorts, baseline_scale=baseline_scale, out=typer.echo, isolate=True)
 
 
 def _register() -> None:
