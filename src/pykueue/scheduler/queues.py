@@ -15,6 +15,7 @@ one tracked object per workload (its record), not two.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -48,12 +49,19 @@ class LocalQueue:
 
 class _Group:
     """Queued workloads of one scheduling shape (SchedulingEquivalenceHashing), kept in their own
-    heap so a failed shape is parked and requeued in O(1) instead of member by member."""
+    heap so a failed shape is parked and requeued in O(1) instead of member by member.
 
-    __slots__ = ("entry", "heap", "inadmissible", "members", "reason", "reported_reason", "unreported", "wls")
+    Members are ordered by their heap item; most arrive in that order already (same priority,
+    later creation), so items not smaller than the last arrival go to ``run``, a deque that is
+    sorted by construction, and only the others (a higher priority, a head handed back) to
+    ``heap``. The head is the smaller of the two fronts: the same order as one heap, without
+    sifting through ~log2(n) cold items per push and pop."""
+
+    __slots__ = ("entry", "heap", "inadmissible", "members", "reason", "reported_reason", "run", "unreported", "wls")
 
     def __init__(self) -> None:
         self.heap: list[HeapItem] = []
+        self.run: deque[HeapItem] = deque()
         self.members: dict[WorkloadKey, HeapItem] = {}
         self.wls: dict[WorkloadKey, WorkloadInfo] = {}
         self.entry: tuple[HeapItem, int, _Group] | None = None
@@ -64,14 +72,33 @@ class _Group:
         self.unreported: dict[WorkloadKey, WorkloadInfo] = {}
         """Members whose status does not say ``reported_reason`` yet."""
 
+    def add(self, item: HeapItem) -> None:
+        run = self.run
+        if not run or item >= run[-1]:
+            run.append(item)
+        else:
+            heapq.heappush(self.heap, item)
+
     def top(self) -> HeapItem | None:
-        heap, members = self.heap, self.members
-        while heap:
-            entry = heap[0]
-            if members.get(entry[4]) is entry:
-                return entry
+        """The live item with the smallest key (stale items at either front are dropped)."""
+        heap, run, members = self.heap, self.run, self.members
+        while run and members.get(run[0][4]) is not run[0]:
+            run.popleft()
+        while heap and members.get(heap[0][4]) is not heap[0]:
             heapq.heappop(heap)
-        return None
+        if not heap:
+            return run[0] if run else None
+        if run and run[0] < heap[0]:
+            return run[0]
+        return heap[0]
+
+    def pop_top(self, top: HeapItem) -> None:
+        """Drop ``top`` (what ``top()`` just returned) from the front that holds it."""
+        run = self.run
+        if run and run[0] is top:
+            run.popleft()
+        else:
+            heapq.heappop(self.heap)
 
 
 class ClusterQueueQueue:
@@ -129,7 +156,7 @@ class ClusterQueueQueue:
             group = self.groups[wl.shape_hash] = _Group()
         group.members[wl.key] = item
         group.wls[wl.key] = wl
-        heapq.heappush(group.heap, item)
+        group.add(item)
         self.index[wl.key] = group
         if not quiet:
             group.unreported[wl.key] = wl
@@ -225,7 +252,6 @@ class ClusterQueueQueue:
             if group.entry is not entry:  # stale: the group moved or was parked since
                 heapq.heappop(heap)
                 continue
-            group_heap = group.heap
             top = group.top()
             if top is None:
                 group.entry = None
@@ -233,7 +259,7 @@ class ClusterQueueQueue:
                 continue
             # the head leaves now: pop it from its group's heap at once (no stale item left
             # behind for the next ``top`` to skip) and put the group back under its next member
-            heapq.heappop(group_heap)
+            group.pop_top(top)
             key = top[4]
             del group.members[key]
             wl = group.wls.pop(key)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.scheduler.unit.sched_builders import (
     CQ,
     T0,
@@ -20,6 +22,8 @@ from tests.scheduler.unit.sched_builders import (
 
 from pykueue.api.clock import format_time
 from pykueue.scheduler import SchedulerConfig
+from pykueue.scheduler.queues import ClusterQueueQueue
+from pykueue.scheduler.workload import WorkloadInfo
 
 LQ = local_queue("ns", "lq", "cq")
 RF = flavor("f")
@@ -279,3 +283,39 @@ def test_a_replay_of_the_object_admitted_from_does_not_release_the_assumed_quota
     newer = {**w, "metadata": {**w["metadata"], "resourceVersion": "8"}}
     s.upsert_workload(newer)  # a newer version that is pending: the admission really did not stick
     assert s.cluster_queue_usage("cq").reserving_workloads == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(
+    st.tuples(st.just("push"), st.integers(0, 3), st.integers(0, 20), st.integers(0, 1)),  # priority, time, shape
+    st.tuples(st.just("pop"), st.just(0), st.just(0), st.just(0)),
+    st.tuples(st.just("discard"), st.integers(0, 40), st.just(0), st.just(0))), max_size=80))
+def test_queue_pops_in_heap_order_whatever_the_arrival_order(ops: list[tuple[str, int, int, int]]) -> None:
+    """In-order arrivals take a sorted run and the rest a heap: the pop order must still be
+    priority desc, timestamp, uid, as with one heap (also across pushes, pops and discards)."""
+    q = ClusterQueueQueue("cq")
+    model: dict[tuple[str, str], tuple[int, float, str]] = {}
+    pushed = 0
+    for op, a, b, shape in ops:
+        if op == "push":
+            name = f"wl-{pushed:03d}"
+            pushed += 1
+            wl = WorkloadInfo.__new__(WorkloadInfo)
+            wl.namespace, wl.name, wl.key, wl.uid = "ns", name, ("ns", name), name
+            wl.priority, wl.timestamp, wl.shape_hash = a, float(b), shape
+            q.push(wl)
+            model[wl.key] = (-a, float(b), name)
+        elif op == "discard":
+            key = ("ns", f"wl-{a:03d}")
+            assert (q.discard(key) is not None) == (key in model)
+            model.pop(key, None)
+        else:
+            got = q.pop()
+            if not model:
+                assert got is None
+                continue
+            expected = min(model, key=model.__getitem__)
+            assert got is not None
+            assert got.key == expected
+            del model[expected]
+    assert q.active == len(model)
