@@ -34,8 +34,26 @@ class QuantityError(ValueError):
     """A string is not a Kubernetes quantity; the message quotes Kubernetes' own wording."""
 
 
+_PARSED: dict[str, Decimal] = {}
+"""Memo of string quantities: a cluster writes the same few ("1", "500m", "4Gi") in every pod set
+and admission, and each write validates them again. Decimals are immutable, so sharing is safe."""
+_PARSED_LIMIT = 4096
+
+
 def parse_quantity(value: str | int | float) -> Decimal:
     """Return the exact value of a quantity (cpu "500m" -> Decimal("0.5"))."""
+    if type(value) is str:
+        found = _PARSED.get(value)
+        if found is None:
+            found = _parse(value)  # raises QuantityError: errors are not memoised
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[value] = found
+        return found
+    return _parse(value)
+
+
+def _parse(value: str | int | float) -> Decimal:
     if isinstance(value, bool):
         raise QuantityError("quantities must match the regular expression "
                             "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")

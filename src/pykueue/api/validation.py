@@ -46,7 +46,11 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
     if not isinstance(obj, dict):
         return [FieldError("", "Invalid value: the object must be a JSON object", "FieldValueTypeInvalid")]
     name_format = "label" if (info.group, info.kind) in _LABEL_NAMED else "subdomain"
-    errors = names.validate_metadata(obj.get("metadata"), name_format=name_format)
+    meta = obj.get("metadata")
+    if _same_checked_metadata(meta, old):
+        errors: list[FieldError] = []  # what it checks is what the stored object passed with
+    else:
+        errors = names.validate_metadata(meta, name_format=name_format)
     version = _version(obj, info)
     schema = info.schema.get(version) if info.schema else None
     if schema:
@@ -65,6 +69,21 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
         else:
             errors.extend(rule(obj, old))
     return list(dict.fromkeys(errors))  # the same problem found by schema and rule is reported once
+
+
+_CHECKED_METADATA = ("name", "generateName", "labels", "annotations")
+"""What ``names.validate_metadata`` reads: the only inputs of its verdict."""
+
+
+def _same_checked_metadata(meta: object, old: JSONDict | None) -> bool:
+    """On update, are the metadata fields ``names.validate_metadata`` reads unchanged? Then its
+    verdict is the stored object's, which passed it (a status write re-checked every label)."""
+    if not isinstance(old, dict) or not isinstance(meta, dict):
+        return False
+    old_meta = old.get("metadata")
+    if not isinstance(old_meta, dict):
+        return False
+    return all(meta.get(k) == old_meta.get(k) for k in _CHECKED_METADATA)
 
 
 def validate(group: str, kind: str, obj: JSONDict, old: JSONDict | None) -> list[FieldError]:

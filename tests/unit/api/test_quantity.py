@@ -47,3 +47,11 @@ def test_format_amount(resource: str, amount: int, text: str) -> None:
 @given(st.integers(min_value=0, max_value=2**50), st.sampled_from(["cpu", "memory", "pods"]))
 def test_format_round_trips(amount: int, resource: str) -> None:
     assert to_amount(resource, format_amount(resource, amount)) == amount
+
+
+def test_memoised_parse_returns_the_value_and_still_rejects_bad_input_every_time() -> None:
+    assert parse_quantity("750m") == Decimal("0.75")
+    assert parse_quantity("750m") == Decimal("0.75")  # from the memo
+    for _ in range(2):
+        with pytest.raises(QuantityError):
+            parse_quantity("12 apples")

@@ -231,3 +231,22 @@ def test_template_label_syntax() -> None:
     wl = workload(pod_sets=[{"name": "main", "count": 1,
                              "template": {**pod_template(), "metadata": {"labels": {"bad key": "v"}}}}])
     assert any(e.field == "spec.podSets[0].template.metadata.labels" for e in check(WL, wl))
+
+
+def test_status_write_keeps_the_verdict_of_an_unchanged_spec_and_metadata() -> None:
+    """Pod-set and metadata rules read only the spec and name/labels/annotations: a write that
+    leaves them unchanged (every status write) is not re-checked against them, as validation
+    ratcheting does; a write that changes them is."""
+    bad_template = {**pod_template(), "metadata": {"labels": {"bad key": "v"}}}
+    stored = workload(pod_sets=[{"name": "main", "count": 1, "template": bad_template}])
+    stored["metadata"]["labels"] = {"bad label": "x"}  # as if stored before these rules existed
+    status_write = _with_status(stored, conditions=[])
+    fields = {e.field for e in check(WL, status_write, stored)}
+    assert "spec.podSets[0].template.metadata.labels" not in fields
+    assert "metadata.labels" not in fields
+    relabelled = copy.deepcopy(status_write)
+    relabelled["metadata"]["labels"] = {"still bad": "y"}
+    assert "metadata.labels" in {e.field for e in check(WL, relabelled, stored)}
+    fresh = workload(pod_sets=[{"name": "main", "count": 1, "template": pod_template()}])
+    broken = _with(fresh, podSets=[{"name": "main", "count": 1, "template": bad_template}])
+    assert "spec.podSets[0].template.metadata.labels" in {e.field for e in check(WL, broken, fresh)}
