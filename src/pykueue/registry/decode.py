@@ -61,11 +61,12 @@ def decode_object(data: bytes, *, yaml_ok: bool = True) -> JSONDict:
     return value
 
 
-def typed_body(kind: KindInfo, body: Any, version: str) -> JSONDict:
-    """A private copy of ``body`` with apiVersion/kind checked against the URL and filled in."""
+def typed_body(kind: KindInfo, body: Any, version: str, *, owned: bool = False) -> JSONDict:
+    """A private copy of ``body`` with apiVersion/kind checked against the URL and filled in
+    (``owned``: ``body`` is already the caller's private object, e.g. a patch result: no copy)."""
     if not isinstance(body, dict):
         raise BadRequest("the body of the request must be a JSON or YAML object")
-    obj: JSONDict = clone(body)
+    obj: JSONDict = body if owned else clone(body)
     expected = api_version(kind, version)
     given_kind = obj.get("kind")
     if given_kind not in (None, "") and given_kind != kind.kind:

@@ -53,11 +53,12 @@ class Patcher:
         document = decode_bytes(patch, yaml_ok=False)
         ns = namespace if kind.namespaced else ""
         current = self._registry.get_stored(kind, ns, name)
-        visible = clone(self._registry.to_version(kind, current, version))
+        # read-only here: every patch function works on its own copy of it (and of the patch)
+        visible = self._registry.to_version(kind, current, version)
         patched = _apply_patch(kind, media, visible, document)
         if not isinstance(patched, dict):
             raise BadRequest("the patch did not produce an object")
-        obj = typed_body(kind, patched, version)
+        obj = typed_body(kind, patched, version, owned=True)
         warnings = check_fields(kind, obj, version, field_validation, unchanged_from=visible)
         metadata = om.meta(obj)
         if metadata.get("name") not in (None, name):
