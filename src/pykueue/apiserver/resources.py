@@ -272,7 +272,7 @@ class ResourceHandler:
         dry_run = _dry_run(query)
         obj, more = self.registry.create(target.kind, target.namespace or "", body, version=target.version,
                                          dry_run=dry_run, field_validation=_field_validation(query),
-                                         field_manager=_field_manager(request))
+                                         field_manager=_field_manager(request), owned=True)
         await self.durable()
         return json_response(obj, status=201, warnings=warnings + more)
 
@@ -282,7 +282,7 @@ class ResourceHandler:
         obj, more = self.registry.update(target.kind, target.namespace or "", target.name, body,
                                          version=target.version, subresource=target.subresource or None,
                                          dry_run=_dry_run(query), field_validation=_field_validation(query),
-                                         field_manager=_field_manager(request))
+                                         field_manager=_field_manager(request), owned=True)
         await self.durable()
         return json_response(obj, warnings=warnings + more)
 

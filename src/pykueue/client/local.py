@@ -66,7 +66,7 @@ class LocalClient:
     async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
         created, _ = self.registry.create(self._kind(res), namespace, _copy(obj), version=res.version,
-                                          field_manager=self.field_manager)
+                                          field_manager=self.field_manager, owned=True)
         return created   # fresh (see get)
 
     async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
@@ -75,7 +75,7 @@ class LocalClient:
             raise BadRequest("update: the object has no metadata.name")
         updated, _ = self.registry.update(self._kind(res), meta.get("namespace") or "", meta["name"],
                                           _copy(obj), version=res.version, subresource=subresource or None,
-                                          field_manager=self.field_manager)
+                                          field_manager=self.field_manager, owned=True)
         return updated   # fresh (see get)
 
     async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",

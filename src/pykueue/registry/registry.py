@@ -214,9 +214,10 @@ class Registry:
     # ------------------------------------------------------------------ create
 
     def create(self, kind: KindInfo, namespace: str, body: JSONDict, *, version: str, dry_run: bool = False,
-               field_validation: str | None = "Strict", field_manager: str | None = None,
+               field_validation: str | None = "Strict", field_manager: str | None = None, owned: bool = False,
                ) -> tuple[JSONDict, Warnings]:
-        obj = typed_body(kind, body, version)
+        """``owned``: ``body`` is the caller's private object (decoded for this request): no copy."""
+        obj = typed_body(kind, body, version, owned=owned)
         warnings = check_fields(kind, obj, version, field_validation)
         stored = self.create_stored(kind, namespace, obj, version=version, dry_run=dry_run,
                               field_manager=field_manager)
@@ -328,8 +329,9 @@ class Registry:
 
     def update(self, kind: KindInfo, namespace: str, name: str, body: JSONDict, *, version: str,
                subresource: str | None = None, dry_run: bool = False, field_validation: str | None = "Strict",
-               field_manager: str | None = None) -> tuple[JSONDict, Warnings]:
-        obj = typed_body(kind, body, version)
+               field_manager: str | None = None, owned: bool = False) -> tuple[JSONDict, Warnings]:
+        """``owned`` as for ``create``."""
+        obj = typed_body(kind, body, version, owned=owned)
         warnings = check_fields(kind, obj, version, field_validation)
         metadata = om.meta(obj)
         body_name = metadata.get("name")
