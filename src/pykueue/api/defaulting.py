@@ -7,7 +7,8 @@ Owns two layers, applied in the order kube-apiserver applies them to a custom re
    built-in kinds' ``SetDefaults_*`` in :mod:`pykueue.api.core_defaults`).
 
 Called by the registry on the storage-version object, after mutating admission hooks and before
-validation. Invariant: never mutates its argument; idempotent (``default(default(x)) == default(x)``).
+validation. Invariant: never mutates its argument (the result may share untouched fields with it);
+idempotent (``default(default(x)) == default(x)``).
 """
 
 from __future__ import annotations
@@ -103,27 +104,102 @@ def _default_kueue(kind: str, obj: JSONDict) -> None:
                             requests.setdefault(name, limit)
 
 
+_BUILT_IN_DEFAULTERS = {
+    ("batch", "Job"): core_defaults.default_job,
+    ("", "Pod"): core_defaults.default_pod,
+    ("scheduling.k8s.io", "PriorityClass"): core_defaults.default_priority_class,
+    ("", "Secret"): core_defaults.default_secret,
+    ("jobset.x-k8s.io", "JobSet"): core_defaults.default_jobset,
+}
+"""Kinds whose defaulting is hand-written (it edits anywhere): they get a full private copy."""
+
+
 def default(group: str, kind: str, obj: JSONDict) -> JSONDict:
-    """A defaulted copy of ``obj`` (its apiVersion selects the schema version)."""
-    out: JSONDict = json_copy(obj)
+    """A defaulted copy of ``obj`` (its apiVersion selects the schema version).
+
+    Copy on write: the result is a new top-level dict, and only the top-level fields that receive a
+    default are copied; the others are shared with ``obj`` (which is never mutated). A status write
+    used to copy the whole object, pod templates included, to find nothing to default.
+    """
     from pykueue.api.kinds import find_kind
 
     info = find_kind(group, kind)
     if info is None:
+        unknown: JSONDict = json_copy(obj)
+        return unknown
+    built_in = _BUILT_IN_DEFAULTERS.get((group, kind))
+    version = _version(obj, info.storage_version)
+    schema = info.schema[version] if version in info.versions and info.is_crd else None
+    if built_in is not None:
+        out: JSONDict = json_copy(obj)
+        if schema is not None:
+            apply_schema_defaults(schema, out)
+        built_in(out)
         return out
-    version = _version(out, info.storage_version)
-    if version in info.versions and info.is_crd:
-        apply_schema_defaults(info.schema[version], out)
-    if group == "kueue.x-k8s.io":
+    out = dict(obj)
+    if schema is not None:
+        _default_top_level(schema, out)
+    if (group, kind) == ("kueue.x-k8s.io", "Workload") and _workload_requests_missing(out):
+        if out.get("spec") is obj.get("spec"):
+            out["spec"] = json_copy(out["spec"])
         _default_kueue(kind, out)
-    elif (group, kind) == ("batch", "Job"):
-        core_defaults.default_job(out)
-    elif (group, kind) == ("", "Pod"):
-        core_defaults.default_pod(out)
-    elif (group, kind) == ("scheduling.k8s.io", "PriorityClass"):
-        core_defaults.default_priority_class(out)
-    elif (group, kind) == ("", "Secret"):
-        core_defaults.default_secret(out)
-    elif (group, kind) == ("jobset.x-k8s.io", "JobSet"):
-        core_defaults.default_jobset(out)
     return out
+
+
+def _default_top_level(schema: JSONDict, out: JSONDict) -> None:
+    """``apply_schema_defaults`` on ``out``'s top level, copying a field before defaulting in it."""
+    if not _has_defaults(schema):
+        return
+    properties: JSONDict = schema.get("properties") or {}
+    for name, sub in properties.items():
+        if name not in out and "default" in sub:
+            out[name] = copy.deepcopy(sub["default"])
+            apply_schema_defaults(sub, out[name])
+    extra = schema.get("additionalProperties")
+    for name, child in list(out.items()):
+        sub = properties.get(name)
+        if sub is None:
+            sub = extra if isinstance(extra, dict) else None
+        if sub is not None and isinstance(child, (dict, list)) and _missing_defaults(sub, child):
+            child = json_copy(child)
+            apply_schema_defaults(sub, child)
+            out[name] = child
+
+
+def _missing_defaults(schema: JSONDict, value: Any) -> bool:
+    """Would ``apply_schema_defaults(schema, value)`` change anything? (Read-only.)"""
+    if not _has_defaults(schema):
+        return False
+    if isinstance(value, dict):
+        properties: JSONDict = schema.get("properties") or {}
+        for name, sub in properties.items():
+            if name not in value and "default" in sub:
+                return True
+        extra = schema.get("additionalProperties")
+        for name, child in value.items():
+            sub = properties.get(name)
+            if sub is None:
+                sub = extra if isinstance(extra, dict) else None
+            if sub is not None and _missing_defaults(sub, child):
+                return True
+        return False
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            return any(_missing_defaults(items, item) for item in value)
+    return False
+
+
+def _workload_requests_missing(obj: JSONDict) -> bool:
+    """Would ``_default_kueue`` copy a limit into requests anywhere? (Read-only.)"""
+    for pod_set in _dicts(_dict(obj.get("spec")).get("podSets")):
+        spec = _dict(_dict(pod_set.get("template")).get("spec"))
+        for key in ("containers", "initContainers"):
+            for container in _dicts(spec.get(key)):
+                resources = container.get("resources")
+                if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
+                    requests = resources.get("requests")
+                    if requests is None or (isinstance(requests, dict)
+                                            and any(name not in requests for name in resources["limits"])):
+                        return True
+    return False

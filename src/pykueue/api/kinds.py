@@ -8,7 +8,8 @@ as CustomResourceDefinitions generated from the same records (``pykueue install`
 Contract (other layers rely on it):
 - ``validate(obj, old)`` returns a list of :class:`FieldError` (empty = valid); ``old`` is the
   stored object on update, ``None`` on create. It never raises for bad user input.
-- ``default(obj)`` returns a new dict with defaults filled in; it never mutates its argument.
+- ``default(obj)`` returns a new dict with defaults filled in; it never mutates its argument (untouched
+  fields may be shared with it).
 - ``convert(obj, to_version)`` translates between served versions (hub = storage version).
 - ``schema`` is the OpenAPI v3 schema of the whole object (with descriptions), per version.
 """

@@ -36,3 +36,55 @@ def test_only_subtrees_with_defaults_are_walked() -> None:
     for _ in range(100):
         assert not _has_defaults({"type": "object", "properties": {"a": {"type": "string"}}})
         assert _has_defaults({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}})
+
+
+def _reference_default(group: str, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The definition: a full private copy, schema defaults, then the per-kind defaults."""
+    from pykueue.api.defaulting import _default_kueue
+    from pykueue.api.jsoncopy import json_copy
+    from pykueue.api.kinds import find_kind
+
+    info = find_kind(group, kind)
+    assert info is not None
+    out = json_copy(obj)
+    apply_schema_defaults(info.schema[info.storage_version], out)
+    _default_kueue(kind, out)
+    return out
+
+
+def _cases() -> list[tuple[str, dict[str, Any]]]:
+    from tests.unit.api.kueue_builders import cluster_queue, pod_template, reserved, workload
+
+    limits_only = pod_template()
+    limits_only["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}
+    partly = pod_template()
+    partly["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}}
+    bare_cq = cluster_queue()
+    for key in ("queueingStrategy", "namespaceSelector", "preemption", "flavorFungibility", "stopPolicy"):
+        bare_cq["spec"].pop(key, None)
+    return [
+        ("Workload", workload()),
+        ("Workload", reserved(workload(), admitted=True)),
+        ("Workload", workload(pod_sets=[{"name": "main", "count": 2, "template": limits_only}])),
+        ("Workload", workload(pod_sets=[{"name": "main", "count": 1, "template": partly}])),
+        ("ClusterQueue", bare_cq),
+        ("LocalQueue", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                        "metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}),
+    ]
+
+
+def test_copy_on_write_defaulting_equals_a_full_copy_and_leaves_the_input_alone() -> None:
+    """Only fields that receive a default are copied: the result must still be exactly what
+    defaulting a full private copy gives, and the input must stay as it was."""
+    from pykueue.api.defaulting import default
+    from pykueue.api.jsoncopy import json_copy
+
+    changed = 0
+    for kind, obj in _cases():
+        before = json_copy(obj)
+        got = default("kueue.x-k8s.io", kind, obj)
+        assert got == _reference_default("kueue.x-k8s.io", kind, before), kind
+        assert obj == before, f"{kind}: defaulting mutated its argument"
+        assert got is not obj
+        changed += got != before
+    assert changed >= 3  # the cases do exercise defaults (CQ fields, requests from limits)
