@@ -311,10 +311,10 @@ class _Walker:
             self.errors.append(fe.invalid(where, len(value), f"{where} in body should have at least "
                                                              f"{schema['minProperties']} properties"))
         old_map = old if isinstance(old, dict) else {}
-        # Validation ratcheting (Kubernetes' CRDValidationRatcheting): an unchanged field is not
-        # re-checked. Applied to the two top levels (``spec``, ``status`` and their children), where
-        # one equality test saves walking e.g. a whole Workload spec on every status write.
-        ratchet = bool(old_map) and (isinstance(path, str) or isinstance(path[0], str))
+        # Validation ratcheting (Kubernetes' CRDValidationRatcheting): a field equal to the old
+        # object's is not re-checked (rules reading ``oldSelf`` still run), at every level where the
+        # old value correlates: object properties and map-list items by key.
+        ratchet = bool(old_map)
         extra: Any = _MISSING
         for name, child in value.items():
             sub = properties.get(name)
@@ -353,6 +353,9 @@ class _Walker:
                     self.errors.append(fe.duplicate(_render(item_path), {k: item.get(k) for k in keys}))
                 seen.add(key)
                 correlated = old_by_key.get(key, _MISSING)
+                if correlated is not _MISSING and correlated == item and type(correlated) is type(item) \
+                        and not _has_transition_rules(items):
+                    continue  # ratcheted: an unchanged item of a map list (e.g. an old condition)
             elif list_type == "set":
                 marker = repr(item)
                 if marker in seen:

@@ -133,6 +133,28 @@ def test_an_unchanged_invalid_field_is_ratcheted_and_a_changed_one_is_not() -> N
     assert [e.field for e in validate_schema(RATCHET_SCHEMA, {"spec": {"replicas": 0}})] == ["spec.replicas"]
 
 
+def test_ratcheting_reaches_nested_fields_and_map_list_items_by_key() -> None:
+    schema = {"type": "object", "properties": {"status": {"type": "object", "properties": {
+        "deep": {"type": "object", "properties": {"inner": {"type": "object", "properties": {
+            "level": {"type": "integer", "minimum": 1}, "note": {"type": "string"}}}}},
+        "conditions": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"],
+                       "items": {"type": "object", "properties": {
+                           "type": {"type": "string"}, "status": {"type": "string", "enum": ["True", "False"]}}}},
+    }}}}
+    old = {"status": {"deep": {"inner": {"level": 0, "note": "a"}},
+                      "conditions": [{"type": "Old", "status": "Maybe"}]}}   # stored before the rules
+    grown = {"status": {"deep": {"inner": {"level": 0, "note": "a"}, "other": 1},
+                        "conditions": [{"type": "Old", "status": "Maybe"}, {"type": "New", "status": "True"}]}}
+    assert validate_schema(schema, grown, old) == []  # the unchanged nested value and list item ratchet
+    moved = {"status": {"deep": {"inner": {"level": 0, "note": "b"}},
+                        "conditions": [{"type": "Old", "status": "Perhaps"}]}}
+    # a changed item is checked again; inside a changed object only the changed fields are
+    fields = sorted(e.field for e in validate_schema(schema, moved, old))
+    assert fields == ["status.conditions[0].status"]
+    lowered = {"status": {"deep": {"inner": {"level": -1, "note": "a"}}, "conditions": []}}
+    assert [e.field for e in validate_schema(schema, lowered, old)] == ["status.deep.inner.level"]
+
+
 def test_transition_rules_still_run_on_unchanged_values() -> None:
     schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "n": {"type": "integer", "x-kubernetes-validations": [
