@@ -82,6 +82,8 @@ class _Filter:
         self._labels = parse_label_selector(options.label_selector)
         self._fields = parse_field_selector(options.field_selector)
         self.plain = self._labels.empty and self._fields.empty
+        self.labels_only = self._fields.empty and not self._labels.empty
+        """Decidable from an event's key and labels alone (no decode of the object)."""
         self.known: set[tuple[str, str]] = set()
         self.uncertain: set[tuple[str, str]] = set()
 
@@ -91,8 +93,13 @@ class _Filter:
     def translate(self, event_type: str, obj: JSONDict) -> str | None:
         if self.plain:
             return event_type
-        key = _key(obj)
-        matches = self.matches(obj)
+        return self._translate(event_type, _key(obj), self.matches(obj))
+
+    def translate_labels(self, event_type: str, key: tuple[str, str], labels: dict[str, str]) -> str | None:
+        """``translate`` for a label-only selector, from the event's key and labels."""
+        return self._translate(event_type, key, self._labels.matches(labels))
+
+    def _translate(self, event_type: str, key: tuple[str, str], matches: bool) -> str | None:
         if key in self.uncertain:
             self.uncertain.discard(key)
             if event_type == "DELETED":
@@ -380,7 +387,11 @@ class _Stream:
                 _shared.put(key, event, line)
             return line
         converted = registry.convert_event(options.kind, event, options.version)
-        event_type = matcher.translate(converted.type, converted.object)
+        labels = converted.labels if matcher.labels_only and converted.key is not None else None
+        if labels is not None and converted.key is not None:  # no decode just to read the labels
+            event_type = matcher.translate_labels(converted.type, converted.key, labels)
+        else:
+            event_type = matcher.translate(converted.type, converted.object)
         if event_type is None:
             return None
         return self._encode_event(event_type, converted)

@@ -253,7 +253,7 @@ class Store:
         data, labels = _encode(obj, self._rv + 1)
         self._rv += 1
         res.put(key, (self._rv, data), labels)
-        self._record("ADDED", resource, key, data, None)
+        self._record("ADDED", resource, key, data, None, labels)
         result: dict[str, Any] = orjson.loads(data)
         return result
 
@@ -265,7 +265,7 @@ class Store:
         data, labels = _encode(obj, self._rv + 1)
         self._rv += 1
         self._resources[resource].put(key, (self._rv, data), labels)
-        self._record("MODIFIED", resource, key, data, current[DATA])
+        self._record("MODIFIED", resource, key, data, current[DATA], labels)
         result: dict[str, Any] = orjson.loads(data)
         return result
 
@@ -279,7 +279,8 @@ class Store:
         data = orjson.dumps(body)
         self._rv += 1
         self._resources[resource].remove(key)
-        self._record("DELETED", resource, key, data, current[DATA])
+        labels = body["metadata"].get("labels")
+        self._record("DELETED", resource, key, data, current[DATA], labels if isinstance(labels, dict) else _EMPTY)
         body_copy: dict[str, Any] = orjson.loads(data)
         return body_copy
 
@@ -293,8 +294,10 @@ class Store:
             raise Conflict.stale(plural, key[1], group)
         return current
 
-    def _record(self, type: EventType, resource: str, key: Key, data: bytes, prev: bytes | None) -> None:
-        self._log.append((self._rv, type, resource, key, data, prev))
+    def _record(self, type: EventType, resource: str, key: Key, data: bytes, prev: bytes | None,
+                labels: dict[str, str]) -> None:
+        pairs = tuple(sorted((str(k), str(v)) for k, v in labels.items())) if labels else ()
+        self._log.append((self._rv, type, resource, key, data, prev, pairs))
         if self._db is not None:
             pending_key = (resource, key[0], key[1])
             self._pending[pending_key] = None if type == "DELETED" else (self._rv, data)

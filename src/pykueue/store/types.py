@@ -30,10 +30,11 @@ class WatchEvent:
     a private copy straight from the bytes.
     """
 
-    __slots__ = ("_data", "_object", "resource", "resource_version", "type")
+    __slots__ = ("_data", "_labels", "_object", "key", "resource", "resource_version", "type")
 
     def __init__(self, type: EventType, resource: str, object: dict[str, Any] | None,
-                 resource_version: int, *, data: bytes | None = None) -> None:
+                 resource_version: int, *, data: bytes | None = None, key: tuple[str, str] | None = None,
+                 labels: tuple[tuple[str, str], ...] | None = None) -> None:
         if object is None and data is None:
             raise ValueError("a WatchEvent needs its object or its stored bytes")
         self.type = type
@@ -41,6 +42,16 @@ class WatchEvent:
         self.resource_version = resource_version
         self._object = object
         self._data = data
+        self.key = key
+        """(namespace, name) when the store built the event (``None`` otherwise)."""
+        self._labels = labels
+
+    @property
+    def labels(self) -> dict[str, str] | None:
+        """The object's ``metadata.labels`` without decoding it, when the store built the event
+        (a label-selector watch filters on them alone); ``None`` when unknown."""
+        labels = self._labels
+        return dict(labels) if labels is not None else None
 
     @property
     def object(self) -> dict[str, Any]:

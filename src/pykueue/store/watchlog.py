@@ -26,18 +26,19 @@ from pykueue.store.types import EventType, WatchEvent
 
 __all__ = ["LogEntry", "WatchLog", "to_event"]
 
-LogEntry = tuple[int, EventType, str, Key, bytes, "bytes | None"]
-"""One change: (rv, type, resource, key, body after, body before or ``None`` for ADDED).
+LogEntry = tuple[int, EventType, str, Key, bytes, "bytes | None", tuple[tuple[str, str], ...]]
+"""One change: (rv, type, resource, key, body after, body before or ``None`` for ADDED, the labels
+of the body after as sorted (key, value) pairs).
 
-A plain tuple of atoms, so CPython's collector untracks it: a full window of 100,000 entries adds
-nothing to a full collection's pause.
+A plain tuple of atoms (and tuples of atoms), so CPython's collector untracks it: a full window of
+100,000 entries adds nothing to a full collection's pause.
 """
 
 
 def to_event(entry: LogEntry) -> WatchEvent:
     """A new :class:`WatchEvent` whose object is decoded from the entry's bytes when first read."""
-    rv, type, resource, _, data, _ = entry
-    return WatchEvent(type, resource, None, rv, data=data)
+    rv, type, resource, key, data, _, labels = entry
+    return WatchEvent(type, resource, None, rv, data=data, key=key, labels=labels)
 
 
 _rv_of = itemgetter(0)
@@ -104,7 +105,7 @@ class WatchLog:
         start = bisect_right(self._entries, rv, self._head, len(self._entries), key=_rv_of)
         before: dict[Key, bytes | None] = {}
         for i in range(start, len(self._entries)):
-            _, _, entry_resource, key, _, prev = self._entries[i]
+            _, _, entry_resource, key, _, prev, _ = self._entries[i]
             if entry_resource == resource and key not in before:
                 before[key] = prev
         return before

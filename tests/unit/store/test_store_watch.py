@@ -176,3 +176,20 @@ def test_flush_dispatches_batches_in_order(tmp_path: Path) -> None:
     store.flush()
     assert seen == [("ADDED", 1), ("MODIFIED", 2), ("DELETED", 3)]
     store.close()
+
+
+def test_events_carry_key_and_labels_so_a_label_selector_needs_no_decode() -> None:
+    store = Store(None)
+    seen: list[WatchEvent] = []
+    store.subscribe(seen.append)
+    store.create("configmaps", {"metadata": {"name": "a", "namespace": "ns", "labels": {"app": "x", "b": "1"}}})
+    current = store.get("configmaps", "ns", "a")
+    current["metadata"]["labels"] = {"app": "y"}
+    store.update("configmaps", current, expected_rv=None)
+    store.delete("configmaps", "ns", "a")
+    store.create("configmaps", {"metadata": {"name": "bare", "namespace": "ns"}})
+    assert [(e.type, e.key, e.labels) for e in seen] == [
+        ("ADDED", ("ns", "a"), {"app": "x", "b": "1"}), ("MODIFIED", ("ns", "a"), {"app": "y"}),
+        ("DELETED", ("ns", "a"), {"app": "y"}), ("ADDED", ("ns", "bare"), {})]
+    assert all(e._object is None for e in seen)  # read without decoding the objects
+    assert seen[0].object["metadata"]["labels"] == {"app": "x", "b": "1"}
