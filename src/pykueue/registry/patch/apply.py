@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from pykueue.api.errors import BadRequest, Conflict
@@ -49,6 +48,7 @@ from pykueue.registry.patch.managed import (
     cap_update_managers,
     decode_entries,
     encode_entries,
+    replace,
     with_managed_fields,
 )
 from pykueue.registry.patch.strategic import normalize_merge_keys

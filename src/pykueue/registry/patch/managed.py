@@ -22,13 +22,13 @@ mutated) entry dicts with the stored object.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pykueue.registry.patch.fieldpaths import FieldSet, compare, decode, encode
 from pykueue.registry.patch.strategic import normalize_merge_keys
 
-__all__ = ["ManagedEntry", "decode_entries", "encode_entries", "update_managed_fields"]
+__all__ = ["ManagedEntry", "decode_entries", "encode_entries", "replace", "update_managed_fields"]
 
 MAX_UPDATE_MANAGERS = 10
 ANCIENT_MANAGER = "ancient-changes"
@@ -60,6 +60,19 @@ class ManagedEntry:
         """Appliers keep one entry across versions; updaters get one per apiVersion."""
         version = "" if self.operation == "Apply" else self.api_version
         return (self.manager, self.operation, version, self.subresource)
+
+
+_KEEP: Any = object()
+
+
+def replace(entry: ManagedEntry, *, time: str = _KEEP, fields: FieldSet = _KEEP,
+            source: tuple[FieldSet, Any] | None = _KEEP) -> ManagedEntry:
+    """``dataclasses.replace`` for the fields a write changes (the generic one introspects the
+    dataclass on every call: a fifth of the field manager's time on a status write)."""
+    return ManagedEntry(entry.manager, entry.operation, entry.api_version,
+                        entry.time if time is _KEEP else time, entry.subresource,
+                        entry.fields if fields is _KEEP else fields,
+                        entry.source if source is _KEEP else source)
 
 
 def decode_entries(raw: Any) -> list[ManagedEntry]:
