@@ -31,10 +31,14 @@ class Cache:
         self.not_ready: set[WorkloadKey] = set()
         """Workloads holding quota whose pods are not ready (waitForPodsReady.blockAdmission)."""
         self._dirty = True
+        self.version = 0
+        """Bumped by every change that can turn a ClusterQueue active or inactive (a CQ, cohort or
+        flavor written or deleted): per-cycle views of the CQs are memoised on it."""
 
     # -- shape -------------------------------------------------------------------------------
     def mark_dirty(self) -> None:
         self._dirty = True
+        self.version += 1
 
     def ensure_fresh(self) -> None:
         if self._dirty:

@@ -319,3 +319,23 @@ def test_queue_pops_in_heap_order_whatever_the_arrival_order(ops: list[tuple[str
             assert got.key == expected
             del model[expected]
     assert q.active == len(model)
+
+
+def test_activity_follows_flavor_and_cluster_queue_changes_between_cycles() -> None:
+    """The engine memoises which CQs are active between cycles; every change that can flip one
+    (a flavor deleted or created, a CQ stopped or resumed) must still be seen by the next cycle."""
+    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ, workload("a", created=T0))
+    assert names(s.schedule().admitted) == ["a"]
+    s.delete_resource_flavor("f")
+    s.upsert_workload(workload("b", created=T0 + 1))
+    result = s.schedule()
+    assert result.admitted == []
+    assert [(p.name, p.message) for p in result.pending] == [("b", "ClusterQueue cq is inactive")]
+    s.upsert_resource_flavor(RF)
+    s.upsert_workload(finished(admitted(workload("a", created=T0), "cq", {"cpu": "f"}, {"cpu": "1"})))
+    assert names(s.schedule().admitted) == ["b"]
+    s.upsert_cluster_queue(CQ("cq").flavor("f", cpu=2).set("stopPolicy", "Hold").obj())  # c would fit
+    s.upsert_workload(workload("c", created=T0 + 2))
+    assert s.schedule().admitted == []
+    s.upsert_cluster_queue(CQ("cq").flavor("f", cpu=2).obj())
+    assert names(s.schedule().admitted) == ["c"]
