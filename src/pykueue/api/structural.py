@@ -220,6 +220,37 @@ def _type_ok(expected: str, value: Any) -> bool:
     return actual == expected
 
 
+_SCALAR_CHECKS = ("enum", "pattern", "format", "maxLength", "minLength", "minimum", "maximum")
+
+
+class _Node:
+    """What the walker asks of one schema node, read once: a node is visited for every value it
+    validates (every Event's ~20 fields, every condition of every status write)."""
+
+    __slots__ = ("has_enum", "int_or_string", "rules", "scalar_checks", "schema", "type")
+
+    def __init__(self, schema: JSONDict) -> None:
+        self.schema = schema  # holding the node keeps its id from being reused while cached
+        self.type: str | None = schema.get("type") or None
+        self.int_or_string = bool(schema.get("x-kubernetes-int-or-string"))
+        self.has_enum = "enum" in schema
+        self.scalar_checks = self.int_or_string or any(k in schema for k in _SCALAR_CHECKS)
+        self.rules = "x-kubernetes-validations" in schema
+
+
+_NODES: dict[int, _Node] = {}
+_NODES_MAX = 50_000
+
+
+def _node(schema: JSONDict) -> _Node:
+    node = _NODES.get(id(schema))
+    if node is None or node.schema is not schema:
+        if len(_NODES) >= _NODES_MAX:  # tests build throwaway schemas; the catalogue's live on
+            _NODES.clear()
+        node = _NODES[id(schema)] = _Node(schema)
+    return node
+
+
 class _Walker:
     def __init__(self) -> None:
         self.errors: list[FieldError] = []
@@ -227,19 +258,22 @@ class _Walker:
     def walk(self, schema: JSONDict, value: Any, old: Any, path: _Path) -> None:
         if value is None:
             return
-        if not self._check_type(schema, value, path):
+        node = _node(schema)
+        expected = node.type
+        if (node.int_or_string or (expected is not None and not _type_ok(expected, value))) \
+                and not self._check_type(schema, value, path):
             return
         if isinstance(value, dict):
-            if "enum" in schema:
+            if node.has_enum:
                 self._check_scalar(schema, value, path)
             self._walk_object(schema, value, old, path)
         elif isinstance(value, list):
-            if "enum" in schema:
+            if node.has_enum:
                 self._check_scalar(schema, value, path)
             self._walk_array(schema, value, old, path)
-        else:
+        elif node.scalar_checks:
             self._check_scalar(schema, value, path)
-        if "x-kubernetes-validations" in schema:
+        if node.rules:
             self._run_rules(schema, value, old, path)
 
     def _check_type(self, schema: JSONDict, value: Any, path: _Path) -> bool:

@@ -54,9 +54,7 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
     version = _version(obj, info)
     schema = info.schema.get(version) if info.schema else None
     if schema:
-        # metadata is the registry's (objectmeta) and names.validate_metadata's: the schema checks the rest.
-        top = {**schema, "required": [r for r in schema.get("required") or () if r != "metadata"],
-               "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}}
+        top = _without_metadata(schema)
         body = {k: v for k, v in obj.items() if k != "metadata"}
         old_body = {k: v for k, v in old.items() if k != "metadata"} if isinstance(old, dict) else None
         errors.extend(structural.validate_schema(top, body, old_body))
@@ -69,6 +67,23 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
         else:
             errors.extend(rule(obj, old))
     return list(dict.fromkeys(errors))  # the same problem found by schema and rule is reported once
+
+
+_TOPS: dict[int, tuple[JSONDict, JSONDict]] = {}
+
+
+def _without_metadata(schema: JSONDict) -> JSONDict:
+    """The object's schema minus ``metadata``, which is the registry's (objectmeta) and
+    ``names.validate_metadata``'s. Built once per schema (the walker memoises per schema node)."""
+    hit = _TOPS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    top = {**schema, "required": [r for r in schema.get("required") or () if r != "metadata"],
+           "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}}
+    if len(_TOPS) >= 1024:  # tests build throwaway schemas; the catalogue's live on
+        _TOPS.clear()
+    _TOPS[id(schema)] = (schema, top)
+    return top
 
 
 _CHECKED_METADATA = ("name", "generateName", "labels", "annotations")
