@@ -14,6 +14,7 @@ idempotent (``default(default(x)) == default(x)``).
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from pykueue.api import core_defaults
@@ -88,20 +89,26 @@ def _dict(value: Any) -> JSONDict:
     return value if isinstance(value, dict) else {}
 
 
-def _default_kueue(kind: str, obj: JSONDict) -> None:
-    if kind != "Workload":
-        return
-    # Kueue's webhook: container requests default to limits in pod templates, as for real pods.
-    for pod_set in _dicts(_dict(obj.get("spec")).get("podSets")):
+def _limited_resources(workload: JSONDict) -> Iterator[JSONDict]:
+    """The ``resources`` of every pod-template container of a Workload that sets ``limits``."""
+    for pod_set in _dicts(_dict(workload.get("spec")).get("podSets")):
         spec = _dict(_dict(pod_set.get("template")).get("spec"))
         for key in ("containers", "initContainers"):
             for container in _dicts(spec.get(key)):
                 resources = container.get("resources")
                 if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-                    requests = resources.setdefault("requests", {})
-                    if isinstance(requests, dict):
-                        for name, limit in resources["limits"].items():
-                            requests.setdefault(name, limit)
+                    yield resources
+
+
+def _default_kueue(kind: str, obj: JSONDict) -> None:
+    if kind != "Workload":
+        return
+    # Kueue's webhook: container requests default to limits in pod templates, as for real pods.
+    for resources in _limited_resources(obj):
+        requests = resources.setdefault("requests", {})
+        if isinstance(requests, dict):
+            for name, limit in resources["limits"].items():
+                requests.setdefault(name, limit)
 
 
 _BUILT_IN_DEFAULTERS = {
@@ -192,14 +199,9 @@ def _missing_defaults(schema: JSONDict, value: Any) -> bool:
 
 def _workload_requests_missing(obj: JSONDict) -> bool:
     """Would ``_default_kueue`` copy a limit into requests anywhere? (Read-only.)"""
-    for pod_set in _dicts(_dict(obj.get("spec")).get("podSets")):
-        spec = _dict(_dict(pod_set.get("template")).get("spec"))
-        for key in ("containers", "initContainers"):
-            for container in _dicts(spec.get(key)):
-                resources = container.get("resources")
-                if isinstance(resources, dict) and isinstance(resources.get("limits"), dict):
-                    requests = resources.get("requests")
-                    if requests is None or (isinstance(requests, dict)
-                                            and any(name not in requests for name in resources["limits"])):
-                        return True
+    for resources in _limited_resources(obj):
+        requests = resources.get("requests")
+        if requests is None or (isinstance(requests, dict)
+                                and any(name not in requests for name in resources["limits"])):
+            return True
     return False
