@@ -6,10 +6,10 @@ UID), the inadmissible set (failed and waiting for a requeue trigger), or the pa
 (``requeueAt`` in the future / ``Requeued=False``). The engine feeds it upserts and requeue
 triggers; the cycle pops heads and hands failures back with ``requeue``.
 
-Heaps use ``heapq`` with lazy deletion: a heap item is live only while ``members[key] is item``,
-so an update is O(log n) and a removal O(1). Heap items hold only the sort key (ints, floats,
-strings), never the record: the garbage collector untracks such tuples, so a large queue costs
-one tracked object per workload (its record), not two.
+Heaps (and each shape group's sorted run of in-order arrivals) use lazy deletion: an item is live
+only while ``members[key] is item``, so an update is O(log n) and a removal O(1). Items hold only
+the sort key (ints, floats, strings), never the record: the garbage collector untracks such
+tuples, so a large queue costs one tracked object per workload (its record), not two.
 """
 
 from __future__ import annotations
@@ -257,8 +257,8 @@ class ClusterQueueQueue:
                 group.entry = None
                 heapq.heappop(heap)
                 continue
-            # the head leaves now: pop it from its group's heap at once (no stale item left
-            # behind for the next ``top`` to skip) and put the group back under its next member
+            # the head leaves now: drop it from its group at once (no stale item left behind
+            # for the next ``top`` to skip) and put the group back under its next member
             group.pop_top(top)
             key = top[4]
             del group.members[key]
