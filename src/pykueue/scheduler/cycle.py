@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
 from .fairsharing import Share, share_key
-from .flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit
+from .flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
 from .hierarchy import CohortNode, ResourceNode
 from .partial import partial_counts
 from .preemption import Target, preemption_message, queue_path
@@ -142,14 +142,17 @@ class Round:
             fast = plain_fit(wl, cq, s.eligibility)
             if fast is not None:
                 return fast, _NO_TARGETS
-        assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
-                                  fungibility=s.config.flavor_fungibility,
-                                  fair_sharing=s.config.fair_sharing is not None,
-                                  ignore_undeclared=s.config.ignore_undeclared_resources,
-                                  eligibility=s.eligibility, pin=pin)
-        assignment = assigner.assign(counts)
+        fair_sharing = s.config.fair_sharing is not None
+        assignment = plain_no_fit(wl, cq, s.eligibility, s.preemptor.oracle, fair_sharing=fair_sharing) \
+            if counts is None and pin is None else None
+        if assignment is None:
+            assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
+                                      fungibility=s.config.flavor_fungibility, fair_sharing=fair_sharing,
+                                      ignore_undeclared=s.config.ignore_undeclared_resources,
+                                      eligibility=s.eligibility, pin=pin)
+            assignment = assigner.assign(counts)
         targets = _NO_TARGETS
-        if assignment.mode == PREEMPT:
+        if assignment.mode == PREEMPT and s.preemptor.may_preempt(cq):
             ctx = s.preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
             targets = s.preemptor.targets(ctx)
         return assignment, targets

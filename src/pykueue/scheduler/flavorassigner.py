@@ -25,7 +25,7 @@ from .matching import find_untolerated_taint, flavor_matches_affinity, taint_str
 from .resources import FR, fmt
 from .workload import PodSetInfo, WorkloadInfo
 
-__all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment", "plain_fit"]
+__all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment", "plain_fit", "plain_no_fit"]
 
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
@@ -433,15 +433,7 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
     if len(podsets) != 1:
         return None
     ps = podsets[0]
-    plans = cq.plans
-    hit = plans.get(id(ps))
-    if hit is not None and hit[0] is ps:
-        plan: Plan | None = hit[1]
-    else:
-        plan = _plan(ps, cq)
-        if len(plans) >= _PLANS_LIMIT:
-            plans.clear()
-        plans[id(ps)] = (ps, plan)  # holding ps keeps its id from being reused
+    plan = _plan_for(ps, cq)
     if plan is None:
         return None
     fname, checks, requests, flavors, modes, usage, formatted = plan
@@ -477,6 +469,88 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
 
 _NO_REASONS: list[str] = []
 """Shared by plain fits (read-only: a plain fit has no reasons)."""
+
+
+def _plan_for(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
+    plans = cq.plans
+    hit = plans.get(id(ps))
+    if hit is not None and hit[0] is ps:
+        known: Plan | None = hit[1]
+        return known
+    plan = _plan(ps, cq)
+    if len(plans) >= _PLANS_LIMIT:
+        plans.clear()
+    plans[id(ps)] = (ps, plan)  # holding ps keeps its id from being reused
+    return plan
+
+
+def plain_no_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None],
+                 oracle: Oracle | None, *, fair_sharing: bool = False) -> Assignment | None:
+    """The common failure, as ``plain_fit`` is the common success: the plain shape with the only
+    flavor of its group eligible, where each resource either fits without borrowing or is short
+    of unused quota (within what the cohort could ever lend). Returns exactly the ``Assignment``
+    ``FlavorAssigner(...).assign()`` returns then — NO_FIT with the reasons up to the first resource
+    nothing can free, or the flavor with each short resource's oracle mode (preemption targets
+    are the caller's, as for the general path) — or None for every other case (a plain fit,
+    borrowing, exceeding the maximum capacity, several flavors). In a saturated queue this is every
+    cycle's last head per ClusterQueue; tests/scheduler/unit/test_plain_fit.py proves the equality.
+    """
+    podsets = wl.podsets
+    if len(podsets) != 1:
+        return None
+    ps = podsets[0]
+    plan = _plan_for(ps, cq)
+    if plan is None:
+        return None
+    fname, checks, _requests, _flavors, _modes, _usage, _formatted = plan
+    group = cq.rg_by_resource.get(checks[0][0][1])
+    if group is None or len(group.flavors) != 1 or \
+            eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
+        return None
+    count = ps.effective_count
+    chosen: list[tuple[str, Granular, int]] = []
+    reasons: list[str] = []
+    no_fit = False
+    for (flavor, res), val in checks:
+        fr = (flavor, res)
+        available = cq.available(fr)
+        if val <= available:
+            if cq.parent is not None and cq.usage.get(fr, 0) + val > cq.subtree.get(fr, 0):
+                return None  # fits by borrowing: the general path weighs that
+            chosen.append((res, Granular.FIT, 0))
+            continue
+        if val > cq.potential_available(fr):
+            return None  # more than the cohort could ever give: the general path's wording
+        borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
+        reasons.append(f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, val - available)} "
+                       f"more needed")
+        if oracle is not None and (cq.nominal(fr) >= val or may_reclaim or cq.borrow_within_cohort != "Never"
+                                   or (fair_sharing and cq.reclaim_within_cohort != "Never")):
+            mode, borrow = oracle(cq, wl, fr, val)
+            chosen.append((res, mode, borrow))
+            continue
+        no_fit = True
+        break
+    if not reasons:
+        return None  # everything fits: plain_fit's case
+    psa = PodSetAssignment(ps.name, count, {r: v * count for r, v in ps.per_pod.items()})
+    if "pods" in cq.rg_by_resource:
+        psa.requests["pods"] = count
+    psa.reasons = reasons
+    assignment = Assignment()
+    assignment.podsets.append(psa)
+    if no_fit:
+        psa.no_fit_reason = WAITING_FOR_QUOTA
+        return assignment
+    for res, mode, borrow in chosen:
+        psa.flavors[res] = fname
+        psa.modes[res] = mode
+        if borrow > assignment.borrowing:
+            assignment.borrowing = borrow
+        amount = psa.requests.get(res, 0)
+        if amount:
+            assignment.usage[(fname, res)] = amount
+    return assignment
 
 
 def _min_reason(current: str, new: str) -> str:

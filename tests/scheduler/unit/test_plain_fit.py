@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.scheduler.unit.sched_builders import CQ, admitted, flavor, local_queue, make_scheduler, workload
 
-from pykueue.scheduler.flavorassigner import Assignment, FlavorAssigner, plain_fit
+from pykueue.scheduler.flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
 
 TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
 
@@ -129,6 +129,12 @@ def _situation(draw: st.DrawFn) -> Any:
     cq = CQ("cq")
     if cohort:
         cq.set("cohortName", "co")
+    policies = draw(st.sampled_from([None, {"withinClusterQueue": "LowerPriority"},
+                                     {"reclaimWithinCohort": "Any"},
+                                     {"reclaimWithinCohort": "Any",
+                                      "borrowWithinCohort": {"policy": "LowerPriority"}}]))
+    if policies is not None:
+        cq.set("preemption", policies)
     cq.group(*resources).flavor("f1", **quotas())
     if two_flavors:
         cq.flavor("f2", **quotas())
@@ -162,3 +168,96 @@ def test_fast_path_equals_general_assigner(objs: list[dict[str, Any]]) -> None:
         assert _snapshot(fast) == _snapshot(general)
     fast_again = plain_fit(s.workloads[("ns", "w")], s.cache.cqs["cq"], s.eligibility)
     assert (fast_again is None) == (fast is None)
+
+
+def _both_failing(s: Any) -> tuple[Assignment, Assignment | None]:
+    s.cache.ensure_fresh()
+    cq = s.cache.cqs["cq"]
+    wl = s.workloads[("ns", "w")]
+    general = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle, eligibility=s.eligibility).assign()
+    return general, plain_no_fit(wl, cq, s.eligibility, s.preemptor.oracle)
+
+
+def test_a_head_short_of_quota_takes_the_failure_fast_path_with_the_general_answer() -> None:
+    """Quota exhausted in the CQ and its cohort: the common failing head, NoCandidates (the
+    oracle is asked: nominal covers the request) without preemption policies."""
+    s = make_scheduler(flavor("rf"), CQ("cq").set("cohortName", "co").flavor("rf", cpu=2).obj(),
+                       CQ("other").set("cohortName", "co").flavor("rf", cpu=2).obj(),
+                       local_queue("ns", "lq", "cq"), local_queue("ns", "lq2", "other"),
+                       admitted(workload("mine", cpu="2"), "cq", {"cpu": "rf"}, {"cpu": "2"}),
+                       admitted(workload("theirs", queue="lq2", cpu="2"), "other", {"cpu": "rf"}, {"cpu": "2"}),
+                       workload("w", cpu="1"))
+    general, fast = _both_failing(s)
+    assert fast is not None
+    assert _snapshot(fast) == _snapshot(general)
+    assert fast.mode == Mode.PREEMPT  # no candidates: the cycle reports WaitingForQuota
+    assert fast.podsets[0].reasons == ["insufficient unused quota for cpu in flavor rf, 1 more needed"]
+
+
+@st.composite
+def _short_of_quota(draw: st.DrawFn) -> Any:
+    """One flavor, quota mostly used by running workloads of both CQs, random priorities and
+    preemption policies: the situations the failure fast path is for, and its neighbours."""
+    resources = draw(st.sampled_from([("cpu",), ("cpu", "memory"), ("cpu", "pods")]))
+    cohort = draw(st.booleans())
+    borrowing_limit = draw(st.sampled_from([None, 0, 1]))
+    policies = draw(st.sampled_from([None, {"withinClusterQueue": "LowerPriority"},
+                                     {"withinClusterQueue": "LowerOrNewerEqualPriority"},
+                                     {"reclaimWithinCohort": "Any"}, {"reclaimWithinCohort": "LowerPriority"},
+                                     {"reclaimWithinCohort": "Any",
+                                      "borrowWithinCohort": {"policy": "LowerPriority"}}]))
+
+    def quotas() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for r in resources:
+            nominal = draw(st.integers(1, 4))
+            q = f"{nominal}Gi" if r == "memory" else nominal
+            out[r] = (q, borrowing_limit) if cohort and borrowing_limit is not None and r == "cpu" else q
+        return out
+
+    cq = CQ("cq").group(*resources).flavor("f1", **quotas())
+    if cohort:
+        cq.set("cohortName", "co")
+    if policies is not None:
+        cq.set("preemption", policies)
+    objs: list[dict[str, Any]] = [flavor("f1"), cq.obj(), local_queue("ns", "lq", "cq")]
+    if cohort:
+        objs.append(CQ("other").set("cohortName", "co").group(*resources).flavor("f1", **quotas()).obj())
+        objs.append(local_queue("ns", "lq2", "other"))
+    for i in range(draw(st.integers(1, 4))):
+        owner = draw(st.sampled_from(["cq", "other"] if cohort else ["cq"]))
+        cpu = draw(st.integers(1, 3))
+        objs.append(admitted(workload(f"run{i}", queue="lq" if owner == "cq" else "lq2", cpu=str(cpu),
+                                      priority=draw(st.integers(0, 2))), owner, {"cpu": "f1"}, {"cpu": str(cpu)}))
+    requests = {"memory": f"{draw(st.integers(0, 2))}Gi"} if "memory" in resources and draw(st.booleans()) else {}
+    objs.append(workload("w", cpu=str(draw(st.integers(1, 4))), count=draw(st.integers(1, 2)), requests=requests,
+                         priority=draw(st.integers(0, 2))))
+    return objs
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_short_of_quota(), _situation()))
+def test_failure_fast_path_equals_general_assigner(objs: list[dict[str, Any]]) -> None:
+    s = make_scheduler(*objs)
+    general, fast = _both_failing(s)  # the general path runs first and memoises flavor eligibility
+    if fast is not None:
+        assert _snapshot(fast) == _snapshot(general)
+        assert fast.mode != Mode.FIT
+
+
+def test_failure_fast_path_stops_at_the_first_resource_nothing_can_free() -> None:
+    """cpu is short beyond the CQ's nominal quota (no oracle: nothing to reclaim), memory is short
+    too: like the general path, only cpu is reported and nothing is assigned."""
+    s = make_scheduler(flavor("f1"),
+                       CQ("cq").set("cohortName", "co").group("cpu", "memory").flavor("f1", cpu=1, memory="1Gi").obj(),
+                       CQ("other").set("cohortName", "co").group("cpu", "memory")
+                       .flavor("f1", cpu=4, memory="4Gi").obj(),
+                       local_queue("ns", "lq", "cq"), local_queue("ns", "lq2", "other"),
+                       admitted(workload("theirs", queue="lq2", cpu="4", requests={"memory": "4Gi"}), "other",
+                                {"cpu": "f1", "memory": "f1"}, {"cpu": "4", "memory": "4Gi"}),
+                       workload("w", cpu="2", requests={"memory": "2Gi"}))
+    general, fast = _both_failing(s)
+    assert fast is not None
+    assert _snapshot(fast) == _snapshot(general)
+    assert fast.mode == Mode.NO_FIT
+    assert fast.podsets[0].reasons == ["insufficient unused quota for cpu in flavor f1, 1 more needed"]

@@ -39,17 +39,22 @@ class Preemptor:
         return PreemptionCtx(self.cache, wl, cq, requests, frs_need, self.evicted, self.now(),
                              self.afs_usage if cq.afs else None, self.excluded)
 
+    @staticmethod
+    def may_preempt(cq: ClusterQueue) -> bool:
+        """Does any policy of ``cq`` allow a candidate? (Without one there is nothing to search,
+        nor a context to build.)"""
+        return cq.within_cluster_queue != NEVER or (cq.parent is not None and cq.reclaim_within_cohort != NEVER)
+
     def targets(self, ctx: PreemptionCtx) -> list[Target]:
-        cq = ctx.cq
-        if cq.within_cluster_queue == NEVER and (cq.parent is None or cq.reclaim_within_cohort == NEVER):
-            return []  # no policy allows any candidate: skip the search entirely
+        if not self.may_preempt(ctx.cq):
+            return []
         if self.fair_sharing is not None:
             return fair_targets(ctx, self.fair_sharing)
         return classic_targets(ctx)
 
     def oracle(self, cq: ClusterQueue, wl: WorkloadInfo, fr: FR, val: int) -> tuple[Granular, int]:
         """SimulatePreemption for one fr: can preemption free ``val``, and from whom?"""
-        if cq.within_cluster_queue == NEVER and (cq.parent is None or cq.reclaim_within_cohort == NEVER):
+        if not self.may_preempt(cq):
             return Granular.NO_CANDIDATES, find_height_of_lowest_subtree_that_fits(cq, fr, val)[0]
         ctx = self.context(wl, cq, {fr: val}, {fr})
         targets = self.targets(ctx)
