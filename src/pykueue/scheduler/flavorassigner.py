@@ -7,10 +7,11 @@ the cycle (nominate) and by partial admission; asks the preemption oracle when q
 freed by preemption. Reads the quota tree; never mutates it.
 
 ``plain_fit`` is the fast path the cycle tries first: one pod set fitting the first eligible
-flavor of one resource group without borrowing, planned once per (pod set, CQ spec). Invariant:
-when it answers, its ``Assignment`` equals ``FlavorAssigner.assign()``'s field by field
-(tests/scheduler/unit/test_plain_fit.py); when it cannot tell, it returns None. Assignments are
-read-only once returned (plain fits share their plan's dicts).
+flavor of one resource group without borrowing, planned once per (pod set, CQ spec);
+``plain_no_fit`` is its failing counterpart (the same shape, one flavor, short of unused quota).
+Invariant: when either answers, its ``Assignment`` equals ``FlavorAssigner.assign()``'s field by
+field (tests/scheduler/unit/test_plain_fit.py); when it cannot tell, it returns None. Assignments
+are read-only once returned (plain fits share their plan's dicts).
 """
 
 from __future__ import annotations
