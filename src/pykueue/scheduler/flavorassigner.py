@@ -374,15 +374,21 @@ class FlavorAssigner:
                     f"requests ({fmt(res, assumed)}) + current podset request ({fmt(res, request)}) > "
                     f"maximum capacity ({fmt(res, max_capacity)})", EXCEEDS_MAX_QUOTA)
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
-        msg = f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, val - available)} more needed"
-        if self.oracle is not None and (cq.nominal(fr) >= val or may_reclaim or self._can_preempt_while_borrowing()):
+        msg = _insufficient_unused(res, flavor, val - available)
+        if self.oracle is not None and (cq.nominal(fr) >= val or may_reclaim
+                                        or _can_preempt_while_borrowing(cq, self.fair_sharing)):
             mode, borrow_after = self.oracle(cq, self.wl, fr, val)
             return mode, borrow_after, msg, ""
         return Granular.NO_FIT, borrow, msg, WAITING_FOR_QUOTA
 
-    def _can_preempt_while_borrowing(self) -> bool:
-        cq = self.cq
-        return cq.borrow_within_cohort != "Never" or (self.fair_sharing and cq.reclaim_within_cohort != "Never")
+
+
+def _can_preempt_while_borrowing(cq: ClusterQueue, fair_sharing: bool) -> bool:
+    return cq.borrow_within_cohort != "Never" or (fair_sharing and cq.reclaim_within_cohort != "Never")
+
+
+def _insufficient_unused(res: str, flavor: str, missing: int) -> str:
+    return f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, missing)} more needed"
 
 
 _UNKNOWN = object()
@@ -430,16 +436,11 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
     a shape (``ShapeCache``), so a plan serves a whole job template, and its dicts are shared by
     the assignments (nothing mutates an assignment once ``assign`` returned it).
     """
-    podsets = wl.podsets
-    if len(podsets) != 1:
+    found = _eligible_plan(wl, cq, eligibility)
+    if found is None:
         return None
-    ps = podsets[0]
-    plan = _plan_for(ps, cq)
-    if plan is None:
-        return None
-    fname, checks, requests, flavors, modes, usage, formatted = plan
-    if eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
-        return None
+    ps, plan = found
+    _fname, checks, requests, flavors, modes, usage, formatted = plan
     available = cq.available
     if cq.parent is None:
         for fr, val in checks:
@@ -472,6 +473,20 @@ _NO_REASONS: list[str] = []
 """Shared by plain fits (read-only: a plain fit has no reasons)."""
 
 
+def _eligible_plan(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
+                   ) -> tuple[PodSetInfo, Plan] | None:
+    """What both fast paths start from: the single pod set's plan, its flavor known eligible
+    (memoised ``_ineligible`` said None), or None when a fast path cannot apply."""
+    podsets = wl.podsets
+    if len(podsets) != 1:
+        return None
+    ps = podsets[0]
+    plan = _plan_for(ps, cq)
+    if plan is None or eligibility.get((ps.match_key, plan[0]), _UNKNOWN) is not None:
+        return None
+    return ps, plan
+
+
 def _plan_for(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
     plans = cq.plans
     hit = plans.get(id(ps))
@@ -496,19 +511,14 @@ def plain_no_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[
     borrowing, exceeding the maximum capacity, several flavors). In a saturated queue this is every
     cycle's last head per ClusterQueue; tests/scheduler/unit/test_plain_fit.py proves the equality.
     """
-    podsets = wl.podsets
-    if len(podsets) != 1:
+    found = _eligible_plan(wl, cq, eligibility)
+    if found is None:
         return None
-    ps = podsets[0]
-    plan = _plan_for(ps, cq)
-    if plan is None:
-        return None
-    fname, checks, _requests, _flavors, _modes, _usage, _formatted = plan
+    ps, plan = found
+    _fname, checks, requests, flavors, _modes, usage, _formatted = plan
     group = cq.rg_by_resource.get(checks[0][0][1])
-    if group is None or len(group.flavors) != 1 or \
-            eligibility.get((ps.match_key, fname), _UNKNOWN) is not None:
+    if group is None or len(group.flavors) != 1:
         return None
-    count = ps.effective_count
     chosen: list[tuple[str, Granular, int]] = []
     reasons: list[str] = []
     no_fit = False
@@ -523,10 +533,9 @@ def plain_no_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[
         if val > cq.potential_available(fr):
             return None  # more than the cohort could ever give: the general path's wording
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
-        reasons.append(f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, val - available)} "
-                       f"more needed")
-        if oracle is not None and (cq.nominal(fr) >= val or may_reclaim or cq.borrow_within_cohort != "Never"
-                                   or (fair_sharing and cq.reclaim_within_cohort != "Never")):
+        reasons.append(_insufficient_unused(res, flavor, val - available))
+        if oracle is not None and (cq.nominal(fr) >= val or may_reclaim
+                                   or _can_preempt_while_borrowing(cq, fair_sharing)):
             mode, borrow = oracle(cq, wl, fr, val)
             chosen.append((res, mode, borrow))
             continue
@@ -534,23 +543,18 @@ def plain_no_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[
         break
     if not reasons:
         return None  # everything fits: plain_fit's case
-    psa = PodSetAssignment(ps.name, count, {r: v * count for r, v in ps.per_pod.items()})
-    if "pods" in cq.rg_by_resource:
-        psa.requests["pods"] = count
+    psa = PodSetAssignment(ps.name, ps.effective_count, requests)  # the plan's dicts: shared, read-only
     psa.reasons = reasons
     assignment = Assignment()
     assignment.podsets.append(psa)
     if no_fit:
         psa.no_fit_reason = WAITING_FOR_QUOTA
         return assignment
-    for res, mode, borrow in chosen:
-        psa.flavors[res] = fname
-        psa.modes[res] = mode
-        if borrow > assignment.borrowing:
-            assignment.borrowing = borrow
-        amount = psa.requests.get(res, 0)
-        if amount:
-            assignment.usage[(fname, res)] = amount
+    # every resource got the flavor: the plan's flavors and usage, with each resource's own mode
+    psa.flavors = flavors
+    psa.modes = {res: mode for res, mode, _borrow in chosen}
+    assignment.borrowing = max(borrow for _res, _mode, borrow in chosen)
+    assignment.usage = usage
     return assignment
 
 
