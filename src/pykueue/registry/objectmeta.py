@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import string
-import uuid
+import os
 from typing import Any
 
 from pykueue.api import field_errors as fe
@@ -69,7 +69,13 @@ def meta(obj: JSONDict) -> JSONDict:
 
 
 def new_uid() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4, RFC 4122 variant) UUID, formatted without building a ``uuid.UUID``
+    (half the cost of ``str(uuid.uuid4())``, paid by every create)."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+
+
+_VARIANT = "89ab"
 
 
 def generate_name(prefix: str) -> str:

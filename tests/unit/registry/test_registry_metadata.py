@@ -257,3 +257,17 @@ def test_list_json_is_the_encoded_list_in_the_storage_version(registry: Registry
     workloads = kind(registry, "kueue.x-k8s.io", "v1beta1", "workloads")
     if workloads.storage_version != "v1beta1":
         assert registry.list_json(workloads, "default", version="v1beta1") is None
+
+
+def test_new_uids_are_random_rfc4122_version_4_uuids() -> None:
+    import uuid
+
+    from pykueue.registry.objectmeta import new_uid
+
+    seen = set()
+    for _ in range(2000):
+        text = new_uid()
+        parsed = uuid.UUID(text)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, text)
+        seen.add(text)
+    assert len(seen) == 2000
