@@ -499,30 +499,44 @@ def compile_rules(schema: Any) -> int:
     return count
 
 
-def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "") -> list[str]:
-    """Paths (``spec.foo``, ``spec.containers[0].bar``) of fields the schema does not declare."""
+def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "", old: Any = _MISSING) -> list[str]:
+    """Paths (``spec.foo``, ``spec.containers[0].bar``) of fields the schema does not declare.
+
+    ``old``: the stored value ``obj`` was derived from (a patch's target). Storage holds no unknown
+    fields, so subtrees equal to their counterpart in ``old`` (properties by name, list items by
+    index) are not walked: a status patch walks what it changed, not the whole status.
+    """
     found: list[str] = []
-    _unknown(schema, obj, path, found)
+    _unknown(schema, obj, path, found, old)
     return found
 
 
-def _unknown(schema: JSONDict, value: Any, path: _Path, found: list[str]) -> None:
+def _unknown(schema: JSONDict, value: Any, path: _Path, found: list[str], old: Any = _MISSING) -> None:
     if isinstance(value, dict):
         if schema.get("x-kubernetes-preserve-unknown-fields") and "properties" not in schema:
             return
         properties: JSONDict | None = schema.get("properties")
         extra = schema.get("additionalProperties")
+        old_map = old if isinstance(old, dict) else None
         for name, child in value.items():
+            old_child = _MISSING
+            if old_map is not None:
+                old_child = old_map.get(name, _MISSING)
+                if old_child == child:
+                    continue   # came from storage unchanged
             if properties is not None and name in properties:
-                _unknown(properties[name], child, (path, name, False), found)
+                _unknown(properties[name], child, (path, name, False), found, old_child)
             elif isinstance(extra, dict):
-                _unknown(extra, child, (path, name, False), found)
+                _unknown(extra, child, (path, name, False), found, old_child)
             elif properties is not None and not extra and not schema.get("x-kubernetes-preserve-unknown-fields"):
                 found.append(_render((path, name, False)))
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
+            old_list = old if isinstance(old, list) else ()
             for index, item in enumerate(value):
+                if index < len(old_list) and old_list[index] == item:
+                    continue   # came from storage unchanged
                 _unknown(items, item, (path, index, True), found)
 
 

@@ -89,8 +89,9 @@ def check_fields(kind: KindInfo, obj: JSONDict, version: str, mode: str | None,
                  unchanged_from: JSONDict | None = None) -> list[str]:
     """Enforce ``fieldValidation``: raise (Strict), or prune and return warnings (Warn/Ignore).
 
-    ``unchanged_from``: the stored object a patch was applied to (same version); top-level fields
-    equal to its own came from storage, which holds no unknown fields, and are not walked again.
+    ``unchanged_from``: the stored object a patch was applied to (same version); fields equal to
+    its own (at any level: properties by name, list items by index) came from storage, which holds
+    no unknown fields, and are not walked again.
     """
     mode = mode or "Strict"
     if mode not in FIELD_VALIDATION:
@@ -125,9 +126,9 @@ def _unknown_paths(kind: KindInfo, obj: JSONDict, version: str, unchanged_from: 
     if not isinstance(properties, dict) or not properties:
         return paths
     before = unchanged_from or {}
-    body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL and (k not in before or before[k] != v)}
+    body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     top = {**schema, "properties": {k: v for k, v in properties.items() if k not in _TOP_LEVEL}}
-    paths.extend(unknown_field_paths(top, body))
+    paths.extend(unknown_field_paths(top, body, old=before))
     return paths
 
 

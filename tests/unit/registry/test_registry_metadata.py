@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -271,3 +272,29 @@ def test_new_uids_are_random_rfc4122_version_4_uuids() -> None:
         assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, text)
         seen.add(text)
     assert len(seen) == 2000
+
+
+def test_field_validation_finds_unknown_fields_a_patch_adds_deep_inside_stored_content(registry: Registry) -> None:
+    # Fields equal to the stored object's are not walked again; what a patch adds or changes inside
+    # them (a new list item, a changed item, a new key in a stored map item) still is.
+    cqs = kind(registry, KUEUE, "v1beta2", "clusterqueues")
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+          "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+              {"name": "a", "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}}
+    registry.create(cqs, "", cq, version="v1beta2")
+    flavors = "/spec/resourceGroups/0/flavors"
+    cases = {
+        "spec.resourceGroups[0].flavors[1].bogus":
+            [{"op": "add", "path": f"{flavors}/-", "value": {"name": "b", "bogus": 1, "resources": [
+                {"name": "cpu", "nominalQuota": "1"}]}}],
+        "spec.resourceGroups[0].flavors[0].resources[0].bogus":
+            [{"op": "add", "path": f"{flavors}/0/resources/0/bogus", "value": 1}],
+        "spec.resourceGroups[0].flavors[0].bogus": [{"op": "add", "path": f"{flavors}/0/bogus", "value": 1}],
+    }
+    for path, ops in cases.items():
+        with pytest.raises(BadRequest, match=f'unknown field "{re.escape(path)}"'):
+            registry.patch(cqs, "", "cq", json.dumps(ops).encode(), "application/json-patch+json", version="v1beta2")
+        obj, warnings = registry.patch(cqs, "", "cq", json.dumps(ops).encode(), "application/json-patch+json",
+                                       version="v1beta2", field_validation="Warn", dry_run=True)
+        assert warnings == [f'unknown field "{path}"']
+        assert "bogus" not in json.dumps(obj)
