@@ -141,6 +141,10 @@ def _validate_admission(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
         errors.append(fe.required("status.admission", "must be set while the workload holds a quota reservation"))
     if old is not None:
         old_admission = _d(old.get("status")).get("admission")
+        if admission == old_admission and _d(obj.get("spec")).get("podSets") == _d(old.get("spec")).get("podSets"):
+            # what follows reads only the admission and the pod sets: unchanged (every status write
+            # after admission, e.g. Finished), they keep the stored object's verdict, which passed
+            return errors
         if isinstance(admission, dict) and isinstance(old_admission, dict) and \
                 _strip_tas(admission) != _strip_tas(old_admission):
             errors.append(fe.invalid("status.admission", "admission", _IMMUTABLE))

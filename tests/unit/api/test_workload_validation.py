@@ -250,3 +250,17 @@ def test_status_write_keeps_the_verdict_of_an_unchanged_spec_and_metadata() -> N
     fresh = workload(pod_sets=[{"name": "main", "count": 1, "template": pod_template()}])
     broken = _with(fresh, podSets=[{"name": "main", "count": 1, "template": bad_template}])
     assert "spec.podSets[0].template.metadata.labels" in {e.field for e in check(WL, broken, fresh)}
+
+
+def test_an_unchanged_admission_keeps_its_verdict_unless_the_pod_sets_change() -> None:
+    """The admission rules read only the admission and the pod sets: a status write that leaves
+    both unchanged (Finished, a condition) keeps the stored object's verdict; renaming the pod set
+    the admission names is checked again."""
+    stored = _with_status(workload(), admission={"clusterQueue": "cq", "podSetAssignments": [
+        {"name": "main", "count": 3, "resourceUsage": {"cpu": "4"}}]})   # as if stored before the rule
+    finished = _with_status(stored, conditions=[{"type": "Finished", "status": "True", "reason": "Done",
+                                                 "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}])
+    assert not [e for e in check(WL, finished, stored) if e.field.startswith("status.admission")]
+    renamed = _with(finished, podSets=[_pod_set("other", 3)])
+    fields = {e.field for e in check(WL, renamed, stored)}
+    assert "status.admission.podSetAssignments[0].name" in fields
