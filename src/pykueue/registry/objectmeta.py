@@ -11,10 +11,10 @@ Invariant: ``generation`` starts at 1 and only grows, and only when something ou
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import string
-import os
 from typing import Any
 
 from pykueue.api import field_errors as fe
