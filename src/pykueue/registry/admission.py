@@ -85,12 +85,11 @@ class AdmissionChain:
     def mutate(self, request: AdmissionRequest) -> JSONDict:
         obj = request.object
         for hook in self.hooks:
-            if hook.mutate is None:
+            # whether a hook applies depends on the kind, operation and subresource, never on the
+            # object: test the request as given instead of building one per hook per write
+            if hook.mutate is None or not hook.applies(request):
                 continue
-            current = _with_object(request, obj)
-            if not hook.applies(current):
-                continue
-            result = hook.mutate(_with_object(current, clone(obj)))
+            result = hook.mutate(_with_object(request, clone(obj)))
             if result is not None:
                 obj = result
         return obj
@@ -108,10 +107,9 @@ class AdmissionChain:
         errors: list[FieldError] = list(extra_errors or [])
         if request.operation != "DELETE":
             errors.extend(kind.validate(obj, request.old_object))
-        admitted = _with_object(request, obj)
         for hook in self.hooks:
-            if hook.validate is not None and hook.applies(admitted):
-                errors.extend(hook.validate(_with_object(admitted, clone(obj))))
+            if hook.validate is not None and hook.applies(request):
+                errors.extend(hook.validate(_with_object(request, clone(obj))))
         if errors:
             raise Invalid(kind.kind, request.name, _dedupe(errors), kind.group)
         return obj
