@@ -61,6 +61,8 @@ class Registry:
             (k.group, k.plural): k for k in (kinds if kinds is not None else all_kinds())}
         self._by_resource = {k.resource_key: k for k in self._kinds.values()}
         self._chain = AdmissionChain()
+        self._terminating: dict[str, tuple[int, bool]] = {}
+        """Namespace -> (its rv, being deleted?), as last read by ``_check_namespace_open``."""
         self.owners = OwnerIndex()
         for kind in self._kinds.values():
             for obj in store.list(kind.resource_key).items:
@@ -304,10 +306,17 @@ class Registry:
         if ns_kind is None:
             return
         try:
-            namespace = self.store.get("namespaces", "", ns)
+            rv = self.store.version_of("namespaces", "", ns)
         except NotFound:
             raise NotFound.object("namespaces", ns) from None
-        if (namespace.get("metadata") or {}).get("deletionTimestamp"):
+        known = self._terminating.get(ns)
+        if known is None or known[0] != rv:
+            # decoded once per namespace version, not on every create in it (each Event is one)
+            namespace = self.store.get("namespaces", "", ns)
+            if len(self._terminating) >= 10_000:
+                self._terminating.clear()
+            known = self._terminating[ns] = (rv, bool((namespace.get("metadata") or {}).get("deletionTimestamp")))
+        if known[1]:
             resource = kind.resource_key
             raise Forbidden(f'{resource} "{name}" is forbidden: unable to create new content in namespace '
                             f"{ns} because it is being terminated",

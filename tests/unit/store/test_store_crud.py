@@ -180,3 +180,13 @@ def test_closed_store_refuses_writes(store: Store) -> None:
         store.create("pods", pod("b"))
     with pytest.raises(RuntimeError, match="closed"):
         store.flush()
+
+
+def test_version_of_follows_every_write_without_decoding(store: Store) -> None:
+    created = store.create("pods", pod("a"))
+    assert store.version_of("pods", "default", "a") == rv(created)
+    updated = store.update("pods", pod("a"), expected_rv=None)
+    assert store.version_of("pods", "default", "a") == rv(updated) > rv(created)
+    store.delete("pods", "default", "a")
+    with pytest.raises(NotFound, match=r'^pods "a" not found$'):
+        store.version_of("pods", "default", "a")
