@@ -38,7 +38,7 @@ bench: $(STAMP)
 
 # Kueue's scheduler benchmark (baseline shape) in virtual time, checked against our rangespec.
 bench-check: $(STAMP)
-	$(BIN)/pykueue bench scheduler --virtual-time --config baseline --output .cache/bench --check baseline
+	$(BIN)/pykueue bench scheduler --virtual-time --config baseline --output .cache/bench --check baseline/virtual-rangespec.yaml
 
 lock:
 	$(BIN)/pip freeze --exclude-editable | sed '1i # Exact versions of every package (direct and transitive) used by make; regenerate with `make lock`.' > constraints.txt

@@ -395,3 +395,22 @@ def test_realtime_run_against_a_real_pykueue_up(tmp_path: Path) -> None:
     assert summary["boundMs"] == 1_000  # 0.1 s + 3 x 0.3 s of one cpu
     assert summary["clusterQueueClasses"]["cq"]["nominalQuota"] == 1_000
     assert summary["serverUserMs"] > 0
+
+
+def test_bench_check_gate_passes_today_and_names_a_regression(tmp_path: Path) -> None:
+    """``make bench-check``: the virtual-time baseline against its regression gate. The run is
+    deterministic, so this fails exactly when the scheduling decisions get worse."""
+    out = tmp_path / "out"
+    result = _cli("--config", "baseline", "--virtual-time", "--output", str(out),
+                  "--check", "baseline/virtual-rangespec.yaml")
+    assert result.exit_code == 0, result.output
+    summary = yaml.safe_load((out / "summary.yaml").read_text())
+    assert summary["wallMs"] <= 80_000
+    tighter = tmp_path / "tighter.yaml"
+    spec = load_rangespec(CONFIGS / "baseline" / "virtual-rangespec.yaml")
+    medium = summary["workloadClasses"]["medium"]["averageTimeToAdmissionMs"]
+    tighter.write_text(yaml.safe_dump({**spec, "wlClassesMaxAvgTimeToAdmissionMs": {
+        **spec["wlClassesMaxAvgTimeToAdmissionMs"], "medium": medium - 1}}))
+    failed = _cli("--summary", str(out / "summary.yaml"), "--check", str(tighter))
+    assert failed.exit_code == 1
+    assert "wlClassesMaxAvgTimeToAdmissionMs.medium" in failed.output
