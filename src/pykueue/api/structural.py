@@ -499,12 +499,13 @@ def compile_rules(schema: Any) -> int:
     return count
 
 
-def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "", old: Any = _MISSING) -> list[str]:
+def unknown_field_paths(schema: JSONDict, obj: Any, path: str = "", old: Any = None) -> list[str]:
     """Paths (``spec.foo``, ``spec.containers[0].bar``) of fields the schema does not declare.
 
-    ``old``: the stored value ``obj`` was derived from (a patch's target). Storage holds no unknown
-    fields, so subtrees equal to their counterpart in ``old`` (properties by name, list items by
-    index) are not walked: a status patch walks what it changed, not the whole status.
+    ``old``: the stored value ``obj`` was derived from (a patch's target; ``None`` on create).
+    Storage holds no unknown fields, so subtrees equal to their counterpart in ``old`` (properties
+    by name, list items by index) are not walked: a status patch walks what it changed, not the
+    whole status.
     """
     found: list[str] = []
     _unknown(schema, obj, path, found, old)

@@ -125,10 +125,9 @@ def _unknown_paths(kind: KindInfo, obj: JSONDict, version: str, unchanged_from: 
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not properties:
         return paths
-    before = unchanged_from or {}
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL}
     top = {**schema, "properties": {k: v for k, v in properties.items() if k not in _TOP_LEVEL}}
-    paths.extend(unknown_field_paths(top, body, old=before))
+    paths.extend(unknown_field_paths(top, body, old=unchanged_from))
     return paths
 
 

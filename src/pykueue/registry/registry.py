@@ -206,10 +206,8 @@ class Registry:
     def convert_event(self, kind: KindInfo, event: WatchEvent, version: str) -> WatchEvent:
         if version == kind.storage_version:
             return event
-        labels = event.labels
         return WatchEvent(event.type, event.resource, self.to_version(kind, event.object, version),
-                          event.resource_version, key=event.key,
-                          labels=tuple(sorted(labels.items())) if labels is not None else None)
+                          event.resource_version, key=event.key, labels=event.label_pairs)
 
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Callable[[], None]:
         """Every store write, in resourceVersion order, objects in their storage version."""

@@ -30,7 +30,7 @@ class WatchEvent:
     a private copy straight from the bytes.
     """
 
-    __slots__ = ("_data", "_labels", "_object", "key", "resource", "resource_version", "type")
+    __slots__ = ("_data", "_object", "key", "label_pairs", "resource", "resource_version", "type")
 
     def __init__(self, type: EventType, resource: str, object: dict[str, Any] | None,
                  resource_version: int, *, data: bytes | None = None, key: tuple[str, str] | None = None,
@@ -44,14 +44,15 @@ class WatchEvent:
         self._data = data
         self.key = key
         """(namespace, name) when the store built the event (``None`` otherwise)."""
-        self._labels = labels
+        self.label_pairs = labels
+        """The object's labels as sorted (key, value) pairs when the store built the event."""
 
     @property
     def labels(self) -> dict[str, str] | None:
         """The object's ``metadata.labels`` without decoding it, when the store built the event
         (a label-selector watch filters on them alone); ``None`` when unknown."""
-        labels = self._labels
-        return dict(labels) if labels is not None else None
+        pairs = self.label_pairs
+        return dict(pairs) if pairs is not None else None
 
     @property
     def object(self) -> dict[str, Any]:

@@ -298,3 +298,16 @@ def test_field_validation_finds_unknown_fields_a_patch_adds_deep_inside_stored_c
                                        version="v1beta2", field_validation="Warn", dry_run=True)
         assert warnings == [f'unknown field "{path}"']
         assert "bogus" not in json.dumps(obj)
+
+
+def test_an_event_converted_to_another_version_keeps_its_key_and_labels(registry: Registry, store: Store) -> None:
+    # a label-selector watch in a non-storage version still filters without decoding the object
+    v1beta1 = kind(registry, KUEUE, "v1beta1", "clusterqueues")
+    seen = []
+    registry.subscribe(seen.append)
+    body = cluster_queue("q")
+    body["metadata"]["labels"] = {"team": "a", "app": "b"}
+    registry.create(kind(registry, KUEUE, "v1beta2", "clusterqueues"), "", body, version="v1beta2")
+    converted = registry.convert_event(v1beta1, seen[-1], "v1beta1")
+    assert converted.object["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert (converted.key, converted.labels) == (("", "q"), {"app": "b", "team": "a"})
