@@ -102,7 +102,9 @@ def _collect_subtree(ctx: PreemptionCtx, node: CohortNode, lca: CohortNode, skip
             _from_cq(ctx, child_cq, lca, advantage, out)
 
 
-def _collect_hierarchical(ctx: PreemptionCtx) -> tuple[list[Candidate], list[Candidate]]:
+def _collect_hierarchical(ctx: PreemptionCtx, *, with_priority: bool = True) -> tuple[list[Candidate], list[Candidate]]:
+    """Cohort candidates: those of subtrees where the preemptor has the hierarchical advantage, and
+    the others (``priority``; not collected when ``with_priority`` is False)."""
     hierarchy: list[Candidate] = []
     priority: list[Candidate] = []
     cq = ctx.cq
@@ -111,7 +113,8 @@ def _collect_hierarchical(ctx: PreemptionCtx) -> tuple[list[Candidate], list[Can
     advantage, remaining = _fits_in_quota(cq, ctx.requests)
     previous: CohortNode | None = None
     for root in cq.path_to_root():
-        _collect_subtree(ctx, root, root, previous, advantage, hierarchy if advantage else priority)
+        if advantage or with_priority:
+            _collect_subtree(ctx, root, root, previous, advantage, hierarchy if advantage else priority)
         fits, remaining = _fits_in_quota(root, remaining)
         advantage = advantage or fits
         previous = root
@@ -155,12 +158,23 @@ def _minimal(ctx: PreemptionCtx, candidates: list[Candidate], allow_borrowing: b
     return []
 
 
-def classic_targets(ctx: PreemptionCtx) -> list[Target]:
+def classic_targets(ctx: PreemptionCtx, *, prune: bool = True) -> list[Target]:
+    """The minimal victim set for ``ctx``'s preemptor, or [] if none frees enough.
+
+    ``prune`` skips a search that cannot succeed: with ``borrowWithinCohort`` off and the
+    preemptor's CQ at or over its nominal quota, only the attempt that allows borrowing runs, and it
+    refuses every cohort candidate reclaimed without borrowing, so those (every other CQ's admitted
+    workloads, outside hierarchical advantage) are not collected at all. This is the common failing
+    head of a saturated cohort with ``reclaimWithinCohort`` set: measured ~3 % of the server's time
+    in the baseline's drain. The answer is the same either way (property-tested with ``prune=False``).
+    """
     cq = ctx.cq
+    forbidden = cq.borrow_within_cohort == NEVER
+    borrow_only = forbidden and not queue_under_nominal(ctx)
     same: list[Candidate] = []
     if cq.within_cluster_queue != NEVER:
         _from_cq(ctx, cq, None, False, same)
-    hierarchy, priority = _collect_hierarchical(ctx)
+    hierarchy, priority = _collect_hierarchical(ctx, with_priority=not (prune and borrow_only))
 
     def key(c: Candidate) -> tuple[int, int, float, int, float, str]:
         return candidate_sort_key(ctx, c[0])
@@ -173,8 +187,7 @@ def classic_targets(ctx: PreemptionCtx) -> list[Target]:
         ordered.extend(c for c in group if not ctx.is_evicted(c[0]))
     if not ordered:
         return []
-    forbidden = cq.borrow_within_cohort == NEVER
-    if (not hierarchy and not priority) or (forbidden and not queue_under_nominal(ctx)):
+    if (not hierarchy and not priority) or borrow_only:
         attempts = [True]
     elif forbidden and not hierarchy:
         attempts = [False, True]
