@@ -1,8 +1,8 @@
 """Deep copies of decoded JSON values, with a fallback for what orjson cannot encode.
 
 Two strict twins remain, ``registry.admission.clone`` and ``client.local._copy``: they raise on such
-values instead (a YAML body with an integer beyond 64 bits fails there today), so moving them here
-would change what bad input gets back.
+values instead. Bodies never carry them there: a JSON body's big integers decode as floats, and
+``registry.decode`` converts a YAML body to plain JSON values first, as Kubernetes does.
 
 An orjson round trip runs at C speed (~6x faster than ``copy.deepcopy`` on a Workload), which
 matters on the write path (defaulting, patching and status edits each copy the object);

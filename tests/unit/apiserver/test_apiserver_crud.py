@@ -64,6 +64,30 @@ async def test_yaml_bodies_and_malformed_bodies(api: Api) -> None:
     assert status == 400
 
 
+async def test_yaml_values_json_cannot_hold_are_converted_as_kubernetes_does(api: Api) -> None:
+    """A YAML body becomes the JSON document sigs.k8s.io/yaml would make of it: keys are strings,
+    timestamps stay as written, ``!!binary`` is its base64 text, an integer beyond 64 bits is a float
+    (as in a JSON body) and so a type error for a string field, NaN a 400: never a 500."""
+    manifest = (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: odd}\n"
+                b"data: {1: one, when: 2001-12-14 21:59:43.10 -5}\n"
+                b"binaryData: {blob: !!binary aGVsbG8=}\n")
+    status, created, _ = await api.request("POST", CM_PATH, raw=manifest, content_type="application/yaml")
+    assert status == 201, created
+    assert created["data"] == {"1": "one", "when": "2001-12-14 21:59:43.10 -5"}
+    assert created["binaryData"] == {"blob": "aGVsbG8="}
+    big = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {n: 123456789012345678901234567890}\n"
+    status, error, _ = await api.request("POST", CM_PATH, raw=big, content_type="application/yaml")
+    assert status in (400, 422), error
+    assert "data" in error["message"]
+    status, error, _ = await api.request("POST", CM_PATH, raw=big.replace(b"1234567890" * 3, b".nan"),
+                                         content_type="application/yaml")
+    assert status == 400, error
+    assert error["message"] == "error converting YAML to JSON: json: unsupported value: nan"
+    for name in ("big", "odd"):
+        status, _, _ = await api.request("GET", f"{CM_PATH}/{name}")
+        assert status == (200 if name == "odd" else 404)
+
+
 async def test_body_over_3_mib_is_413(api: Api) -> None:
     big = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"x": "a" * (3 * 1024 * 1024)}}
     status, error, _ = await api.request("POST", CM_PATH, big)
