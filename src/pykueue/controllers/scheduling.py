@@ -205,11 +205,20 @@ class SchedulerLoop:
     # ------------------------------------------------------------------ decisions out
 
     def _told(self, written: JSONDict) -> None:
-        """Tell the engine about our own write at once, and ignore older informer echoes after it."""
+        """Tell the engine about our own write at once, and ignore older informer echoes after it.
+
+        Over HTTP the write's answer and its watch event race: when the informer already delivered
+        this write or a later one (another controller's, on top of ours), the engine has newer state
+        than ``written`` and keeps it. In process the answer always comes first."""
         meta = _meta(written)
         rv = _rv(written)
         if rv is not None:
-            self._written_rv[(meta.get("namespace", ""), meta.get("name", ""))] = rv
+            ns, name = meta.get("namespace", ""), meta.get("name", "")
+            seen = self._workloads.get(name, ns)
+            seen_rv = _rv(seen) if seen is not None else None
+            if seen_rv is not None and seen_rv >= rv:
+                return
+            self._written_rv[(ns, name)] = rv
         self.scheduler.upsert_workload(written)
 
     async def _admit(self, decision: Admit) -> bool:
