@@ -44,3 +44,11 @@ def test_a_data_dir_serves_one_pykueue_at_a_time(tmp_path: Path) -> None:
         first.kubectl("get", "ns", "default")  # the first one is unharmed
     finally:
         first.stop()
+
+
+def test_an_unknown_controllers_mode_is_a_one_line_error(tmp_path: Path) -> None:
+    result = _up("--controllers", "elsewhere", "--kubeconfig", str(tmp_path / "kc"))
+    assert result.returncode == 2
+    assert "--controllers 'elsewhere': use 'in-process' or 'process'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "kc").exists()

@@ -3,7 +3,8 @@
 Owned by ``apiserver/``; ``pykueue up`` (cli/) calls :func:`serve`, tests call :func:`create_app`
 or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz``, ``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
-``/openapi/v3[/...]``, the read-only CRD listing, and every kind's REST paths (:mod:`.resources`).
+``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resources`), and
+pykueue's own write batches for its controller process (:mod:`.batch`).
 
 Invariants: every error leaves as a Kubernetes ``Status`` (never a stack trace); every request
 except the health/version probes needs ``Authorization: Bearer <token>`` when a token is set;
@@ -27,6 +28,7 @@ from pykueue.api.structural import compile_rules
 from pykueue.registry import Registry
 
 from . import discovery
+from .batch import BATCH_PATH, BatchHandler
 from .commit import GroupCommitter
 from .crds import crd_list, crd_table, find_crd, stream_crd_watch
 from .http import (
@@ -259,6 +261,7 @@ def create_app(registry: Registry, *, token: str | None, bookmark_interval: floa
     app.router.add_get("/apis/{group}/{version}", _group_version)
     app.router.add_get("/apis/{group}/{version}/", _group_version)
     app.router.add_route("*", "/apis/{group}/{version}/{tail:.+}", _group_resources)
+    app.router.add_post(BATCH_PATH, BatchHandler(registry, state.durable).handle)
 
     async def on_startup(app: web.Application) -> None:
         state.committer = GroupCommitter(registry.store, asyncio.get_running_loop())

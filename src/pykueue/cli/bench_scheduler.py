@@ -55,12 +55,18 @@ def scheduler(
                                                     "instead of starting pykueue up.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Real time: give up after this many "
                                            "seconds.")] = 600.0,
+    controllers: Annotated[str, typer.Option("--controllers", help="Real time: start pykueue up with its "
+                                             "controllers in a second process ('process', like Kueue's "
+                                             "controller-manager) or in the server's ('in-process').")] = "process",
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
     beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
     from pykueue.bench.scheduler import ConfigError, check_summary, load_config, load_rangespec, load_summary
     from pykueue.scheduler import SchedulerConfig
 
+    if controllers not in ("process", "in-process"):
+        typer.echo(f"error: --controllers {controllers!r}: use 'process' or 'in-process'", err=True)
+        raise typer.Exit(2)
     try:
         spec = load_rangespec(resolve(check, "rangespec.yaml")) if check else None
         if summary_file is not None:
@@ -80,7 +86,8 @@ def scheduler(
 
             run_growth(generator, sched_config, typer.echo)
             return
-        summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout)
+        summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout,
+                       controllers=controllers)
         if output is not None:
             from pykueue.bench.scheduler.report import write_summary
 
@@ -95,7 +102,7 @@ def scheduler(
 
 
 def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
-         kubeconfig: Path | None, timeout: float) -> dict[str, Any]:
+         kubeconfig: Path | None, timeout: float, controllers: str = "process") -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
 
@@ -112,7 +119,8 @@ def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_t
         from pykueue.bench.scheduler.realtime import RealtimeError, run_realtime
 
         try:
-            summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo)
+            summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo,
+                                   controllers=controllers)
         except RealtimeError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None

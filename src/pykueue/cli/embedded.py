@@ -18,6 +18,7 @@ from pathlib import Path
 from pykueue.api.clock import SystemClock
 from pykueue.apiserver import Server, serve
 from pykueue.apiserver.certs import ensure_certificates
+from pykueue.cli.controller_process import ControllerProcess
 from pykueue.cli.kubeconfig import write_kubeconfig
 from pykueue.client import LocalClient
 from pykueue.cluster import EmbeddedCluster, NodeSpec, default_nodes
@@ -48,6 +49,11 @@ class EmbeddedOptions:
     nodes: list[NodeSpec] = field(default_factory=default_nodes)
     kueue: bool = True
     """False serves the API only (``--no-kueue``): no pykueue controllers, like a bare cluster."""
+    controllers: str = "in-process"
+    """"in-process" runs the controllers in the server's process; "process" in a child process of
+    their own (:mod:`pykueue.cli.controller_process`), on the machine's other core."""
+    config_path: Path | None = None
+    """Where ``config`` was read from: the controller process reads it again."""
     cluster: bool = True
     """False skips the embedded Job controller, binder and node agents."""
 
@@ -82,6 +88,7 @@ class Embedded:
         self.url = ""
         self._cluster: EmbeddedCluster | None = None
         self._manager: ControllerManager | None = None
+        self.controller_process: ControllerProcess | None = None
         self._store: Store | None = None
         self._server: Server | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -124,15 +131,21 @@ class Embedded:
             await self._cluster.start()
             self._server.set_pod_log_handler(self._cluster.pod_log)
         if self._manager is not None:
-            await self._manager.start()
+            if opts.controllers == "process":
+                await self._manager.start_admission_caches()   # the webhooks stay here
+                self.controller_process = ControllerProcess(opts.kubeconfig, opts.config_path)
+                await self.controller_process.start()
+            else:
+                await self._manager.start()
 
     async def stop(self) -> None:
         """Reverse order of start; a part that fails to stop must not keep the others running."""
-        for part in (self._manager, self._cluster):
+        for part in (self.controller_process, self._manager, self._cluster):
             if part is not None:
                 with contextlib.suppress(Exception):
                     await part.stop()
         self._manager = self._cluster = None
+        self.controller_process = None
         if self._server is not None:
             await self._server.close()
             self._server = None

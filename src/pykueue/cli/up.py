@@ -53,8 +53,14 @@ def up(
     config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.")] = None,
     nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).")] = None,
     no_kueue: Annotated[bool, typer.Option("--no-kueue", help="Serve the API only, no pykueue controllers.")] = False,
+    controllers: Annotated[str, typer.Option(
+        help="Where the controllers run: 'in-process' (one process) or 'process' (a second process, "
+             "like Kueue's controller-manager: uses a second core).")] = "in-process",
 ) -> None:
     """Run a local, Kubernetes-compatible control plane with pykueue inside; kubectl works against it."""
+    if controllers not in ("in-process", "process"):
+        typer.echo(f"error: --controllers {controllers!r}: use 'in-process' or 'process'", err=True)
+        raise typer.Exit(2)
     for path, what in ((config, "--config"), (nodes, "--nodes")):
         if path is not None and not path.is_file():
             typer.echo(f"error: {what} {path}: no such file", err=True)
@@ -66,7 +72,8 @@ def up(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
-                              config=kueue_config, nodes=node_specs, kueue=not no_kueue)
+                              config=kueue_config, nodes=node_specs, kueue=not no_kueue,
+                              controllers=controllers, config_path=config.resolve() if config is not None else None)
     if not is_loopback(address):
         typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
                    "token in the kubeconfig", err=True)

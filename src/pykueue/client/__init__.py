@@ -1,13 +1,15 @@
 """The Client interface controllers use, its two implementations, informers and the work queue.
 
 ``HttpClient`` talks to any Kubernetes API server; ``LocalClient`` calls the embedded registry in
-process. Both satisfy :class:`Client` and pass the same contract tests.
+process; ``BatchingClient`` is ``HttpClient`` with writes batched, for pykueue's own server. All
+satisfy :class:`Client` and pass the same contract tests.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pykueue.client.batching import BatchingClient
 from pykueue.client.http import HttpClient
 from pykueue.client.informer import Handler, Informer
 from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_kubeconfig
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PATCH_CONTENT_TYPES",
+    "BatchingClient",
     "Client",
     "ConnectionConfig",
     "Handler",

@@ -21,7 +21,7 @@ from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
 
-__all__ = ["HttpClient"]
+__all__ = ["HttpClient", "error_from_response"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ class HttpClient:
             self._headers["Authorization"] = f"Bearer {self.config.token}"
         self._ssl = self.config.ssl_context()
         self._session: aiohttp.ClientSession | None = None
+        self.request_timeout = _REQUEST_TIMEOUT
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, *, context: str = "",
@@ -76,6 +77,10 @@ class HttpClient:
     @property
     def default_namespace(self) -> str:
         return self.config.namespace
+
+    def session(self) -> aiohttp.ClientSession:
+        """The client's aiohttp session (one connection pool), for requests outside the protocol."""
+        return self._client_session()
 
     def _client_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -225,6 +230,11 @@ def _decode_event(line: bytes, res: Res) -> WatchEvent | None:
     if kind != "BOOKMARK":
         obj.setdefault("apiVersion", res.api_version)
     return kind, obj
+
+
+def error_from_response(status: int, raw: bytes) -> ApiError:
+    """The ``pykueue.api.errors`` exception an error answer's ``Status`` body names."""
+    return _error(status, raw)
 
 
 def _error(status: int, raw: bytes) -> ApiError:

@@ -121,6 +121,12 @@ class ControllerManager:
 
     # ------------------------------------------------------------------ lifecycle
 
+    async def start_admission_caches(self) -> None:
+        """Start only what :meth:`admission_hooks` read (the configuration kinds' informers): for an
+        API server whose controllers run in another process, which keeps Kueue's webhooks here."""
+        for res in _CONFIG_KINDS:
+            await self.informers[res].start()
+
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))
 

@@ -1,7 +1,8 @@
 """Fixtures for the client contract tests: a real registry, and each Client implementation over it.
 
 ``client`` is parametrized: ``local`` calls the registry in process; ``http`` goes through the real
-embedded API server (``pykueue.apiserver.serve``) on a free loopback port. The http cases skip
+embedded API server (``pykueue.apiserver.serve``) on a free loopback port; ``batching`` too, with
+its writes sent through the server's batch endpoint. The http cases skip
 only while the API server module does not exist yet.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from pykueue.api.clock import SystemClock
-from pykueue.client import Client, HttpClient, LocalClient
+from pykueue.client import BatchingClient, Client, HttpClient, LocalClient
 from pykueue.registry.registry import Registry
 from pykueue.store import Store
 
@@ -36,16 +37,18 @@ async def start_server(registry: Registry, **options: Any) -> tuple[Any, str, st
 
 @contextlib.asynccontextmanager
 async def open_client(kind: str, registry: Registry, **server_options: Any) -> AsyncIterator[Client]:
-    """``kind`` "local" or "http" (the real API server on a free port)."""
+    """``kind`` "local", "http" (the real API server on a free port) or "batching" (the same, writes
+    sent in batches)."""
     if kind == "local":
         yield LocalClient(registry)
         return
     server, url, token = await start_server(registry, **server_options)
     http = HttpClient(url, token=token)
+    client: Client = BatchingClient(http) if kind == "batching" else http
     try:
-        yield http
+        yield client
     finally:
-        await http.close()
+        await client.close()
         await server.close()
 
 
@@ -54,7 +57,7 @@ def registry() -> Registry:
     return make_registry()
 
 
-@pytest.fixture(params=["local", "http"])
+@pytest.fixture(params=["local", "http", "batching"])
 async def client(request: pytest.FixtureRequest, registry: Registry) -> AsyncIterator[Client]:
     async with open_client(request.param, registry) as client:
         yield client

@@ -7,7 +7,8 @@ import pykueue.client
 
 def test_client_exports() -> None:
     assert set(pykueue.client.__all__) == {
-        "PATCH_CONTENT_TYPES", "Client", "ConnectionConfig", "Handler", "HttpClient", "Informer", "LocalClient",
+        "PATCH_CONTENT_TYPES", "BatchingClient", "Client", "ConnectionConfig", "Handler", "HttpClient", "Informer",
+        "LocalClient",
         "QueueShutDown", "Res", "WatchEvent", "WorkQueue", "in_cluster_config", "key_of", "load_kubeconfig",
         "run_workers", "split_key"}
     for name in pykueue.client.__all__:

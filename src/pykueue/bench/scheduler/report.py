@@ -76,7 +76,8 @@ def write_summary(summary: dict[str, Any], directory: Path) -> Path:
 def format_report(summary: dict[str, Any], out: Callable[[str], None]) -> None:
     ratio = summary.get("wallToBound")
     tail = f"; wall/bound {ratio:.3f}" if ratio is not None else ""
-    out(f"wall: {summary['wallMs'] / 1000:.2f} s ({summary['mode']}); "
+    where = f", controllers: {summary['controllers']}" if summary.get("controllers") else ""
+    out(f"wall: {summary['wallMs'] / 1000:.2f} s ({summary['mode']}{where}); "
         f"theoretical bound {summary['boundMs'] / 1000:.2f} s (set by {summary['boundSetBy']}){tail}")
     out(f"workloads: {summary['workloads']}, admissions {summary['admissions']}, preemptions "
         f"{summary['preemptions']}, cycles {summary['cycles']}")

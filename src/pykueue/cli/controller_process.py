@@ -1,0 +1,187 @@
+"""The controllers of ``pykueue up --controllers process``, in a process of their own.
+
+Owned by ``cli/``. :class:`ControllerProcess` (used by :mod:`pykueue.cli.embedded`) starts
+``python -m pykueue.cli.controller_process --kubeconfig K [--config C]``, waits until it says it is
+running, restarts it if it dies, and stops it with the server. The child runs the same
+:class:`~pykueue.controllers.manager.ControllerManager` the in-process mode runs, over HTTPS to the
+server with its writes batched (:class:`~pykueue.client.batching.BatchingClient`): Kueue's own
+layout (kube-apiserver plus the kueue controller-manager), which puts the scheduler, the informers
+and the controllers on the machine's second core.
+
+Invariants: the child never outlives the server (it exits when its stdin, a pipe from the server,
+closes: a ``kill -9`` of the server included); its output goes to the server's output; the
+admission hooks (Kueue's webhooks) stay in the server, so every write is defaulted and validated
+the same way in both modes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pykueue.controllers.config import KueueConfig
+
+__all__ = ["READY_LINE", "ControllerProcess", "main"]
+
+log = logging.getLogger(__name__)
+
+READY_LINE = "pykueue controllers are running"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+RESTART_BACKOFF_S = (1.0, 30.0)
+
+
+class ControllerProcess:
+    """Runs and supervises the controller child of one embedded server."""
+
+    def __init__(self, kubeconfig: Path, config: Path | None = None) -> None:
+        self._argv = [sys.executable, "-m", "pykueue.cli.controller_process", "--kubeconfig", str(kubeconfig)]
+        if config is not None:
+            self._argv += ["--config", str(config)]
+        self._proc: asyncio.subprocess.Process | None = None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.restarts = 0
+        """How many times the child was restarted after dying (tests read it)."""
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    async def start(self) -> None:
+        """Start the child and wait until its controllers run (their caches are synced)."""
+        await self._spawn()
+        self._supervisor = asyncio.create_task(self._supervise(), name="controller-process")
+
+    async def _spawn(self) -> None:
+        # A session of its own: Ctrl-C reaches the server only, which stops the child in order; and
+        # with Linux's autogroup scheduling (on by default), the kernel shares the CPU between the
+        # server and the controllers as two programs rather than as halves of one.
+        proc = await asyncio.create_subprocess_exec(*self._argv, stdin=asyncio.subprocess.PIPE,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=None,
+                                                    start_new_session=True)
+        self._proc = proc
+        assert proc.stdout is not None
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                while True:
+                    line = await proc.stdout.readline()
+                    if not line:
+                        raise RuntimeError(f"the controller process exited with code {await proc.wait()} "
+                                           "before it was running (its output is above)")
+                    sys.stdout.write(line.decode(errors="replace"))
+                    if line.decode(errors="replace").strip() == READY_LINE:
+                        break
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise
+        sys.stdout.flush()
+
+    async def _supervise(self) -> None:
+        backoff = RESTART_BACKOFF_S[0]
+        while True:
+            proc = self._proc
+            assert proc is not None
+            assert proc.stdout is not None
+            while line := await proc.stdout.readline():   # pass its output on until it ends
+                sys.stdout.write(line.decode(errors="replace"))
+                sys.stdout.flush()
+            code = await proc.wait()
+            if self._stopping:
+                return
+            log.error("the controller process exited with code %s; restarting it in %.0f s", code, backoff)
+            await asyncio.sleep(backoff)
+            try:
+                await self._spawn()
+            except Exception:
+                log.exception("restarting the controller process failed")
+                backoff = min(backoff * 2, RESTART_BACKOFF_S[1])
+                continue
+            self.restarts += 1
+            backoff = RESTART_BACKOFF_S[0]
+
+    async def stop(self) -> None:
+        self._stopping = True
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await proc.wait()
+            except TimeoutError:
+                log.warning("the controller process did not stop within %ss; killing it", STOP_TIMEOUT_S)
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        if self._supervisor is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                async with asyncio.timeout(STOP_TIMEOUT_S):
+                    await self._supervisor
+            self._supervisor = None
+
+
+# ---------------------------------------------------------------------- the child
+
+async def _run(kubeconfig: Path, config: KueueConfig) -> None:
+    from pykueue.cli.gcpolicy import run_gc_policy
+    from pykueue.client import BatchingClient, HttpClient
+    from pykueue.controllers.manager import ControllerManager
+
+    client = BatchingClient(HttpClient.from_kubeconfig(kubeconfig, field_manager="pykueue"))
+    manager = ControllerManager(client, config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    orphaned = asyncio.create_task(_wait_for_eof(), name="parent-watch")
+    orphaned.add_done_callback(lambda _: stop.set())
+    await manager.start()
+    gc.collect()
+    gc.freeze()   # the caches are full: keep them out of the collector's way (see cli/gcpolicy)
+    policy = asyncio.create_task(run_gc_policy(), name="gc-policy")
+    print(READY_LINE, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        policy.cancel()
+        orphaned.cancel()
+        await manager.stop()
+        await client.close()
+
+
+async def _wait_for_eof() -> None:
+    """Return when stdin (a pipe from the server) closes: the server is gone."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while await reader.read(65536):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pykueue.cli.controller_process",
+                                     description="pykueue's controllers, for `pykueue up --controllers process`.")
+    parser.add_argument("--kubeconfig", type=Path, required=True)
+    parser.add_argument("--config", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="controllers: %(levelname)s %(name)s: %(message)s")
+    from pykueue.controllers.config import KueueConfig, load_config
+
+    config = load_config(args.config.read_text()) if args.config is not None else KueueConfig()
+    asyncio.run(_run(args.kubeconfig, config))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
