@@ -57,7 +57,7 @@ def scheduler(
                                            "seconds.")] = 600.0,
     controllers: Annotated[str, typer.Option("--controllers", help="Real time: start pykueue up with its "
                                              "controllers in a second process ('process', like Kueue's "
-                                             "controller-manager) or in the server's ('in-process').")] = "process",
+                                             "controller-manager) or in the server's ('in-process').")] = "in-process",
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
     beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
@@ -102,7 +102,7 @@ def scheduler(
 
 
 def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
-         kubeconfig: Path | None, timeout: float, controllers: str = "process") -> dict[str, Any]:
+         kubeconfig: Path | None, timeout: float, controllers: str = "in-process") -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
 

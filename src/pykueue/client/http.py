@@ -194,9 +194,11 @@ class HttpClient:
                 raise _error(resp.status, await resp.read())
             buffer = b""
             async for chunk in resp.content.iter_any():
-                buffer += chunk
-                while (newline := buffer.find(b"\n")) >= 0:
-                    line, buffer = buffer[:newline], buffer[newline + 1:]
+                # One split per chunk: slicing the rest off after each line copied a chunk of n lines
+                # n times over (the server sends a tick's events as one chunk).
+                lines = (buffer + chunk).split(b"\n")
+                buffer = lines.pop()
+                for line in lines:
                     event = _decode_event(line, res)
                     if event is not None and (allow_bookmarks or event[0] != "BOOKMARK"):
                         yield event

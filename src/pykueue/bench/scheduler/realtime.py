@@ -330,7 +330,7 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
 
 
 def _start_server(workdir: Path, out: Callable[[str], None],
-                  controllers: str = "process") -> tuple[subprocess.Popen[bytes], Path, float]:
+                  controllers: str = "in-process") -> tuple[subprocess.Popen[bytes], Path, float]:
     """Start ``pykueue up`` with its output in a log file (a pipe nobody reads would block it)."""
     kubeconfig = workdir / "kubeconfig"
     (workdir / "data").mkdir(exist_ok=True)
@@ -371,7 +371,7 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: float,
-                 out: Callable[[str], None], controllers: str = "process") -> dict[str, Any]:
+                 out: Callable[[str], None], controllers: str = "in-process") -> dict[str, Any]:
     """Run the benchmark in real time; the summary has the same fields as the virtual-time one."""
     from pykueue.client.http import HttpClient
 
