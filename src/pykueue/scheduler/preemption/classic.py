@@ -165,8 +165,8 @@ def classic_targets(ctx: PreemptionCtx, *, prune: bool = True) -> list[Target]:
     preemptor's CQ at or over its nominal quota, only the attempt that allows borrowing runs, and it
     refuses every cohort candidate reclaimed without borrowing, so those (every other CQ's admitted
     workloads, outside hierarchical advantage) are not collected at all. This is the common failing
-    head of a saturated cohort with ``reclaimWithinCohort`` set: measured ~3 % of the server's time
-    in the baseline's drain. The answer is the same either way (property-tested with ``prune=False``).
+    head of a saturated cohort with ``reclaimWithinCohort`` set: profiled at ~3 % of the server's
+    time in the baseline's drain. The answer is the same either way (property-tested with ``prune=False``).
     """
     cq = ctx.cq
     forbidden = cq.borrow_within_cohort == NEVER
