@@ -50,11 +50,7 @@ class ControllerProcess:
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
         self.restarts = 0
-        """How many times the child was restarted after dying (tests read it)."""
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        """How many times the child was restarted after dying."""
 
     async def start(self) -> None:
         """Start the child and wait until its controllers run (their caches are synced)."""
