@@ -140,8 +140,10 @@ class BatchingClient:
             raw = await resp.read()
             if resp.status >= 400:
                 raise error_from_response(resp.status, raw)
-        results: Any = orjson.loads(raw).get("results")
-        if not isinstance(results, list) or len(results) != len(items):
+        answer: Any = orjson.loads(raw)
+        results: Any = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(results, list) or len(results) != len(items) \
+                or not all(isinstance(result, dict) for result in results):
             raise ApiError(f"the batch answer holds {len(results) if isinstance(results, list) else 'no'} "
                            f"results for {len(items)} writes")
         return results
