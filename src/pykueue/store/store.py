@@ -246,11 +246,7 @@ class Store:
     def version_of(self, resource: str, namespace: str, name: str) -> int:
         """The object's current rv without decoding it: callers that cache something derived from
         an object (the registry's "is this namespace terminating?") check it is still current."""
-        res = self._resources.get(resource)
-        obj = res.objects.get((namespace, name)) if res is not None else None
-        if obj is None:
-            raise _not_found(resource, name)
-        return obj[RV]
+        return self._current(resource, (namespace, name), None)[RV]
 
     def create(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
