@@ -13,16 +13,21 @@ from .conftest import Env, cond, eventually
 NS = "team-a"
 
 
-async def test_a_stale_echo_after_our_admission_does_not_unreserve(env: Env) -> None:
-    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 4).obj(),
+async def _one_admitted(env: Env, name: str, quota: int) -> tuple[Any, Any]:
+    """One 1-cpu workload ``name`` in a ClusterQueue of ``quota`` cpu: (as created, once admitted)."""
+    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", quota).obj(),
                            make_local_queue("lq", NS, "cq").obj())
-    created = await env.create(WORKLOADS, make_workload("w", NS).queue("lq").request("cpu", 1).obj())
+    created = await env.create(WORKLOADS, make_workload(name, NS).queue("lq").request("cpu", 1).obj())
 
     async def admitted() -> Any:
-        wl = await env.get(WORKLOADS, "w", NS)
+        wl = await env.get(WORKLOADS, name, NS)
         return wl if cond(wl, "Admitted").get("status") == "True" else None
 
-    await eventually(admitted)
+    return created, await eventually(admitted)
+
+
+async def test_a_stale_echo_after_our_admission_does_not_unreserve(env: Env) -> None:
+    created, _ = await _one_admitted(env, "w", 4)
     loop = env.manager.scheduling
     await env.manager.stop()   # no more informer traffic: we play the stale echo by hand
     stale = copy.deepcopy(created)
@@ -30,23 +35,14 @@ async def test_a_stale_echo_after_our_admission_does_not_unreserve(env: Env) -> 
     loop._written_rv[(NS, "w")] = int(created["metadata"]["resourceVersion"]) + 1_000_000
     loop.on_workload("MODIFIED", stale, None)
     assert env.manager.scheduler.cluster_queue_usage("cq").reserving_workloads == 1
-    env.manager = type(env.manager)(env.client, env.manager.config, env.clock)
-    await env.manager.start()
+    await _restart(env)
 
 
 async def test_a_write_answer_older_than_the_informer_does_not_roll_the_engine_back(env: Env) -> None:
     """Over HTTP our write's answer can arrive after the informer delivered a later write to the
     same workload (e.g. the workload controller's, reacting to ours). The engine keeps the newer
     state instead of going back to what our answer says."""
-    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 4).obj(),
-                           make_local_queue("lq", NS, "cq").obj())
-    await env.create(WORKLOADS, make_workload("w", NS).queue("lq").request("cpu", 1).obj())
-
-    async def admitted() -> Any:
-        wl = await env.get(WORKLOADS, "w", NS)
-        return wl if cond(wl, "Admitted").get("status") == "True" else None
-
-    current = await eventually(admitted)
+    _, current = await _one_admitted(env, "w", 4)
     loop = env.manager.scheduling
     await eventually(lambda: _informer_has(loop, current))
     await env.manager.stop()   # no more informer traffic: we play the late answer by hand
@@ -61,8 +57,7 @@ async def test_a_write_answer_older_than_the_informer_does_not_roll_the_engine_b
     newer["status"].pop("admission")
     loop._told(newer)   # an answer the informer has not delivered yet is applied at once
     assert env.manager.scheduler.cluster_queue_usage("cq").reserving_workloads == 0
-    env.manager = type(env.manager)(env.client, env.manager.config, env.clock)
-    await env.manager.start()
+    await _restart(env)
 
 
 async def _informer_has(loop: Any, obj: Any) -> Any:
@@ -113,15 +108,7 @@ async def test_a_bare_workload_is_preempted_and_released_without_a_job(env: Env)
 
 async def _stale_cache_of_a_waiting_workload(env: Env) -> tuple[Any, Any]:
     """'waits' pending behind 'fits'; then the loop's informers stop, so its cache goes stale."""
-    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 1).obj(),
-                           make_local_queue("lq", NS, "cq").obj())
-    await env.create(WORKLOADS, make_workload("fits", NS).queue("lq").request("cpu", 1).obj())
-
-    async def admitted() -> Any:
-        wl = await env.get(WORKLOADS, "fits", NS)
-        return wl if cond(wl, "Admitted").get("status") == "True" else None
-
-    await eventually(admitted)
+    await _one_admitted(env, "fits", 1)
     await env.create(WORKLOADS, make_workload("waits", NS).queue("lq").request("cpu", 1).obj())
 
     async def waiting() -> Any:
