@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from pykueue.cli.controller_process import mode_error
+
 if TYPE_CHECKING:
     from pykueue.bench.scheduler.config import GeneratorConfig
     from pykueue.scheduler import SchedulerConfig
@@ -64,8 +66,8 @@ def scheduler(
     from pykueue.bench.scheduler import ConfigError, check_summary, load_config, load_rangespec, load_summary
     from pykueue.scheduler import SchedulerConfig
 
-    if controllers not in ("process", "in-process"):
-        typer.echo(f"error: --controllers {controllers!r}: use 'process' or 'in-process'", err=True)
+    if (problem := mode_error(controllers)) is not None:
+        typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
     try:
         spec = load_rangespec(resolve(check, "rangespec.yaml")) if check else None

@@ -29,14 +29,23 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pykueue.controllers.config import KueueConfig
 
-__all__ = ["READY_LINE", "ControllerProcess", "main"]
+__all__ = ["MODES", "READY_LINE", "ControllerProcess", "main", "mode_error"]
 
 log = logging.getLogger(__name__)
 
+MODES = ("in-process", "process")
+"""Values of ``--controllers`` (``pykueue up`` and ``pykueue bench scheduler``)."""
 READY_LINE = "pykueue controllers are running"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 RESTART_BACKOFF_S = (1.0, 30.0)
+
+
+def mode_error(value: str) -> str | None:
+    """The one-line error for a ``--controllers`` value that names no mode (None: it is fine)."""
+    if value in MODES:
+        return None
+    return f"--controllers {value!r}: use 'in-process' or 'process'"
 
 
 class ControllerProcess:
@@ -73,15 +82,13 @@ class ControllerProcess:
                     if not line:
                         raise RuntimeError(f"the controller process exited with code {await proc.wait()} "
                                            "before it was running (its output is above)")
-                    sys.stdout.write(line.decode(errors="replace"))
-                    if line.decode(errors="replace").strip() == READY_LINE:
+                    if _echo(line) == READY_LINE:
                         break
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
             raise
-        sys.stdout.flush()
 
     async def _supervise(self) -> None:
         backoff = RESTART_BACKOFF_S[0]
@@ -90,8 +97,7 @@ class ControllerProcess:
             assert proc is not None
             assert proc.stdout is not None
             while line := await proc.stdout.readline():   # pass its output on until it ends
-                sys.stdout.write(line.decode(errors="replace"))
-                sys.stdout.flush()
+                _echo(line)
             code = await proc.wait()
             if self._stopping:
                 return
@@ -125,6 +131,14 @@ class ControllerProcess:
                 async with asyncio.timeout(STOP_TIMEOUT_S):
                     await self._supervisor
             self._supervisor = None
+
+
+def _echo(line: bytes) -> str:
+    """Pass one line of the child's output on to ours; returns it without its line end."""
+    text = line.decode(errors="replace")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return text.strip()
 
 
 # ---------------------------------------------------------------------- the child

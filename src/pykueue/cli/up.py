@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from pykueue.cli.controller_process import mode_error
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
 from pykueue.cli.gcpolicy import run_gc_policy
 from pykueue.cluster import load_nodes
@@ -58,8 +59,8 @@ def up(
              "like Kueue's controller-manager: uses a second core).")] = "in-process",
 ) -> None:
     """Run a local, Kubernetes-compatible control plane with pykueue inside; kubectl works against it."""
-    if controllers not in ("in-process", "process"):
-        typer.echo(f"error: --controllers {controllers!r}: use 'in-process' or 'process'", err=True)
+    if (problem := mode_error(controllers)) is not None:
+        typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
     for path, what in ((config, "--config"), (nodes, "--nodes")):
         if path is not None and not path.is_file():
