@@ -15,7 +15,7 @@ from .resources import FR
 
 __all__ = ["Share", "dominant_resource_share", "share_key", "weighted_share_status"]
 
-Share = tuple[int, float, int]
+Share = tuple[int, float, float]
 """Comparable share: (1 if infinite else 0, weighted value, unweighted DRS). Larger is worse."""
 
 
@@ -27,9 +27,12 @@ def _lendable(node: ResourceNode) -> dict[str, int]:
     return lendable
 
 
-def dominant_resource_share(node: ResourceNode, extra: dict[FR, int] | None = None) -> tuple[int, str]:
+def dominant_resource_share(node: ResourceNode, extra: dict[FR, int] | None = None) -> tuple[float, str]:
     """(DRS in per-mille, dominant resource) of ``node`` with ``extra`` usage added (may be
-    negative to simulate a removal). Roots and non-borrowing nodes have DRS 0."""
+    negative to simulate a removal). Roots and non-borrowing nodes have DRS 0.
+
+    The ratio is exact (not truncated to whole per-mille), as Kueue compares shares: two queues
+    borrowing 111.1 and 111.9 per mille are not tied. Only the reported status rounds."""
     parent = node.parent
     if parent is None:
         return 0, ""
@@ -44,13 +47,13 @@ def dominant_resource_share(node: ResourceNode, extra: dict[FR, int] | None = No
     if not borrowed:
         return 0, ""
     lendable = _lendable(parent)
-    drs = 0
+    drs = 0.0
     dominant = ""
     for res in sorted(borrowed):
         total = lendable.get(res, 0)
         if total <= 0:
             continue
-        ratio = borrowed[res] * 1000 // total
+        ratio = borrowed[res] * 1000 / total
         if ratio > drs or not dominant:
             drs, dominant = ratio, res
     return drs, dominant
@@ -73,7 +76,8 @@ def share_key(node: ResourceNode, extra: dict[FR, int] | None = None) -> Share:
 
 
 def weighted_share_status(node: ResourceNode) -> int:
-    """`status.fairSharing.weightedShare`: ceil of the weighted share, MaxInt64 for +inf."""
+    """`status.fairSharing.weightedShare`: the exact weighted share rounded up to an integer (as
+    Kueue reports it: 111.1 per mille is 112), MaxInt64 for +inf."""
     inf, value, _ = share_key(node)
     if inf:
         return 2**63 - 1
