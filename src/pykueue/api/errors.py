@@ -25,6 +25,7 @@ __all__ = [
     "RequestEntityTooLarge",
     "Unauthorized",
     "UnsupportedMediaType",
+    "WebhookDenied",
     "from_status",
 ]
 
@@ -81,6 +82,19 @@ class Forbidden(ApiError):
 
     code = 403
     reason = "Forbidden"
+
+
+class WebhookDenied(Forbidden):
+    """A validating admission webhook refused the write, reported as kube-apiserver reports it: 403
+    Forbidden, ``admission webhook "<name>" denied the request: <the webhook's message>``, and no
+    causes (the webhook's message is all the client gets)."""
+
+    def __init__(self, webhook: str, errors: list[FieldError]) -> None:
+        messages = list(dict.fromkeys(f"{e.field}: {e.message}" if e.field else e.message for e in errors))
+        summary = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
+        super().__init__(f'admission webhook "{webhook}" denied the request: {summary}')
+        self.webhook = webhook
+        self.errors = errors
 
 
 class NotFound(ApiError):

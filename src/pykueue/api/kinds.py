@@ -16,6 +16,7 @@ Contract (other layers rely on it):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,9 @@ class FieldError:
     """Path like ``spec.resourceGroups[0].flavors[0].resources[1].nominalQuota``."""
     message: str
     type: str = "FieldValueInvalid"
+    webhook: str = dataclasses.field(default="", compare=False)
+    """Set when a validating admission webhook (Kueue's ``vworkload.kb.io``, ...) found the problem
+    rather than the kind's schema: kube-apiserver then reports the denial as a 403, not a 422."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ Invariant: returns every problem it finds as a :class:`FieldError`; never raises
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from pykueue.api import core_validation, kueue_validation, names, structural, workload_validation
 from pykueue.api.kinds import FieldError, JSONDict, KindInfo, find_kind
@@ -30,6 +31,15 @@ _RULES: dict[tuple[str, str], _KindRule] = {
     ("scheduling.k8s.io", "PriorityClass"): core_validation.validate_priority_class,
     ("jobset.x-k8s.io", "JobSet"): core_validation.validate_jobset,
 }
+
+_WEBHOOKS: dict[tuple[str, str], str] = {
+    ("kueue.x-k8s.io", "ClusterQueue"): "vclusterqueue.kb.io",
+    ("kueue.x-k8s.io", "Cohort"): "vcohort.kb.io",
+    ("kueue.x-k8s.io", "ResourceFlavor"): "vresourceflavor.kb.io",
+    ("kueue.x-k8s.io", "Workload"): "vworkload.kb.io",
+}
+"""The kinds whose rules are Kueue's validating webhooks (by Kueue's webhook names): what they find
+reaches the client as a webhook denial (403), not as a schema error (422)."""
 
 # Kinds whose names must be DNS labels rather than subdomains.
 _LABEL_NAMED = {("", "Namespace")}
@@ -63,9 +73,11 @@ def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None) -> list
         if info.group == "kueue.x-k8s.io" and version != "v1beta2":
             hub = info.convert(obj, "v1beta2")
             hub_old = info.convert(old, "v1beta2") if old is not None else None
-            errors.extend(rule(hub, hub_old))
+            found = rule(hub, hub_old)
         else:
-            errors.extend(rule(obj, old))
+            found = rule(obj, old)
+        webhook = _WEBHOOKS.get((info.group, info.kind), "")
+        errors.extend(replace(e, webhook=webhook) for e in found)
     return list(dict.fromkeys(errors))  # the same problem found by schema and rule is reported once
 
 

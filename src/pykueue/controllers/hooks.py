@@ -1,7 +1,9 @@
 """Admission hooks the embedded API server installs for the controllers (Kueue's webhooks).
 
 Owns: turning each integration's create-time mutation (suspend a managed Job/JobSet, gate a managed
-Pod, default the queue to LocalQueue ``default``) and the finalizer-adding mutations of
+Pod, default the queue to LocalQueue ``default``), the validating rules of Kueue's job webhooks
+(``vjob.kb.io``, ``vjobset.kb.io``: queue-name, priority-class, max-exec-time... labels, whose
+denials reach the client as webhook denials, 403) and the finalizer-adding mutations of
 ClusterQueues and ResourceFlavors into :class:`~pykueue.registry.admission.AdmissionHook` records.
 
 Who calls it: :meth:`ControllerManager.admission_hooks`, whose result ``cli/`` hands to
@@ -13,11 +15,15 @@ return ``None`` when nothing changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from pykueue.api.job_webhook import validate_job_labels, validate_managed_job
+from pykueue.api.kinds import FieldError
 from pykueue.controllers.conditions import FINALIZER
 from pykueue.controllers.config import KueueConfig
-from pykueue.controllers.jobs.framework import Caches, Integration
+from pykueue.controllers.jobs.framework import QUEUE_LABEL, Caches, Integration
 from pykueue.registry.admission import AdmissionHook, AdmissionRequest
 
 __all__ = ["build_hooks"]
@@ -39,6 +45,26 @@ def _add_finalizer(request: AdmissionRequest) -> JSONDict | None:
     return {**obj, "metadata": {**meta, "finalizers": [*finalizers, FINALIZER]}}
 
 
+_Rules = Callable[[JSONDict, JSONDict | None], list[FieldError]]
+_VALIDATING: dict[str, tuple[str, _Rules]] = {
+    "batch/job": ("vjob.kb.io", validate_managed_job),
+    "jobset.x-k8s.io/jobset": ("vjobset.kb.io", validate_job_labels),
+}
+"""Kueue's validating job webhooks (by Kueue's names) and the label rules each applies."""
+
+
+def _validator(webhook: str, rules: _Rules, config: KueueConfig) -> Callable[[AdmissionRequest], list[FieldError]]:
+    def validate(request: AdmissionRequest) -> list[FieldError]:
+        obj, old = request.object, request.old_object
+        managed = config.manage_jobs_without_queue_name or any(
+            QUEUE_LABEL in ((o.get("metadata") or {}).get("labels") or {}) for o in (obj, old) if o is not None)
+        if not managed:
+            return []
+        return [replace(e, webhook=webhook) for e in rules(obj, old)]
+
+    return validate
+
+
 def build_hooks(integrations: list[Integration], config: KueueConfig, caches: Caches) -> list[AdmissionHook]:
     hooks = [
         AdmissionHook(name="kueue-clusterqueue-finalizer", resources=frozenset({"clusterqueues.kueue.x-k8s.io"}),
@@ -56,4 +82,8 @@ def build_hooks(integrations: list[Integration], config: KueueConfig, caches: Ca
 
         hooks.append(AdmissionHook(name=f"kueue-{integration.name}", resources=frozenset({_resource_key(integration)}),
                                    operations=frozenset({"CREATE"}), mutate=mutate))
+        if integration.name in _VALIDATING:
+            webhook, rules = _VALIDATING[integration.name]
+            hooks.append(AdmissionHook(name=webhook, resources=frozenset({_resource_key(integration)}),
+                                       validate=_validator(webhook, rules, config)))
     return hooks

@@ -8,8 +8,11 @@ the object reaches the store. Later layers plug in behaviour without touching th
 
 Invariant: hooks see (and return) objects in the kind's *storage* version; a mutating hook never
 mutates its input in place (the chain hands each hook a private copy); a validating hook cannot
-change the object. Any validation failure aborts the write with one 422 ``Invalid`` listing every
-cause, before anything is stored.
+change the object. Any validation failure aborts the write before anything is stored: with one 422
+``Invalid`` listing every cause the schema and the kind's built-in rules found, or, when only
+validating webhooks (errors tagged ``FieldError.webhook``) object, with the 403 kube-apiserver
+answers for a webhook denial (``WebhookDenied``), as the webhooks never run on what the schema
+already refused.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Literal
 
 import orjson
 
-from pykueue.api.errors import Invalid
+from pykueue.api.errors import Invalid, WebhookDenied
 from pykueue.api.kinds import FieldError, KindInfo
 
 __all__ = ["AdmissionChain", "AdmissionHook", "AdmissionRequest", "Operation", "clone"]
@@ -54,7 +57,9 @@ class AdmissionHook:
 
     ``resources`` holds ``KindInfo.resource_key`` values ("jobs.batch", "pods"); empty means every
     kind. ``mutate`` returns the new object (or ``None`` for "unchanged"); ``validate`` returns
-    field errors (empty = allowed) and may raise any ``ApiError`` (e.g. ``Forbidden``).
+    field errors (empty = allowed; tag them with ``webhook`` to deny as that webhook) and may raise
+    any ``ApiError`` (e.g. ``Forbidden``). ``observe`` sees the admitted object once every check
+    passed (no copy: it must not change it); it cannot refuse the write.
     Subresource writes ("status") only reach hooks that list the subresource.
     """
 
@@ -64,6 +69,7 @@ class AdmissionHook:
     subresources: frozenset[str] = frozenset({""})
     mutate: Callable[[AdmissionRequest], JSONDict | None] | None = None
     validate: Callable[[AdmissionRequest], list[FieldError]] | None = None
+    observe: Callable[[AdmissionRequest], None] | None = None
 
     def applies(self, request: AdmissionRequest) -> bool:
         return (
@@ -95,7 +101,7 @@ class AdmissionChain:
         return obj
 
     def admit(self, request: AdmissionRequest, *, extra_errors: list[FieldError] | None = None) -> JSONDict:
-        """Run the whole chain and return the admitted object, or raise ``Invalid``.
+        """Run the whole chain and return the admitted object, or raise ``Invalid`` / ``WebhookDenied``.
 
         ``extra_errors`` are metadata problems the registry found (bad name, ...): they are
         reported together with the kind's own validation errors, as kube-apiserver does.
@@ -111,7 +117,14 @@ class AdmissionChain:
             if hook.validate is not None and hook.applies(request):
                 errors.extend(hook.validate(_with_object(request, clone(obj))))
         if errors:
-            raise Invalid(kind.kind, request.name, _dedupe(errors), kind.group)
+            plain = [e for e in errors if not e.webhook]
+            if plain:
+                raise Invalid(kind.kind, request.name, _dedupe(plain), kind.group)
+            webhook = errors[0].webhook
+            raise WebhookDenied(webhook, _dedupe([e for e in errors if e.webhook == webhook]))
+        for hook in self.hooks:
+            if hook.observe is not None and hook.applies(request):
+                hook.observe(_with_object(request, obj))
         return obj
 
 
