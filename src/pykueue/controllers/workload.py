@@ -38,6 +38,7 @@ from pykueue.controllers.conditions import (
 )
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
+from pykueue.controllers.jobs.framework import JOB_UID_LABEL
 from pykueue.controllers.resources import WORKLOADS
 from pykueue.controllers.status import StatusEdit, update_status
 from pykueue.controllers.timers import Timers
@@ -52,6 +53,7 @@ from pykueue.controllers.wlrules import (
 )
 from pykueue.controllers.wlstatus import (
     clear_deactivation_target,
+    mark_finished,
     prepare_eviction,
     release_after_eviction,
     set_deactivation_target,
@@ -148,6 +150,9 @@ class WorkloadController:
                 await self._drop_finalizer(wl)
             await self._retention(wl, now)
             return
+        if _orphaned(wl):
+            await self._finish_orphan(wl, now)
+            return
 
         if await self._reconcile_activity(wl, now):
             return
@@ -188,6 +193,15 @@ class WorkloadController:
             return
         await self._client.delete(WORKLOADS, meta.get("name", ""), meta.get("namespace", ""))
         self._recorder.record(wl, "Normal", "Deleted", "Deleted finished workload due to elapsed retention")
+
+    async def _finish_orphan(self, wl: JSONDict, now: float) -> None:
+        """The job this workload was built for is gone but left it behind (``kubectl delete
+        --cascade=orphan``): finish it, so its quota goes back, as Kueue does (``OwnerNotFound``)."""
+        written = await self._write(wl, lambda s, _: mark_finished(
+            s, "OwnerNotFound", "The Workload's owner no longer exists", now))
+        if written is not None:
+            self._recorder.record(written, "Normal", "FinishedWorkload",
+                                  "Workload is declared finished: its owner no longer exists")
 
     # -- finalizer ---------------------------------------------------------------------------------
 
@@ -431,3 +445,9 @@ class WorkloadController:
 
 def _fmt(seconds: float) -> str:
     return format_time(seconds)
+
+
+def _orphaned(wl: JSONDict) -> bool:
+    """Built for a job (it carries the job's uid) but owned by nothing any more."""
+    meta = wl.get("metadata") or {}
+    return not meta.get("ownerReferences") and bool((meta.get("labels") or {}).get(JOB_UID_LABEL))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -59,6 +60,10 @@ ADMISSION_GATE = "kueue.x-k8s.io/admission"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 ADMISSION_GATED_BY = "kueue.x-k8s.io/admission-gated-by"
+LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"
+CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
+PREBUILT_WORKLOAD = "kueue.x-k8s.io/prebuilt-workload-name"
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 class ObjectJob:
@@ -234,11 +239,31 @@ def _flavor_spec(flavors: Informer, name: str) -> JSONDict:
     return spec
 
 
+def queue_labels(workload: JSONDict) -> dict[str, str]:
+    """The labels Kueue puts on the pods of an admitted workload (its ``AssignQueueLabelsForPods``,
+    on by default): its LocalQueue, and its ClusterQueue when the name is a valid label value."""
+    labels: dict[str, str] = {}
+    local_queue = (workload.get("spec") or {}).get("queueName") or ""
+    if local_queue:
+        labels[LOCAL_QUEUE_LABEL] = local_queue
+    cluster_queue = ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue") or ""
+    if cluster_queue and len(cluster_queue) <= 63 and _LABEL_VALUE.match(cluster_queue):
+        labels[CLUSTER_QUEUE_LABEL] = cluster_queue
+    return labels
+
+
+def prebuilt_workload_name(job: GenericJob) -> str:
+    """The Workload a job asks to adopt (``prebuilt-workload-name``, label or annotation), or ""."""
+    return job.labels().get(PREBUILT_WORKLOAD) or job.annotations().get(PREBUILT_WORKLOAD) or ""
+
+
 def pod_set_infos(workload: JSONDict, flavors: Informer) -> list[PodSetInfo]:
-    """Per podSet of the admission: union of the assigned flavors' nodeLabels and tolerations."""
+    """Per podSet of the admission: union of the assigned flavors' nodeLabels and tolerations, and
+    the podset and queue labels."""
     infos = []
     admission = (workload.get("status") or {}).get("admission") or {}
     pod_sets = (workload.get("spec") or {}).get("podSets") or []
+    queues = queue_labels(workload)
     counts = {ps.get("name", "main"): int(ps.get("count", 1)) for ps in pod_sets}
     for psa in admission.get("podSetAssignments") or []:
         name = psa.get("name", "main")
@@ -253,7 +278,7 @@ def pod_set_infos(workload: JSONDict, flavors: Informer) -> list[PodSetInfo]:
         count = psa.get("count")
         infos.append(PodSetInfo(name=name, count=int(count if count is not None else counts.get(name, 1)),
                                 node_selector=selector, tolerations=tolerations,
-                                labels={PODSET_LABEL: name}))
+                                labels={PODSET_LABEL: name, **queues}))
     return infos
 
 
@@ -300,7 +325,8 @@ def restore_template(template: JSONDict, original: JSONDict, keep_labels: tuple[
 
 
 def template_for_workload(template: JSONDict, drop_labels: tuple[str, ...] = ()) -> JSONDict:
-    """The pod template as the Workload stores it: only labels/annotations of the metadata."""
+    """The pod template as the Workload stores it: only labels/annotations of the metadata, and each
+    container's environment without duplicate names."""
     meta = template.get("metadata") or {}
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in drop_labels}
     out_meta: JSONDict = {}
@@ -308,7 +334,21 @@ def template_for_workload(template: JSONDict, drop_labels: tuple[str, ...] = ())
         out_meta["labels"] = labels
     if meta.get("annotations"):
         out_meta["annotations"] = dict(meta["annotations"])
-    return {"metadata": out_meta, "spec": copy.deepcopy(template.get("spec") or {})}
+    spec = copy.deepcopy(template.get("spec") or {})
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or []:
+            if isinstance(container, dict) and isinstance(container.get("env"), list):
+                container["env"] = unique_env(container["env"])
+    return {"metadata": out_meta, "spec": spec}
+
+
+def unique_env(env: list[Any]) -> list[Any]:
+    """One entry per variable name, as Kueue stores a pod set: the last definition wins (what the
+    kubelet would run with), kept at the place the name first appeared."""
+    last: dict[Any, Any] = {}
+    for var in env:
+        last[var.get("name") if isinstance(var, dict) else id(var)] = var
+    return list(last.values())
 
 
 def namespace_labels(caches: Caches, namespace: str) -> dict[str, str]:

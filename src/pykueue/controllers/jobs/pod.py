@@ -49,11 +49,12 @@ from pykueue.controllers.jobs.framework import (
 )
 from pykueue.controllers.resources import PODS
 
-__all__ = ["INTEGRATION", "PodGroup", "mutate_on_create"]
+__all__ = ["INTEGRATION", "ROLE_HASH", "PodGroup", "mutate_on_create"]
 
 log = logging.getLogger(__name__)
 JSONDict = dict[str, Any]
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
+ROLE_HASH = "kueue.x-k8s.io/role-hash"
 GROUP_PREFIX = "group:"
 TERMINAL = ("Succeeded", "Failed")
 
@@ -72,7 +73,12 @@ def _gated(pod: JSONDict) -> bool:
 
 
 def _role(pod: JSONDict) -> str:
-    """A shape hash: pods with equal requests and placement constraints share a podSet."""
+    """A shape hash: pods with equal requests and placement constraints share a podSet. The
+    ``role-hash`` annotation the webhook wrote on a group's pod at creation is its role from then
+    on (later edits of the pod, such as the flavor's node selector at admission, do not move it)."""
+    written = (_meta(pod).get("annotations") or {}).get(ROLE_HASH)
+    if isinstance(written, str) and written:
+        return written
     spec = pod.get("spec") or {}
     shape = {
         "containers": [{"resources": c.get("resources") or {}} for c in spec.get("containers") or []],
@@ -233,7 +239,10 @@ def mutate_on_create(obj: JSONDict, config: KueueConfig, caches: Caches) -> JSON
         gates.append({"name": ADMISSION_GATE})
     spec["schedulingGates"] = gates
     labels = {**(_meta(out).get("labels") or {}), MANAGED_LABEL: "true"}
-    return {**out, "metadata": {**_meta(out), "labels": labels}, "spec": spec}
+    meta = {**_meta(out), "labels": labels}
+    if labels.get(POD_GROUP_LABEL):   # as Kueue's pod webhook: a group member's role, fixed at creation
+        meta["annotations"] = {**(meta.get("annotations") or {}), ROLE_HASH: _role({**out, "spec": spec})}
+    return {**out, "metadata": meta, "spec": spec}
 
 
 def _key_of(obj: JSONDict) -> JobKey | None:

@@ -36,6 +36,7 @@ from pykueue.controllers.jobs.framework import (
     ADMISSION_GATED_BY,
     JOB_UID_LABEL,
     MAX_EXEC_TIME_LABEL,
+    PREBUILT_WORKLOAD,
     PRIORITY_CLASS_LABEL,
     Caches,
     GenericJob,
@@ -45,6 +46,7 @@ from pykueue.controllers.jobs.framework import (
     JobWithReclaimablePods,
     namespace_labels,
     pod_set_infos,
+    prebuilt_workload_name,
 )
 from pykueue.controllers.resources import WORKLOADS
 from pykueue.controllers.status import update_status
@@ -74,6 +76,8 @@ class JobReconciler:
         self._caches = caches
         self.queue: WorkQueue[JobKey] = WorkQueue(f"jobs-{integration.name}")
         self._workload_of: dict[JobKey, tuple[str, str]] = {}
+        self._prebuilt_users: dict[tuple[str, str], set[JobKey]] = {}
+        """(namespace, Workload name) -> the jobs that name it as their prebuilt workload."""
         self.enabled = True
 
     def disable(self) -> None:
@@ -88,16 +92,38 @@ class JobReconciler:
             return
         key = self.integration.key_of(obj)
         if key is not None:
+            self._note_prebuilt(etype, obj, key)
             self.queue.add(key)
 
     def on_workload(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
         if not self.enabled:
             return
         key = self.integration.key_for_workload(obj, self.jobs)
+        meta = obj.get("metadata") or {}
         if key is not None:
-            meta = obj.get("metadata") or {}
             self._workload_of[key] = (meta.get("namespace", ""), meta.get("name", ""))
             self.queue.add(key)
+        elif etype == "ADDED" and not meta.get("ownerReferences"):
+            self._wake_prebuilt_users(meta.get("namespace", ""), meta.get("name", ""))
+
+    def _wake_prebuilt_users(self, namespace: str, name: str) -> None:
+        """A Workload nobody owns appeared: the jobs that name it as their prebuilt workload adopt it."""
+        for key in self._prebuilt_users.get((namespace, name), ()):
+            self.queue.add(key)
+
+    def _note_prebuilt(self, etype: str, obj: JSONDict, key: JobKey) -> None:
+        meta = obj.get("metadata") or {}
+        name = (meta.get("labels") or {}).get(PREBUILT_WORKLOAD) or (meta.get("annotations") or {}).get(
+            PREBUILT_WORKLOAD)
+        if not name:
+            return
+        users = self._prebuilt_users.setdefault((meta.get("namespace", ""), name), set())
+        if etype == "DELETED":
+            users.discard(key)
+            if not users:
+                del self._prebuilt_users[(meta.get("namespace", ""), name)]
+        else:
+            users.add(key)
 
     def owns(self, wl: JSONDict) -> bool:
         for ref in (wl.get("metadata") or {}).get("ownerReferences") or []:
@@ -135,6 +161,9 @@ class JobReconciler:
             namespace_labels(self._caches, job.namespace))
 
     def _find_workload(self, job: GenericJob) -> JSONDict | None:
+        prebuilt = prebuilt_workload_name(job)
+        if prebuilt:
+            return self._caches.workloads.get(prebuilt, job.namespace)
         wl = self._caches.workloads.get(job.workload_name(), job.namespace)
         if wl is not None:
             return wl
@@ -168,8 +197,13 @@ class JobReconciler:
             if not job.is_suspended():
                 await self._stop(job, None, "MissingWorkload", "Missing Workload; unable to restore pod templates")
                 return None
+            if prebuilt_workload_name(job):
+                return None      # it waits for the Workload it names; that Workload's creation requeues it
             if job.ready_to_create() and not job.is_active():
                 await self._create_workload(job)
+            return None
+        if prebuilt_workload_name(job) and not self.owns(wl):
+            await self._adopt(job, wl, now)
             return None
 
         await self._sync_status(job, wl, now)
@@ -234,6 +268,31 @@ class JobReconciler:
         await self._drop_finalizer(wl)
         with contextlib.suppress(NotFound):
             await self._client.delete(WORKLOADS, known[1], known[0])
+
+    async def _adopt(self, job: GenericJob, wl: JSONDict, now: float) -> None:
+        """A prebuilt Workload becomes the job's own: the job's owner reference (and uid label) is
+        added, as Kueue does. One whose pod sets do not match the job is finished ``OutOfSync``."""
+        meta = wl.get("metadata") or {}
+        if [_shape(p) for p in job.pod_sets()] != [_shape(p) for p in (wl.get("spec") or {}).get("podSets") or []]:
+            written = await update_status(self._client, WORKLOADS, wl, lambda s, _: mark_finished(
+                s, "OutOfSync", "The prebuilt workload is out of sync with its user job", now))
+            if written is not None:
+                self._recorder.record(written, "Warning", "OutOfSync",
+                                      "The prebuilt workload is out of sync with its user job")
+            return
+        refs = job.owner_references()
+        labels: dict[str, str | None] = {}
+        uid = refs[0].get("uid", "") if refs else ""
+        if uid and len(uid) <= 63:
+            labels[JOB_UID_LABEL] = uid
+        patch: JSONDict = {"metadata": {"ownerReferences": [*(meta.get("ownerReferences") or []), *refs],
+                                        "resourceVersion": meta.get("resourceVersion")}}
+        if labels:
+            patch["metadata"]["labels"] = labels
+        if FINALIZER not in (meta.get("finalizers") or []):
+            patch["metadata"]["finalizers"] = [*(meta.get("finalizers") or []), FINALIZER]
+        await self._client.patch(WORKLOADS, meta["name"], patch, namespace=job.namespace)
+        self._workload_of[job.key] = (job.namespace, meta["name"])
 
     async def _sync_status(self, job: GenericJob, wl: JSONDict, now: float) -> None:
         """reclaimablePods (§2.4 step 8) and PodsReady (step 9), in one write when either changed."""
