@@ -41,6 +41,7 @@ from .http import (
 )
 from .openapi import OpenAPI
 from .resources import PodLogHandler, ResourceHandler, handle_resource
+from .tls_options import TLSOptions
 
 __all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve", "warm_up"]
 
@@ -319,8 +320,10 @@ class Server:
 
 
 async def serve(registry: Registry, host: str, port: int, *, token: str | None, tls_cert: str | None = None,
-                tls_key: str | None = None, bookmark_interval: float = 5.0) -> Server:
-    """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given."""
+                tls_key: str | None = None, bookmark_interval: float = 5.0,
+                tls_options: TLSOptions | None = None) -> Server:
+    """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given
+    (restricted by ``tls_options``: the Configuration's ``tls`` section)."""
     app = create_app(registry, token=token, bookmark_interval=bookmark_interval)
     await asyncio.to_thread(warm_up, registry)
     runner = web.AppRunner(app, shutdown_timeout=2.0, access_log=None)
@@ -329,6 +332,8 @@ async def serve(registry: Registry, host: str, port: int, *, token: str | None, 
     if tls_cert and tls_key:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(tls_cert, tls_key)
+        if tls_options is not None:
+            tls_options.apply(context)
     site = web.TCPSite(runner, host, port, ssl_context=context)
     await site.start()
     bound = port

@@ -186,9 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="controllers: %(levelname)s %(name)s: %(message)s")
-    from pykueue.controllers.config import KueueConfig, load_config
+    from pykueue.controllers.config import embedded_default, load_config
 
-    config = load_config(args.config.read_text()) if args.config is not None else KueueConfig()
+    config = load_config(args.config.read_text()) if args.config is not None else embedded_default()
     asyncio.run(_run(args.kubeconfig, config))
     return 0
 

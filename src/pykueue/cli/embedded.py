@@ -22,7 +22,7 @@ from pykueue.cli.controller_process import ControllerProcess
 from pykueue.cli.kubeconfig import write_kubeconfig
 from pykueue.client import LocalClient
 from pykueue.cluster import EmbeddedCluster, NodeSpec, default_nodes
-from pykueue.controllers.config import KueueConfig
+from pykueue.controllers.config import KueueConfig, embedded_default
 from pykueue.controllers.manager import ControllerManager
 from pykueue.registry import Registry
 from pykueue.store import Store
@@ -44,7 +44,7 @@ class EmbeddedOptions:
     """Loopback by default: a non-loopback address is served over TLS only."""
     port: int = 6443
     kubeconfig: Path = field(default_factory=lambda: Path("pykueue.kubeconfig"))
-    config: KueueConfig = field(default_factory=KueueConfig)
+    config: KueueConfig = field(default_factory=embedded_default)
     """Parsed (and so already validated) by the caller: bad files fail before anything starts."""
     nodes: list[NodeSpec] = field(default_factory=default_nodes)
     kueue: bool = True
@@ -119,7 +119,7 @@ class Embedded:
                 registry.add_admission_hook(hook)
         self._server = await serve(
             registry, opts.address, port, token=self.token,
-            tls_cert=str(tls.cert), tls_key=str(tls.key),
+            tls_cert=str(tls.cert), tls_key=str(tls.key), tls_options=opts.config.tls,
         )
         host = opts.address if ":" not in opts.address else f"[{opts.address}]"
         self.url = f"https://{host}:{self._server.port}"

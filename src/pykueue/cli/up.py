@@ -15,7 +15,7 @@ from pykueue.cli.controller_process import mode_error
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
 from pykueue.cli.gcpolicy import run_gc_policy
 from pykueue.cluster import load_nodes
-from pykueue.controllers.config import ConfigError, KueueConfig, load_config
+from pykueue.controllers.config import ConfigError, embedded_default, load_config
 from pykueue.store import StoreFileError
 
 __all__ = ["up"]
@@ -67,7 +67,7 @@ def up(
             typer.echo(f"error: {what} {path}: no such file", err=True)
             raise typer.Exit(2)
     try:
-        kueue_config = load_config(config.read_text()) if config is not None else KueueConfig()
+        kueue_config = load_config(config.read_text()) if config is not None else embedded_default()
         node_specs = load_nodes(nodes)
     except (ConfigError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -75,6 +75,9 @@ def up(
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
                               config=kueue_config, nodes=node_specs, kueue=not no_kueue,
                               controllers=controllers, config_path=config.resolve() if config is not None else None)
+    if kueue_config.integrations.not_implemented and not no_kueue:
+        typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
+                   + ", ".join(kueue_config.integrations.not_implemented), err=True)
     if not is_loopback(address):
         typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
                    "token in the kubeconfig", err=True)

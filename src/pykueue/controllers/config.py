@@ -24,6 +24,8 @@ from typing import Any
 
 import yaml
 
+from pykueue.apiserver.tls_options import CIPHER_SUITES, TLS_VERSIONS, TLSOptions
+from pykueue.controllers.frameworks import DEFAULT_FRAMEWORKS, IMPLEMENTED, KUEUE_FRAMEWORKS
 from pykueue.scheduler.types import (
     LESS_THAN_INITIAL_SHARE,
     LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
@@ -40,6 +42,7 @@ __all__ = [
     "NamespaceSelector",
     "RequeuingStrategy",
     "WaitForPodsReady",
+    "embedded_default",
     "load_config",
     "parse_config",
 ]
@@ -47,7 +50,7 @@ __all__ = [
 API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 KIND = "Configuration"
 
-KNOWN_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "pod")
+KNOWN_FRAMEWORKS = IMPLEMENTED
 """Integrations pykueue implements (Kueue's framework names)."""
 _FRAMEWORK_ALIASES = {"jobset": "jobset.x-k8s.io/jobset", "job": "batch/job"}
 _ALLOWED_STRATEGIES = (
@@ -132,6 +135,10 @@ class IntegrationsConfig:
     """Kueue's default: only batch/v1 Jobs are managed unless more integrations are listed."""
     label_keys_to_copy: tuple[str, ...] = ()
     """Job labels copied onto the Workload (Kueue's ``labelKeysToCopy``); none by default."""
+    not_implemented: tuple[str, ...] = ()
+    """Frameworks the configuration lists that Kueue knows but pykueue does not implement: accepted
+    (a user's Kueue configuration must load), said once at start, and their labelled objects get
+    a Warning event that they run without queueing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +158,9 @@ class KueueConfig:
     retain_finished_workloads_seconds: float | None = None
     """``objectRetentionPolicies.workloads.afterFinished``: None (Kueue's default) keeps finished
     Workloads forever, so ``kubectl get workloads`` still explains what ran."""
+    tls: TLSOptions = field(default_factory=TLSOptions)
+    """``tls.minVersion`` / ``tls.cipherSuites``, applied to the servers pykueue runs; empty (Kueue's
+    default) leaves the TLS library's defaults."""
 
     def scheduler_config(self) -> SchedulerConfig:
         """The engine settings this configuration implies."""
@@ -159,6 +169,13 @@ class KueueConfig:
             admission_fair_sharing=self.admission_fair_sharing,
             pods_ready_requeue_by_eviction=self.wait_for_pods_ready.requeuing_strategy.timestamp == "Eviction",
         )
+
+
+def embedded_default() -> KueueConfig:
+    """``pykueue up`` without ``--config``: Kueue's defaults, except that the integrations are the
+    ones Kueue's Helm chart enables that pykueue implements (Job, JobSet, pod groups), so a labelled
+    JobSet or pod group is queued, never silently run outside every quota."""
+    return KueueConfig(integrations=IntegrationsConfig(frameworks=DEFAULT_FRAMEWORKS))
 
 
 # --------------------------------------------------------------------------- parsing
@@ -248,7 +265,7 @@ class _Reader:
 
 # Fields of Kueue's Configuration that do not change pykueue's behaviour; accepted, not interpreted.
 _IGNORED_TOP = ("health", "metrics", "webhook", "controller", "clientConnection", "leaderElection",
-                "internalCertManagement", "multiKueue", "resources",
+                "internalCertManagement", "multiKueue", "resources", "pprofBindAddress",
                 "featureGates", "queueVisibility", "waitForPodsReadyLegacy")
 
 
@@ -274,13 +291,14 @@ def parse_config(data: Any) -> KueueConfig:
     afs = _admission_fair_sharing(root, errors)
     integrations = _integrations(root, errors)
     retain = _retention(root, errors)
+    tls = _tls(root, errors)
     root.done(ignored=_IGNORED_TOP)
     if errors:
         raise ConfigError(errors)
     return KueueConfig(
         manage_jobs_without_queue_name=manage, managed_jobs_namespace_selector=selector,
         wait_for_pods_ready=wfpr, fair_sharing=fair, admission_fair_sharing=afs,
-        integrations=integrations, namespace=namespace, retain_finished_workloads_seconds=retain,
+        integrations=integrations, namespace=namespace, retain_finished_workloads_seconds=retain, tls=tls,
     )
 
 
@@ -416,14 +434,18 @@ def _integrations(root: _Reader, errors: list[tuple[str, str]]) -> IntegrationsC
     if frameworks is None:
         return IntegrationsConfig(label_keys_to_copy=labels)
     resolved: list[str] = []
+    missing: list[str] = []
     for n, name in enumerate(frameworks):
         canonical = _FRAMEWORK_ALIASES.get(name, name)
-        if canonical not in KNOWN_FRAMEWORKS:
+        if canonical not in KUEUE_FRAMEWORKS:
             errors.append((f"{i.sub('frameworks')}[{n}]",
-                           f'unsupported framework "{name}"; supported: {", ".join(KNOWN_FRAMEWORKS)}'))
+                           f'unsupported framework "{name}"; Kueue\'s frameworks: {", ".join(KUEUE_FRAMEWORKS)}'))
+        elif canonical not in KNOWN_FRAMEWORKS:
+            if canonical not in missing:
+                missing.append(canonical)
         elif canonical not in resolved:
             resolved.append(canonical)
-    return IntegrationsConfig(frameworks=tuple(resolved), label_keys_to_copy=labels)
+    return IntegrationsConfig(frameworks=tuple(resolved), label_keys_to_copy=labels, not_implemented=tuple(missing))
 
 
 def _retention(root: _Reader, errors: list[tuple[str, str]]) -> float | None:
@@ -438,3 +460,24 @@ def _retention(root: _Reader, errors: list[tuple[str, str]]) -> float | None:
     workloads.done()
     policies.done()
     return retain
+
+
+def _tls(root: _Reader, errors: list[tuple[str, str]]) -> TLSOptions:
+    """``tls: {minVersion, cipherSuites}`` with Go's names, as Kueue's configuration takes them."""
+    if not root.has("tls"):
+        root.get("tls")
+        return TLSOptions()
+    t = _Reader(root.get("tls"), "tls", errors)
+    version = t.get("minVersion")
+    if version is None or version == "":
+        version = ""
+    elif version not in TLS_VERSIONS:
+        errors.append((t.sub("minVersion"), f'unsupported TLS version "{version}"; supported: '
+                       + ", ".join(TLS_VERSIONS)))
+        version = ""
+    suites = t.strings("cipherSuites") or ()
+    for n, suite in enumerate(suites):
+        if suite not in CIPHER_SUITES:
+            errors.append((f"{t.sub('cipherSuites')}[{n}]", f'unsupported cipher suite "{suite}"'))
+    t.done()
+    return TLSOptions(min_version=str(version), cipher_suites=tuple(s for s in suites if s in CIPHER_SUITES))

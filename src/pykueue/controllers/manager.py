@@ -41,6 +41,7 @@ from pykueue.controllers.resources import (
     WORKLOADS,
 )
 from pykueue.controllers.scheduling import SchedulerLoop
+from pykueue.controllers.unqueued import UnqueuedWarner
 from pykueue.controllers.workload import WorkloadController
 from pykueue.registry.admission import AdmissionHook
 from pykueue.scheduler import Scheduler
@@ -72,6 +73,7 @@ class ControllerManager:
                              workload_priority_classes=inf[WORKLOAD_PRIORITY_CLASSES])
         self.recorder = EventRecorder(client, self.clock)
         self.integrations = enabled(self.config.integrations.frameworks)
+        self.unqueued = UnqueuedWarner(client, self.recorder, tuple(i.name for i in self.integrations))
         self.job_informers: dict[str, Informer] = {
             i.name: Informer(client, i.res, label_selector=i.label_selector) for i in self.integrations}
         self.jobs = [JobReconciler(i, client, self.config, self.clock, self.recorder, self.job_informers[i.name],
@@ -117,7 +119,7 @@ class ControllerManager:
     def admission_hooks(self) -> list[AdmissionHook]:
         """Hooks the embedded registry installs (Kueue's webhooks): suspend/gate managed jobs on create,
         default the queue to LocalQueue ``default``, add the ``resource-in-use`` finalizer to CQs/RFs."""
-        return build_hooks(self.integrations, self.config, self.caches)
+        return [*build_hooks(self.integrations, self.config, self.caches), self.unqueued.hook()]
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -126,6 +128,8 @@ class ControllerManager:
         API server whose controllers run in another process, which keeps Kueue's webhooks here."""
         for res in _CONFIG_KINDS:
             await self.informers[res].start()
+        self.recorder.start()
+        self._spawn(self.unqueued.run(), "unqueued-warnings")
 
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))
@@ -145,6 +149,7 @@ class ControllerManager:
                 reconciler.disable()
                 self.jobs.remove(reconciler)
         self.recorder.start()
+        self._spawn(self.unqueued.run(), "unqueued-warnings")
         self.scheduling.start()
         self._spawn(self.queues.run(), "queue-status")
         self._spawn(self.workloads.timers.run(), "workload-timers")

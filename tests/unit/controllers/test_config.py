@@ -76,7 +76,10 @@ def test_wait_for_pods_ready_can_be_disabled() -> None:
     ("waitForPodsReady: {requeuingStrategy: {timestamp: Later}}",
      "waitForPodsReady.requeuingStrategy.timestamp", "Eviction"),
     ("fairSharing: {preemptionStrategies: [Whatever]}", "fairSharing.preemptionStrategies", "must be one of"),
-    ("integrations: {frameworks: [ray.io/rayjob]}", "integrations.frameworks[0]", "unsupported framework"),
+    ("integrations: {frameworks: [example.com/notakind]}", "integrations.frameworks[0]", "unsupported framework"),
+    ("tls: {minVersion: VersionTLS99}", "tls.minVersion", "unsupported TLS version"),
+    ("tls: {cipherSuites: [TLS_NOT_A_SUITE]}", "tls.cipherSuites[0]", "unsupported cipher suite"),
+    ("tls: {minVersion: VersionTLS12, maxVersion: VersionTLS13}", "tls.maxVersion", "unknown field"),
     ("manageJobsWithoutQueueName: yes-please", "manageJobsWithoutQueueName", "true or false"),
     ("managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}",
      "managedJobsNamespaceSelector.matchExpressions[0].operator", "must be one of"),
@@ -113,3 +116,71 @@ def test_object_retention_after_finished() -> None:
     with pytest.raises(ConfigError) as info:
         load_config("objectRetentionPolicies: {workloads: {afterFinished: later}}")
     assert info.value.errors[0][0] == "objectRetentionPolicies.workloads.afterFinished"
+
+
+KUEUE_SHIPPED = """
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health: {healthProbeBindAddress: ":8081"}
+metrics: {bindAddress: ":8443"}
+webhook: {port: 9443}
+leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io}
+controller: {groupKindConcurrency: {Job.batch: 5}}
+clientConnection: {qps: 50, burst: 100}
+pprofBindAddress: ":8083"
+integrations:
+  frameworks:
+  - "batch/job"
+  - "kubeflow.org/mpijob"
+  - "ray.io/rayjob"
+  - "ray.io/rayservice"
+  - "ray.io/raycluster"
+  - "jobset.x-k8s.io/jobset"
+  - "workload.codeflare.dev/appwrapper"
+  - "trainer.kubeflow.org/trainjob"
+  - "pod"
+  - "deployment"
+  - "statefulset"
+  - "leaderworkerset.x-k8s.io/leaderworkerset"
+  - "kubeflow.org/paddlejob"
+  - "kubeflow.org/pytorchjob"
+  - "kubeflow.org/tfjob"
+  - "kubeflow.org/xgboostjob"
+  - "kubeflow.org/jaxjob"
+  - "sparkoperator.k8s.io/sparkapplication"
+tls:
+  minVersion: VersionTLS13
+  cipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256]
+"""
+
+
+def test_kueues_shipped_configuration_loads_and_names_what_pykueue_does_not_implement() -> None:
+    cfg = load_config(KUEUE_SHIPPED)
+    assert cfg.integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset", "pod")
+    assert cfg.integrations.not_implemented == (
+        "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
+        "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob", "deployment", "statefulset",
+        "leaderworkerset.x-k8s.io/leaderworkerset", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob",
+        "kubeflow.org/tfjob", "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob",
+        "sparkoperator.k8s.io/sparkapplication")
+    assert cfg.tls.min_version == "VersionTLS13"
+    assert cfg.tls.cipher_suites == ("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256")
+
+
+def test_tls_options_restrict_the_server_context() -> None:
+    import ssl
+
+    from pykueue.apiserver.tls_options import TLSOptions
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    TLSOptions(min_version="VersionTLS12", cipher_suites=("TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",)).apply(context)
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2
+    tls12 = [c["name"] for c in context.get_ciphers() if c["protocol"] == "TLSv1.2"]
+    assert tls12 == ["ECDHE-ECDSA-AES256-GCM-SHA384"]
+
+
+def test_up_without_config_queues_jobs_jobsets_and_pod_groups() -> None:
+    from pykueue.controllers.config import embedded_default
+
+    assert embedded_default().integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset", "pod")
+    assert KueueConfig().integrations.frameworks == ("batch/job",)   # Kueue's code default, unchanged
