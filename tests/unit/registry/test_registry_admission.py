@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import Forbidden, Invalid, UnsupportedMediaType
+from pykueue.api.errors import Forbidden, Invalid, UnsupportedMediaType, WebhookDenied
 from pykueue.api.kinds import FieldError
 from pykueue.registry import AdmissionHook, AdmissionRequest, Registry
 
@@ -53,6 +53,34 @@ def test_validating_hook_errors_become_one_422(registry: Registry) -> None:
     assert err.value.details["causes"] == [{"reason": "FieldValueForbidden", "message": "Forbidden: not today",
                                             "field": "data.k"}]
     assert registry.list(cm, "default", version="v1")["items"] == []
+
+
+def test_webhook_denials_are_403_with_kube_apiservers_message(registry: Registry) -> None:
+    def deny(request: AdmissionRequest) -> list[FieldError]:
+        return [FieldError("data.k", "Forbidden: not today", "FieldValueForbidden", webhook="vcm.example.com"),
+                FieldError("data.j", "Invalid value: 1: too small", webhook="vcm.example.com")]
+
+    registry.add_admission_hook(AdmissionHook("deny", validate=deny))
+    cm = kind(registry, "", "v1", "configmaps")
+    with pytest.raises(WebhookDenied) as err:
+        registry.create(cm, "default", configmap("a"), version="v1")
+    assert err.value.to_status() == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Forbidden", "code": 403,
+        "message": 'admission webhook "vcm.example.com" denied the request: '
+                   "[data.k: Forbidden: not today, data.j: Invalid value: 1: too small]"}
+    assert registry.list(cm, "default", version="v1")["items"] == []
+
+
+def test_schema_errors_win_over_webhook_denials(registry: Registry) -> None:
+    """kube-apiserver never calls the validating webhooks for an object its schema refused."""
+    registry.add_admission_hook(AdmissionHook("deny", validate=lambda r: [
+        FieldError("spec", "Forbidden: no", "FieldValueForbidden", webhook="vclusterqueue.kb.io")]))
+    cq = kind(registry, "kueue.x-k8s.io", "v1beta2", "clusterqueues")
+    body = cluster_queue("cq")
+    body["spec"]["queueingStrategy"] = "Sometimes"
+    with pytest.raises(Invalid) as err:
+        registry.create(cq, "", body, version="v1beta2")
+    assert [c["field"] for c in (err.value.details or {})["causes"]] == ["spec.queueingStrategy"]
 
 
 def test_validating_hook_may_raise_api_errors(registry: Registry) -> None:
