@@ -185,7 +185,7 @@ def test_removing_the_priority_label_is_denied_by_kueues_job_webhook(server: Pyk
     assert status["code"] == 403
     assert status["message"] == (
         'admission webhook "vjob.kb.io" denied the request: metadata.labels[kueue.x-k8s.io/priority-class]: '
-        "Forbidden: the priority class label cannot be removed"
+        'Invalid value: "": WorkloadPriorityClass cannot be removed from a workload'
     )
     assert get(server, "job", "queued", "-n", "prio")["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "high"
 

@@ -2,7 +2,7 @@
 
 Owns the checks Kueue's job webhooks make on a managed batch/v1 Job (and the shared ones for any
 job kind): the ``queue-name`` label is a DNS subdomain and frozen while the job runs; the
-``priority-class`` label cannot be added to a running job nor ever removed; ``max-exec-time-seconds``
+``priority-class`` label cannot be added to a running job nor ever removed (with Kueue's messages); ``max-exec-time-seconds``
 is a positive integer frozen unless the job stays suspended; ``job-min-parallelism`` lies in
 (0, pod count); ``job-completions-equal-parallelism`` needs an Indexed Job with parallelism ==
 completions; ``admission-gated-by`` may only shrink; ``prebuilt-workload-name`` is immutable.
@@ -98,11 +98,12 @@ def _validate_label_updates(obj: JSONDict, old: JSONDict) -> list[FieldError]:
     running = not _suspended(old)
     if running and labels.get(QUEUE_NAME) != old_labels.get(QUEUE_NAME):
         errors.append(fe.invalid(_label_path(QUEUE_NAME), labels.get(QUEUE_NAME, ""), _IMMUTABLE))
-    if PRIORITY_CLASS in old_labels and PRIORITY_CLASS not in labels:
-        errors.append(fe.forbidden(_label_path(PRIORITY_CLASS), "the priority class label cannot be removed"))
+    if PRIORITY_CLASS in old_labels and PRIORITY_CLASS not in labels:   # Kueue's messages, word for word
+        errors.append(fe.invalid(_label_path(PRIORITY_CLASS), "",
+                                 "WorkloadPriorityClass cannot be removed from a workload"))
     if PRIORITY_CLASS in labels and PRIORITY_CLASS not in old_labels and running:
-        errors.append(fe.forbidden(_label_path(PRIORITY_CLASS),
-                                   "the priority class label cannot be added to a running job"))
+        errors.append(fe.invalid(_label_path(PRIORITY_CLASS), labels[PRIORITY_CLASS],
+                                 "WorkloadPriorityClass cannot be added to a non-suspended workload"))
     if labels.get(MAX_EXEC_TIME) != old_labels.get(MAX_EXEC_TIME) and not (_suspended(old) and _suspended(obj)):
         errors.append(fe.invalid(_label_path(MAX_EXEC_TIME), labels.get(MAX_EXEC_TIME, ""), _IMMUTABLE))
     old_prebuilt = old_labels.get(PREBUILT, old_annotations.get(PREBUILT))

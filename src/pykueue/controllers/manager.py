@@ -3,7 +3,8 @@
 Owns: the shared informers (one list+watch per resource), the event recorder, the scheduler loop,
 the workload controller, the queue status writer, one job reconciler per enabled integration, and
 their background tasks. ``admission_hooks()`` returns what the embedded API server installs so a
-managed job is created suspended (Kueue's webhooks).
+managed job is created suspended (Kueue's webhooks), and the ``NotQueued`` warning for labelled
+objects that no enabled integration queues (:mod:`pykueue.controllers.unqueued`).
 
 Who calls it: ``cli/`` (embedded ``pykueue up`` and cluster-mode ``pykueue controller``) and the
 controller tests: ``ControllerManager(client, config, clock)``, ``await start()``, ``await stop()``.
@@ -118,14 +119,16 @@ class ControllerManager:
 
     def admission_hooks(self) -> list[AdmissionHook]:
         """Hooks the embedded registry installs (Kueue's webhooks): suspend/gate managed jobs on create,
-        default the queue to LocalQueue ``default``, add the ``resource-in-use`` finalizer to CQs/RFs."""
+        default the queue to LocalQueue ``default``, add the ``resource-in-use`` finalizer to CQs/RFs,
+        check the jobs' Kueue labels; and the ``NotQueued`` warning."""
         return [*build_hooks(self.integrations, self.config, self.caches), self.unqueued.hook()]
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start_admission_caches(self) -> None:
-        """Start only what :meth:`admission_hooks` read (the configuration kinds' informers): for an
-        API server whose controllers run in another process, which keeps Kueue's webhooks here."""
+        """Start only what :meth:`admission_hooks` need (the configuration kinds' informers, and the
+        event writer of the ``NotQueued`` warning): for an API server whose controllers run in another
+        process, which keeps Kueue's webhooks here."""
         for res in _CONFIG_KINDS:
             await self.informers[res].start()
         self.recorder.start()

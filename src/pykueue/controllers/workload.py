@@ -6,8 +6,9 @@ Owns, per workload: the finalizer on deletion/finish; deactivation (``spec.activ
 Hold releases a reservation that is not yet admitted; restart → Requeued=True); admission-check
 states and the Admitted condition; check-based eviction/deactivation; waitForPodsReady timeouts with
 backoff and ``RequeuingLimitExceeded``; ``maximumExecutionTimeSeconds``; reasons for workloads the
-scheduler cannot even queue (missing or stopped LocalQueue/ClusterQueue); and releasing the
-reservation of evicted workloads that no job integration owns.
+scheduler cannot even queue (missing or stopped LocalQueue/ClusterQueue); releasing the
+reservation of evicted workloads that no job integration owns; and finishing (``OwnerNotFound``) a
+workload whose job was deleted with ``--cascade=orphan``, so its quota goes back.
 
 Who calls it: ``ControllerManager`` wires informer handlers to :meth:`WorkloadController.enqueue`
 and runs its work queue. Timed checks go through :class:`~pykueue.controllers.timers.Timers`, so a

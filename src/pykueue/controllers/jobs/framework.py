@@ -3,7 +3,8 @@
 Owns the small protocol an integration's job adapter satisfies (Kueue's ``GenericJob``), the
 optional capabilities checked where used (``JobWithReclaimablePods``, ``JobWithPriorityClass``), the
 shared helpers every integration needs (Workload naming §2.3, podSet info from an admission §2.4
-step 11, template restore), and :data:`INTEGRATIONS`, the one literal registry of integrations.
+step 11 with the pods' podset and queue labels, pod-set templates with de-duplicated env vars,
+template restore), and :data:`INTEGRATIONS`, the one literal registry of integrations.
 
 Who calls it: :mod:`pykueue.controllers.jobs.reconciler` drives any integration through these
 protocols; each integration module (``job``, ``jobset``, ``pod``) ends with a conformance line

@@ -3,8 +3,9 @@
 
 Owns: the Pod adapter (:class:`PodGroup`, a single pod being a group of one) and the create-time
 admission mutation that gates a managed pod with the scheduling gate ``kueue.x-k8s.io/admission``
-(and labels it ``kueue.x-k8s.io/managed: "true"``). A pod group's Workload is named after the group
-and created only once all ``total-count`` pods exist; pods with the same shape share one podSet.
+(and labels it ``kueue.x-k8s.io/managed: "true"``; a group member also gets its role, the
+``kueue.x-k8s.io/role-hash`` annotation). A pod group's Workload is named after the group and
+created only once all ``total-count`` pods exist; pods with the same role share one podSet.
 Admission removes the gate and injects the flavors' node labels/tolerations; stopping deletes the
 running pods (a pod cannot be suspended).
 

@@ -1,6 +1,7 @@
 """The job reconciler (spec §2.4), the same for every integration.
 
-Owns, per job: creating its Workload (name, podSets, priority, owner reference, finalizer), marking
+Owns, per job: creating its Workload (name, podSets, priority, owner reference, finalizer) or
+adopting the prebuilt one it names (``kueue.x-k8s.io/prebuilt-workload-name``), marking
 the Workload Finished when the job finishes, stopping the job when its Workload is evicted or not
 admitted and then releasing the reservation, starting it (flavor node labels and tolerations
 injected, count for partial admission) when admitted, the PodsReady condition, reclaimable pods,
