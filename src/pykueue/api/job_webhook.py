@@ -2,7 +2,7 @@
 
 Owns the checks Kueue's job webhooks make on a managed batch/v1 Job (and the shared ones for any
 job kind): the ``queue-name`` label is a DNS subdomain and frozen while the job runs; the
-``priority-class`` label cannot be added to a running job nor ever removed (with Kueue's messages); ``max-exec-time-seconds``
+``priority-class`` label cannot be added to a running job nor ever removed; ``max-exec-time-seconds``
 is a positive integer frozen unless the job stays suspended; ``job-min-parallelism`` lies in
 (0, pod count); ``job-completions-equal-parallelism`` needs an Indexed Job with parallelism ==
 completions; ``admission-gated-by`` may only shrink; ``prebuilt-workload-name`` is immutable.

@@ -19,6 +19,7 @@ timeout, as Kueue's v1beta2 configuration defaults it. Turn it off with
 from __future__ import annotations
 
 import re
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -480,4 +481,9 @@ def _tls(root: _Reader, errors: list[tuple[str, str]]) -> TLSOptions:
         if suite not in CIPHER_SUITES:
             errors.append((f"{t.sub('cipherSuites')}[{n}]", f'unsupported cipher suite "{suite}"'))
     t.done()
-    return TLSOptions(min_version=str(version), cipher_suites=tuple(s for s in suites if s in CIPHER_SUITES))
+    options = TLSOptions(min_version=str(version), cipher_suites=tuple(s for s in suites if s in CIPHER_SUITES))
+    try:   # fail here, with the field's path, rather than when the server starts
+        options.apply(ssl.create_default_context(ssl.Purpose.CLIENT_AUTH))
+    except ssl.SSLError:
+        errors.append((t.sub("cipherSuites"), "none of these cipher suites is available in this Python's OpenSSL"))
+    return options

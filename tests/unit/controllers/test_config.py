@@ -184,3 +184,18 @@ def test_up_without_config_queues_jobs_jobsets_and_pod_groups() -> None:
 
     assert embedded_default().integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset", "pod")
     assert KueueConfig().integrations.frameworks == ("batch/job",)   # Kueue's code default, unchanged
+
+
+def test_cipher_suites_this_openssl_lacks_fail_at_load_not_at_start() -> None:
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).set_ciphers("DES-CBC3-SHA")
+    except ssl.SSLError:
+        pass
+    else:
+        pytest.skip("this OpenSSL still offers 3DES")
+    with pytest.raises(ConfigError) as info:
+        load_config("tls: {cipherSuites: [TLS_RSA_WITH_3DES_EDE_CBC_SHA]}")
+    assert info.value.errors == [
+        ("tls.cipherSuites", "none of these cipher suites is available in this Python's OpenSSL")]
