@@ -331,6 +331,62 @@ def test_a_prebuilt_workload_is_adopted_not_duplicated(server: Pykueue) -> None:
     assert [w["metadata"]["name"] for w in items(server, "workloads", "-n", "prebuilt")] == ["made-before"]
 
 
+def test_a_prebuilt_workload_unlike_its_job_is_finished_out_of_sync(server: Pykueue) -> None:
+    _namespace(server, "outofsync", 4)
+    # the job comes first and waits for the Workload it names; that Workload asks for 1 pod, the job for 2
+    server.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=job_manifest(
+            "two-pods",
+            "lq",
+            namespace="outofsync",
+            parallelism=2,
+            labels={"kueue.x-k8s.io/prebuilt-workload-name": "one-pod"},
+        ),
+    )
+    server.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=json.dumps(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {"name": "one-pod", "namespace": "outofsync"},
+                "spec": {
+                    "queueName": "lq",
+                    "podSets": [
+                        {
+                            "name": "main",
+                            "count": 1,
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [
+                                        {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+                                    ],
+                                }
+                            },
+                        }
+                    ],
+                },
+            }
+        ),
+    )
+
+    def finished() -> dict[str, Any] | None:
+        wl = get(server, "workload", "one-pod", "-n", "outofsync")
+        return wl if is_true(wl, "Finished") else None
+
+    wl = server.wait_for(finished)
+    assert isinstance(wl, dict)
+    assert condition(wl, "Finished")["reason"] == "OutOfSync"
+    assert get(server, "job", "two-pods", "-n", "outofsync")["spec"]["suspend"] is True
+    assert [w["metadata"]["name"] for w in items(server, "workloads", "-n", "outofsync")] == ["one-pod"]
+
+
 JOB_ONLY_FAIR = """
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -437,6 +493,28 @@ tls:
   minVersion: VersionTLS13
   cipherSuites: [TLS_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]
 """
+
+
+def test_the_warning_comes_from_the_server_when_controllers_run_apart(tmp_path: Path) -> None:
+    server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig", ["--controllers", "process"]).start()
+    try:
+        server.kubectl(
+            "create",
+            "-f",
+            "-",
+            input=json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "labelled", "labels": {QUEUE: "user-queue"}},
+                }
+            ),
+        )
+        events = server.wait_for(lambda: _events(server, "default", "NotQueued"))
+        assert isinstance(events, list)
+        assert events[0]["involvedObject"]["name"] == "labelled"
+    finally:
+        server.stop()
 
 
 def test_kueues_full_configuration_loads_and_its_tls_section_applies(tmp_path: Path) -> None:
