@@ -3,8 +3,9 @@
 Owned by ``apiserver/``; ``pykueue up`` (cli/) calls :func:`serve`, tests call :func:`create_app`
 or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz``, ``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
-``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resources`), and
-pykueue's own write batches for its controller process (:mod:`.batch`).
+``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resources`),
+Kueue's visibility API once a backend is set (:mod:`.visibility`), and pykueue's own write batches
+for its controller process (:mod:`.batch`).
 
 Invariants: every error leaves as a Kubernetes ``Status`` (never a stack trace); every request
 except the health/version probes needs ``Authorization: Bearer <token>`` when a token is set;
@@ -27,7 +28,7 @@ from pykueue.api.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFou
 from pykueue.api.structural import compile_rules
 from pykueue.registry import Registry
 
-from . import discovery
+from . import discovery, visibility
 from .batch import BATCH_PATH, BatchHandler
 from .commit import GroupCommitter
 from .crds import crd_list, crd_table, find_crd, stream_crd_watch
@@ -64,6 +65,7 @@ class _State:
         self.remove_listener: Callable[[], None] | None = None
         self.resources = ResourceHandler(registry, self.durable, self.stopping, bookmark_interval)
         self._openapi: OpenAPI | None = None
+        self.visibility: visibility.Backend | None = None
         self.started = format_time(registry.clock.now())
 
     async def durable(self) -> None:
@@ -133,9 +135,12 @@ async def _ok(request: web.Request) -> web.StreamResponse:
 
 
 def _discovery_response(request: web.Request, *, legacy: bool, plain: dict[str, Any]) -> web.StreamResponse:
-    registry = _state(request).registry
+    state = _state(request)
+    registry = state.registry
     if accepts_aggregated(request.headers.get("Accept", "")):
         body = discovery.aggregated(registry.kinds(), legacy=legacy)
+        if not legacy and state.visibility is not None:
+            body = visibility.add_to_aggregated(body)
         response = json_response(body, content_type=AGGREGATED_V2)
         response.headers["Vary"] = "Accept"
         return response
@@ -147,8 +152,11 @@ async def _api(request: web.Request) -> web.StreamResponse:
 
 
 async def _apis(request: web.Request) -> web.StreamResponse:
-    kinds = _state(request).registry.kinds()
-    return _discovery_response(request, legacy=False, plain=discovery.api_group_list(kinds))
+    state = _state(request)
+    plain = discovery.api_group_list(state.registry.kinds())
+    if state.visibility is not None:
+        plain = visibility.add_to_group_list(plain)
+    return _discovery_response(request, legacy=False, plain=plain)
 
 
 async def _api_group(request: web.Request) -> web.StreamResponse:
@@ -172,6 +180,24 @@ async def _core_v1(request: web.Request) -> web.StreamResponse:
 
 async def _group_version(request: web.Request) -> web.StreamResponse:
     return _resource_list(request, request.match_info["group"], request.match_info["version"])
+
+
+async def _visibility_group(request: web.Request) -> web.StreamResponse:
+    if _state(request).visibility is None:
+        raise NotFound("the server could not find the requested resource")
+    return json_response(visibility.api_group())
+
+
+async def _visibility_version(request: web.Request) -> web.StreamResponse:
+    version = request.match_info["version"]
+    if _state(request).visibility is None or version not in visibility.VERSIONS:
+        raise NotFound("the server could not find the requested resource")
+    return json_response(visibility.resource_list(version))
+
+
+async def _visibility_resources(request: web.Request) -> web.StreamResponse:
+    return await visibility.serve_request(_state(request).visibility, request, request.match_info["version"],
+                                          _segments(request.match_info["tail"]))
 
 
 # ---------------------------------------------------------------------- OpenAPI
@@ -258,6 +284,11 @@ def create_app(registry: Registry, *, token: str | None, bookmark_interval: floa
     app.router.add_get("/openapi/v3", _openapi_v3_root)
     app.router.add_get("/openapi/v3/{tail:.+}", _openapi_v3)
     app.router.add_route("*", "/api/v1/{tail:.+}", _core_resources)
+    vis = f"/apis/{visibility.GROUP}"
+    app.router.add_get(vis, _visibility_group)
+    app.router.add_get(vis + "/{version}", _visibility_version)
+    app.router.add_get(vis + "/{version}/", _visibility_version)
+    app.router.add_route("*", vis + "/{version}/{tail:.+}", _visibility_resources)
     app.router.add_get("/apis/{group}", _api_group)
     app.router.add_get("/apis/{group}/{version}", _group_version)
     app.router.add_get("/apis/{group}/{version}/", _group_version)
@@ -287,6 +318,10 @@ def set_pod_log_handler(app: web.Application, handler: PodLogHandler | None) -> 
     app[_STATE].resources.pod_log = handler
 
 
+def set_visibility_backend(app: web.Application, backend: visibility.Backend | None) -> None:
+    app[_STATE].visibility = backend
+
+
 def warm_up(registry: Registry) -> None:
     """Build every kind's schemas and compile their CEL rules (~0.5 s of CPU, once per process).
 
@@ -314,6 +349,10 @@ class Server:
     def set_pod_log_handler(self, handler: PodLogHandler | None) -> None:
         """Serve ``GET pods/<name>/log`` with ``handler(namespace, name, container)`` (404 until set)."""
         set_pod_log_handler(self.app, handler)
+
+    def set_visibility_backend(self, backend: visibility.Backend | None) -> None:
+        """Serve ``visibility.kueue.x-k8s.io`` from ``backend`` (404 and not in discovery until set)."""
+        set_visibility_backend(self.app, backend)
 
     async def close(self) -> None:
         await self._runner.cleanup()

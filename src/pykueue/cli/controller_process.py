@@ -12,6 +12,12 @@ Invariants: the child never outlives the server (it exits when its stdin, a pipe
 closes: a ``kill -9`` of the server included); its output goes to the server's output; the
 admission hooks (Kueue's webhooks) stay in the server, so every write is defaulted and validated
 the same way in both modes.
+
+Visibility: the scheduler engine lives in the child, so the child also serves Kueue's visibility
+API on a loopback port of its own, behind a random token the server passes in its environment
+(``PYKUEUE_VISIBILITY_TOKEN``); it announces the port with a ``VISIBILITY_LINE`` before the ready
+line, and the server forwards ``/apis/visibility.kueue.x-k8s.io/...`` there (:attr:`visibility_address`;
+None while the child is restarting, which the server answers with a 503).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -36,6 +44,8 @@ log = logging.getLogger(__name__)
 MODES = ("in-process", "process")
 """Values of ``--controllers`` (``pykueue up`` and ``pykueue bench scheduler``)."""
 READY_LINE = "pykueue controllers are running"
+VISIBILITY_LINE = "pykueue visibility API at "
+TOKEN_ENV = "PYKUEUE_VISIBILITY_TOKEN"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 RESTART_BACKOFF_S = (1.0, 30.0)
@@ -58,8 +68,17 @@ class ControllerProcess:
         self._proc: asyncio.subprocess.Process | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
+        self._token = secrets.token_urlsafe(32)
+        self._visibility_url: str | None = None
         self.restarts = 0
         """How many times the child was restarted after dying."""
+
+    def visibility_address(self) -> tuple[str, str] | None:
+        """(URL, token) of the running child's visibility server; None while it is not running."""
+        proc = self._proc
+        if self._visibility_url is None or proc is None or proc.returncode is not None:
+            return None
+        return self._visibility_url, self._token
 
     async def start(self) -> None:
         """Start the child and wait until its controllers run (their caches are synced)."""
@@ -72,7 +91,9 @@ class ControllerProcess:
         # server and the controllers as two programs rather than as halves of one.
         proc = await asyncio.create_subprocess_exec(*self._argv, stdin=asyncio.subprocess.PIPE,
                                                     stdout=asyncio.subprocess.PIPE, stderr=None,
-                                                    start_new_session=True)
+                                                    start_new_session=True,
+                                                    env={**os.environ, TOKEN_ENV: self._token})
+        self._visibility_url = None
         self._proc = proc
         assert proc.stdout is not None
         try:
@@ -82,7 +103,10 @@ class ControllerProcess:
                     if not line:
                         raise RuntimeError(f"the controller process exited with code {await proc.wait()} "
                                            "before it was running (its output is above)")
-                    if _echo(line) == READY_LINE:
+                    text = _echo(line)
+                    if text.startswith(VISIBILITY_LINE):
+                        self._visibility_url = text.removeprefix(VISIBILITY_LINE).strip()
+                    if text == READY_LINE:
                         break
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -144,6 +168,7 @@ def _echo(line: bytes) -> str:
 # ---------------------------------------------------------------------- the child
 
 async def _run(kubeconfig: Path, config: KueueConfig) -> None:
+    from pykueue.apiserver.visibility import EngineBackend, serve_backend
     from pykueue.cli.gcpolicy import run_gc_policy
     from pykueue.client import BatchingClient, HttpClient
     from pykueue.controllers.manager import ControllerManager
@@ -157,6 +182,9 @@ async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     orphaned = asyncio.create_task(_wait_for_eof(), name="parent-watch")
     orphaned.add_done_callback(lambda _: stop.set())
     await manager.start()
+    visibility, url = await serve_backend(EngineBackend(manager.scheduler), os.environ.get(TOKEN_ENV, "")
+                                          or secrets.token_urlsafe(32))
+    print(VISIBILITY_LINE + url, flush=True)
     gc.collect()
     gc.freeze()   # the caches are full: keep them out of the collector's way (see cli/gcpolicy)
     policy = asyncio.create_task(run_gc_policy(), name="gc-policy")
@@ -166,6 +194,7 @@ async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     finally:
         policy.cancel()
         orphaned.cancel()
+        await visibility.cleanup()
         await manager.stop()
         await client.close()
 

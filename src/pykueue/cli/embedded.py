@@ -18,6 +18,7 @@ from pathlib import Path
 from pykueue.api.clock import SystemClock
 from pykueue.apiserver import Server, serve
 from pykueue.apiserver.certs import ensure_certificates
+from pykueue.apiserver.visibility import EngineBackend, RemoteBackend
 from pykueue.cli.controller_process import ControllerProcess
 from pykueue.cli.kubeconfig import write_kubeconfig
 from pykueue.client import LocalClient
@@ -91,6 +92,7 @@ class Embedded:
         self.controller_process: ControllerProcess | None = None
         self._store: Store | None = None
         self._server: Server | None = None
+        self._remote_visibility: RemoteBackend | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> None:
@@ -135,8 +137,11 @@ class Embedded:
                 await self._manager.start_admission_caches()   # the webhooks stay here
                 self.controller_process = ControllerProcess(opts.kubeconfig, opts.config_path)
                 await self.controller_process.start()
+                self._remote_visibility = RemoteBackend(self.controller_process.visibility_address)
+                self._server.set_visibility_backend(self._remote_visibility)
             else:
                 await self._manager.start()
+                self._server.set_visibility_backend(EngineBackend(self._manager.scheduler))
 
     async def stop(self) -> None:
         """Reverse order of start; a part that fails to stop must not keep the others running."""
@@ -146,6 +151,9 @@ class Embedded:
                     await part.stop()
         self._manager = self._cluster = None
         self.controller_process = None
+        if self._remote_visibility is not None:
+            await self._remote_visibility.close()
+            self._remote_visibility = None
         if self._server is not None:
             await self._server.close()
             self._server = None
