@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from pykueue.cli.bench import bench_app
 from pykueue.cli.demo import demo
+from pykueue.cli.kueuectl.actions import version
+from pykueue.cli.kueuectl.app import add_verbs, passthrough
 from pykueue.cli.up import up
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -13,15 +17,10 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
 app.command()(up)
 app.command()(demo)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
-
-
-@app.command()
-def version() -> None:
-    """Print pykueue's version."""
-    from pykueue import __version__
-
-    typer.echo(__version__)
+add_verbs(app)  # kueuectl's verbs (create, list, stop, resume, delete, get/describe/edit/patch) and explain
+app.command()(version)
 
 
 def main() -> None:
+    passthrough(sys.argv[1:])
     app()
