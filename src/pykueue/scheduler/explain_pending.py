@@ -82,7 +82,7 @@ def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
     limits: list[str] = []
     if request > capacity:
         limits.append("maximumCapacity")
-    elif q is not None and q.borrowing_limit is not None and used + request > nominal + q.borrowing_limit:
+    if q is not None and q.borrowing_limit is not None and used + request > nominal + q.borrowing_limit:
         limits.append("borrowingLimit")
     if request > available and cq.parent is not None:
         for peer in _peers(cq):
@@ -188,8 +188,12 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
     out["engine"] = verdict
     sentences: list[str] = out["sentences"]
     if assignment.mode == Mode.FIT:
-        sentences.append("It fits now: the next scheduling cycle admits it unless a workload ahead of it "
-                         "takes the quota first.")
+        if out.get("blockedBy"):
+            sentences.append("Its quota is free, but under StrictFIFO nothing behind the head is admitted "
+                             "before the head.")
+        else:
+            sentences.append("It fits now: the next scheduling cycle admits it unless a workload ahead of it "
+                             "takes the quota first.")
         return
     targets = []
     if assignment.mode == Mode.PREEMPT and s.preemptor.may_preempt(cq):
@@ -296,7 +300,9 @@ def pending_analysis(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, obj: Mapp
             for h in holders[:HOLDERS_SHOWN]) + (" and others." if len(holders) > HOLDERS_SHOWN else "."))
     if victims:
         return
-    if any("maximumCapacity" in r["limitedBy"] for t in tried if t.get("eligible") for r in t["resources"]):
+    if not any(t.get("eligible") for t in tried):
+        out["engine"] = {"mode": Mode.NO_FIT.name, "preemptionPossible": False}
+    elif any("maximumCapacity" in r["limitedBy"] for t in tried if t.get("eligible") for r in t["resources"]):
         out["engine"] = {"mode": Mode.NO_FIT.name, "preemptionPossible": False}
         sentences.append("Preemption cannot help: it asks for more than ClusterQueue "
                          f"{cq.name} can ever provide, even with nothing else running.")
