@@ -23,7 +23,7 @@ SUBMISSIONS = [
 EXPECTED = ["b-high-1", "c-high-3", "a-high-2", "c-mid-1", "a-mid-3", "a-low-1", "b-low-2", "c-low-2"]
 
 
-def _cluster(strategy: str, extra: list[dict[str, Any]] = ()) -> tuple[Any, dict[str, dict[str, Any]]]:  # type: ignore[assignment]
+def _cluster(strategy: str, extra: tuple[dict[str, Any], ...] = ()) -> tuple[Any, dict[str, dict[str, Any]]]:
     objs: dict[str, dict[str, Any]] = {}
     for name, ns, lq, priority, offset in SUBMISSIONS:
         objs[name] = make_workload(name, queue=lq, namespace=ns, priority=priority, created=T0 + offset)
@@ -88,7 +88,7 @@ def test_local_queue_positions_count_only_that_queue(strategy: str) -> None:
 def test_a_head_too_big_blocks_strict_fifo_but_not_best_effort() -> None:
     big = make_workload("big", queue="a", namespace="ns", priority=100, created=T0, cpu="2")
     for strategy, admits in (("BestEffortFIFO", EXPECTED[0]), ("StrictFIFO", None)):
-        s, objs = _cluster(strategy, [big])
+        s, objs = _cluster(strategy, (big,))
         backend = EngineBackend(s)
         assert _listed(backend, queue="cq")[0]["metadata"]["name"] == "big"
         got = _admit_one(s, objs)
@@ -107,7 +107,7 @@ def test_limit_offset_and_unknown_queues() -> None:
     assert [(i["metadata"]["name"], i["positionInClusterQueue"]) for i in page] == \
         [("a-high-2", 2), ("c-mid-1", 3), ("a-mid-3", 4)]
     assert _listed(backend, queue="cq", offset=100) == []
-    with pytest.raises(NotFound, match='clusterqueues.visibility.kueue.x-k8s.io "nope" not found'):
+    with pytest.raises(NotFound, match=r'clusterqueues\.visibility.kueue.x-k8s.io "nope" not found'):
         backend.answer(PendingQuery("v1beta2", "nope"))
-    with pytest.raises(NotFound, match='localqueues.visibility.kueue.x-k8s.io "nope" not found'):
+    with pytest.raises(NotFound, match=r'localqueues\.visibility.kueue.x-k8s.io "nope" not found'):
         backend.answer(PendingQuery("v1beta2", "nope", "ns"))
