@@ -78,8 +78,10 @@ def _raw(server: Pykueue, path: str) -> dict[str, Any]:
 
 
 def _names(summary: dict[str, Any]) -> list[tuple[str, str, int, int]]:
-    return [(i["metadata"]["name"], i["localQueueName"], i["positionInClusterQueue"], i["positionInLocalQueue"])
-            for i in summary["items"]]
+    return [
+        (i["metadata"]["name"], i["localQueueName"], i["positionInClusterQueue"], i["positionInLocalQueue"])
+        for i in summary["items"]
+    ]
 
 
 def fill(server: Pykueue, strategy: str = "BestEffortFIFO") -> None:
@@ -88,8 +90,12 @@ def fill(server: Pykueue, strategy: str = "BestEffortFIFO") -> None:
     server.kubectl("apply", "-f", "-", input=workload_yaml("holder", "lq-a", 100))
     admitted = "jsonpath={.status.conditions[?(@.type=='Admitted')].status}"
     server.wait_for(lambda: server.kubectl("get", "workload", "holder", "-o", admitted).stdout == "True")
-    docs = [workload_yaml("low-a", "lq-a", 1), workload_yaml("high-b", "lq-b", 50),
-            workload_yaml("mid-a", "lq-a", 10), workload_yaml("low-b", "lq-b", 5)]
+    docs = [
+        workload_yaml("low-a", "lq-a", 1),
+        workload_yaml("high-b", "lq-b", 50),
+        workload_yaml("mid-a", "lq-a", 10),
+        workload_yaml("low-b", "lq-b", 5),
+    ]
     for doc in docs:  # distinct priorities: creation times have one-second resolution
         server.kubectl("create", "-f", "-", input=doc)
 

@@ -89,17 +89,25 @@ def _item(p: PendingInfo) -> JSON:
     meta: JSON = {"name": p.name, "namespace": p.namespace, "creationTimestamp": p.creation_timestamp or None}
     if p.owner_references:
         meta["ownerReferences"] = [dict(ref) for ref in p.owner_references]
-    return {"metadata": meta, "priority": p.priority, "localQueueName": p.local_queue,
-            "positionInClusterQueue": p.position_in_cluster_queue,
-            "positionInLocalQueue": p.position_in_local_queue}
+    return {
+        "metadata": meta,
+        "priority": p.priority,
+        "localQueueName": p.local_queue,
+        "positionInClusterQueue": p.position_in_cluster_queue,
+        "positionInLocalQueue": p.position_in_local_queue,
+    }
 
 
 def summary(pending: list[PendingInfo], query: PendingQuery) -> JSON:
     """The page ``[offset, offset + limit)`` of ``pending`` (already in the queue's order, and
     already only the LocalQueue's for a LocalQueue query) as a ``PendingWorkloadsSummary``."""
-    page = pending[query.offset:query.offset + query.limit]
-    return {"kind": "PendingWorkloadsSummary", "apiVersion": f"{GROUP}/{query.version}",
-            "metadata": {"creationTimestamp": None}, "items": [_item(p) for p in page]}
+    page = pending[query.offset : query.offset + query.limit]
+    return {
+        "kind": "PendingWorkloadsSummary",
+        "apiVersion": f"{GROUP}/{query.version}",
+        "metadata": {"creationTimestamp": None},
+        "items": [_item(p) for p in page],
+    }
 
 
 class EngineBackend:
@@ -117,8 +125,11 @@ class EngineBackend:
             lq = engine.queues.local_queues.get((query.namespace, query.queue))
             if lq is None:
                 raise NotFound.object("localqueues", query.queue, GROUP)
-            mine = [p for p in engine.pending_workloads(lq.cq_name)
-                    if p.namespace == query.namespace and p.local_queue == query.queue]
+            mine = [
+                p
+                for p in engine.pending_workloads(lq.cq_name)
+                if p.namespace == query.namespace and p.local_queue == query.queue
+            ]
             return summary(mine, query)
         if query.queue not in engine.cache.cqs:
             raise NotFound.object("clusterqueues", query.queue, GROUP)
@@ -146,8 +157,9 @@ class RemoteBackend:
             self._session = aiohttp.ClientSession(timeout=self._timeout)
         params = {"limit": str(query.limit), "offset": str(query.offset)}
         try:
-            async with self._session.get(url + query.path, params=params,
-                                         headers={"Authorization": f"Bearer {token}"}) as response:
+            async with self._session.get(
+                url + query.path, params=params, headers={"Authorization": f"Bearer {token}"}
+            ) as response:
                 body = await response.json(content_type=None)
                 status = response.status
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
@@ -165,6 +177,7 @@ class RemoteBackend:
 
 
 # ---------------------------------------------------------------------- parsing a request
+
 
 def _int_param(request: web.Request, name: str, default: int, minimum: int) -> int:
     raw = request.query.get(name)
@@ -187,14 +200,19 @@ def parse_query(request: web.Request, version: str, segments: list[str]) -> Pend
     offset = _int_param(request, "offset", 0, 0)
     if len(segments) == 3 and segments[0] == "clusterqueues" and segments[2] == "pendingworkloads":
         return PendingQuery(version, segments[1], "", limit, offset)
-    if (len(segments) == 5 and segments[0] == "namespaces" and segments[2] == "localqueues"
-            and segments[4] == "pendingworkloads"):
+    if (
+        len(segments) == 5
+        and segments[0] == "namespaces"
+        and segments[2] == "localqueues"
+        and segments[4] == "pendingworkloads"
+    ):
         return PendingQuery(version, segments[3], segments[1], limit, offset)
     raise NotFound("the server could not find the requested resource")
 
 
-async def serve_request(backend: Backend | None, request: web.Request, version: str,
-                        segments: list[str]) -> web.StreamResponse:
+async def serve_request(
+    backend: Backend | None, request: web.Request, version: str, segments: list[str]
+) -> web.StreamResponse:
     if backend is None:
         raise NotFound("the server could not find the requested resource")
     if request.method != "GET":
@@ -204,28 +222,54 @@ async def serve_request(backend: Backend | None, request: web.Request, version: 
 
 # ---------------------------------------------------------------------- discovery
 
+
 def _resources(version: str) -> list[JSON]:
     return [
-        {"name": "clusterqueues", "singularName": "clusterqueue", "namespaced": False, "kind": "ClusterQueue",
-         "verbs": ["get"], "storageVersionHash": storage_version_hash(GROUP, version, "ClusterQueue")},
-        {"name": "clusterqueues/pendingworkloads", "singularName": "", "namespaced": False,
-         "kind": "PendingWorkloadsSummary", "verbs": ["get"]},
-        {"name": "localqueues", "singularName": "localqueue", "namespaced": True, "kind": "LocalQueue",
-         "verbs": ["get"], "storageVersionHash": storage_version_hash(GROUP, version, "LocalQueue")},
-        {"name": "localqueues/pendingworkloads", "singularName": "", "namespaced": True,
-         "kind": "PendingWorkloadsSummary", "verbs": ["get"]},
+        {
+            "name": "clusterqueues",
+            "singularName": "clusterqueue",
+            "namespaced": False,
+            "kind": "ClusterQueue",
+            "verbs": ["get"],
+            "storageVersionHash": storage_version_hash(GROUP, version, "ClusterQueue"),
+        },
+        {
+            "name": "clusterqueues/pendingworkloads",
+            "singularName": "",
+            "namespaced": False,
+            "kind": "PendingWorkloadsSummary",
+            "verbs": ["get"],
+        },
+        {
+            "name": "localqueues",
+            "singularName": "localqueue",
+            "namespaced": True,
+            "kind": "LocalQueue",
+            "verbs": ["get"],
+            "storageVersionHash": storage_version_hash(GROUP, version, "LocalQueue"),
+        },
+        {
+            "name": "localqueues/pendingworkloads",
+            "singularName": "",
+            "namespaced": True,
+            "kind": "PendingWorkloadsSummary",
+            "verbs": ["get"],
+        },
     ]
 
 
 def resource_list(version: str) -> JSON:
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{GROUP}/{version}",
-            "resources": _resources(version)}
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{GROUP}/{version}",
+        "resources": _resources(version),
+    }
 
 
 def api_group() -> JSON:
     entries = [{"groupVersion": f"{GROUP}/{v}", "version": v} for v in VERSIONS]
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP, "versions": entries,
-            "preferredVersion": entries[0]}
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP, "versions": entries, "preferredVersion": entries[0]}
 
 
 def add_to_group_list(body: JSON) -> JSON:
@@ -240,20 +284,36 @@ def add_to_aggregated(body: JSON) -> JSON:
     versions = []
     for version in VERSIONS:
         resources = []
-        for kind, plural, singular, scope in (("ClusterQueue", "clusterqueues", "clusterqueue", "Cluster"),
-                                              ("LocalQueue", "localqueues", "localqueue", "Namespaced")):
-            resources.append({
-                "resource": plural, "singularResource": singular, "scope": scope, "verbs": ["get"],
-                "responseKind": {"group": GROUP, "version": version, "kind": kind},
-                "subresources": [{"subresource": "pendingworkloads", "verbs": ["get"], "responseKind": {
-                    "group": GROUP, "version": version, "kind": "PendingWorkloadsSummary"}}]})
+        for kind, plural, singular, scope in (
+            ("ClusterQueue", "clusterqueues", "clusterqueue", "Cluster"),
+            ("LocalQueue", "localqueues", "localqueue", "Namespaced"),
+        ):
+            resources.append(
+                {
+                    "resource": plural,
+                    "singularResource": singular,
+                    "scope": scope,
+                    "verbs": ["get"],
+                    "responseKind": {"group": GROUP, "version": version, "kind": kind},
+                    "subresources": [
+                        {
+                            "subresource": "pendingworkloads",
+                            "verbs": ["get"],
+                            "responseKind": {"group": GROUP, "version": version, "kind": "PendingWorkloadsSummary"},
+                        }
+                    ],
+                }
+            )
         versions.append({"version": version, "resources": resources, "freshness": "Current"})
-    body["items"] = [*body.get("items", []), {"metadata": {"name": GROUP, "creationTimestamp": None},
-                                              "versions": versions}]
+    body["items"] = [
+        *body.get("items", []),
+        {"metadata": {"name": GROUP, "creationTimestamp": None}, "versions": versions},
+    ]
     return body
 
 
 # ---------------------------------------------------------------------- the controller process's server
+
 
 def backend_app(backend: Backend, token: str) -> web.Application:
     """The visibility routes alone, behind ``token``: what the controller process serves on loopback."""
@@ -285,4 +345,3 @@ async def serve_backend(backend: Backend, token: str, host: str = "127.0.0.1") -
             port = int(address[1])
             break
     return runner, f"http://{host}:{port}"
-

@@ -26,12 +26,14 @@ explain_app = typer.Typer(no_args_is_help=True, help="Explain why a workload is 
 
 def read_objects(cluster: Cluster) -> list[dict[str, Any]]:
     """Everything the engine needs, each item with its ``kind`` (lists may leave it out)."""
-    sources = [("Namespace", "/api/v1/namespaces"),
-               ("ResourceFlavor", cluster.kueue_path("resourceflavors")),
-               ("Cohort", cluster.kueue_path("cohorts")),
-               ("ClusterQueue", cluster.kueue_path("clusterqueues")),
-               ("LocalQueue", cluster.kueue_path("localqueues")),
-               ("Workload", cluster.kueue_path("workloads"))]
+    sources = [
+        ("Namespace", "/api/v1/namespaces"),
+        ("ResourceFlavor", cluster.kueue_path("resourceflavors")),
+        ("Cohort", cluster.kueue_path("cohorts")),
+        ("ClusterQueue", cluster.kueue_path("clusterqueues")),
+        ("LocalQueue", cluster.kueue_path("localqueues")),
+        ("Workload", cluster.kueue_path("workloads")),
+    ]
     out: list[dict[str, Any]] = []
     for kind, path in sources:
         for item in cluster.list_all(path):
@@ -42,7 +44,10 @@ def read_objects(cluster: Cluster) -> list[dict[str, Any]]:
 @explain_app.command("workload")
 def explain_workload_command(
     name: Annotated[str, typer.Argument(help="The Workload's name.")],
-    output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """Why is this workload pending (each flavor's numbers, who holds the quota, whether preemption
     could help, its position, the smallest change that admits it), how was it admitted, or who
@@ -58,8 +63,7 @@ def explain_workload_command(
         try:
             answer = explain_workload(engine, objects, cluster.namespace, name)
         except KeyError:
-            raise CommandError(f'Error from server (NotFound): workloads.kueue.x-k8s.io "{name}" not found') \
-                from None
+            raise CommandError(f'Error from server (NotFound): workloads.kueue.x-k8s.io "{name}" not found') from None
         if refused:
             answer["ignoredObjects"] = refused
         if output == "json":
@@ -68,4 +72,5 @@ def explain_workload_command(
         typer.echo(f"Workload {cluster.namespace}/{name}: {answer['state']}")
         for sentence in answer["sentences"]:
             typer.echo(f"  {sentence}")
+
     run(body)

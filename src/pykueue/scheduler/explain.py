@@ -31,13 +31,18 @@ __all__ = ["explain_workload", "load_engine"]
 
 JSON = dict[str, Any]
 UID_MARK = "(UID: "
-POLICY_OF_REASON = {"InClusterQueue": "withinClusterQueue", "InCohortReclamation": "reclaimWithinCohort",
-                    "InCohortReclaimWhileBorrowing": "borrowWithinCohort", "InCohortFairSharing": "fair sharing"}
+POLICY_OF_REASON = {
+    "InClusterQueue": "withinClusterQueue",
+    "InCohortReclamation": "reclaimWithinCohort",
+    "InCohortReclaimWhileBorrowing": "borrowWithinCohort",
+    "InCohortFairSharing": "fair sharing",
+}
 _ORDER = ("Namespace", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue")
 
 
-def load_engine(objects: Iterable[Mapping[str, Any]], now: float, config: SchedulerConfig | None = None
-                ) -> tuple[Scheduler, list[str]]:
+def load_engine(
+    objects: Iterable[Mapping[str, Any]], now: float, config: SchedulerConfig | None = None
+) -> tuple[Scheduler, list[str]]:
     """A scheduler engine fed ``objects`` (any order) as the cluster holds them now; returns it and
     the objects it refused (malformed), which the caller may report."""
     s = Scheduler(config or SchedulerConfig(), clock=ManualClock(now))
@@ -90,7 +95,7 @@ def _uid_in(message: str) -> str:
     start = message.find(UID_MARK)
     if start < 0:
         return ""
-    rest = message[start + len(UID_MARK):]
+    rest = message[start + len(UID_MARK) :]
     return rest.split(",")[0].split(")")[0].strip()
 
 
@@ -153,8 +158,10 @@ def _admitted(s: Scheduler, obj: Mapping[str, Any], out: JSON) -> None:
     for psa in admission.get("podSetAssignments") or []:
         parts = [f"{res} in {flavor}" for res, flavor in sorted((psa.get("flavors") or {}).items())]
         usage = ", ".join(f"{q} {r}" for r, q in sorted((psa.get("resourceUsage") or {}).items()))
-        flavors.append(f"pod set {psa.get('name')} ({psa.get('count', '?')} pods): {', '.join(parts)}"
-                       + (f", using {usage}" if usage else ""))
+        flavors.append(
+            f"pod set {psa.get('name')} ({psa.get('count', '?')} pods): {', '.join(parts)}"
+            + (f", using {usage}" if usage else "")
+        )
     out["admission"] = {"clusterQueue": cq_name, "podSets": admission.get("podSetAssignments") or []}
     verb = "Admitted" if out["state"] == "admitted" else "Holds quota (admission checks pending)"
     sentences = out["sentences"]
@@ -170,8 +177,11 @@ def _admitted(s: Scheduler, obj: Mapping[str, Any], out: JSON) -> None:
         out["admission"]["borrowing"] = bool(borrowed)
         if borrowed:
             cohort = cq.parent.name if cq.parent is not None else ""
-            sentences.append(f"ClusterQueue {cq_name} is over its nominal quota: borrowing "
-                             + ", ".join(borrowed) + (f" from cohort {cohort}." if cohort else "."))
+            sentences.append(
+                f"ClusterQueue {cq_name} is over its nominal quota: borrowing "
+                + ", ".join(borrowed)
+                + (f" from cohort {cohort}." if cohort else ".")
+            )
         else:
             sentences.append(f"No borrowing: ClusterQueue {cq_name} is within its nominal quota.")
     reserved = _cond(obj, "QuotaReserved") or {}
@@ -199,19 +209,27 @@ def _eviction(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping
         message = str(preempted.get("message", ""))
         uid = _uid_in(message)
         by = by_uid.get(uid)
-        by_name = f"{(by.get('metadata') or {}).get('namespace')}/{(by.get('metadata') or {}).get('name')}" \
-            if by is not None else (f"a workload with UID {uid} (gone now)" if uid else "another workload")
+        by_name = (
+            f"{(by.get('metadata') or {}).get('namespace')}/{(by.get('metadata') or {}).get('name')}"
+            if by is not None
+            else (f"a workload with UID {uid} (gone now)" if uid else "another workload")
+        )
         policy = POLICY_OF_REASON.get(reason, reason)
         by_cq = ""
         if by is not None:
-            lq = s.queues.local_queues.get(((by.get("metadata") or {}).get("namespace") or "default",
-                                            (by.get("spec") or {}).get("queueName", "")))
+            lq = s.queues.local_queues.get(
+                ((by.get("metadata") or {}).get("namespace") or "default", (by.get("spec") or {}).get("queueName", ""))
+            )
             by_cq = ((by.get("status") or {}).get("admission") or {}).get("clusterQueue") or (lq.cq_name if lq else "")
         setting = _policy_value(s.cache.cqs.get(by_cq), policy) if by_cq else ""
         out.update({"preemptedBy": by_name, "preemptionReason": reason, "policy": policy})
-        sentences.append(f"Preempted by {by_name}" + (f" (ClusterQueue {by_cq})" if by_cq else "")
-                         + f", reason {reason}, under the {policy} policy" + (f" ({setting})" if setting else "")
-                         + ".")
+        sentences.append(
+            f"Preempted by {by_name}"
+            + (f" (ClusterQueue {by_cq})" if by_cq else "")
+            + f", reason {reason}, under the {policy} policy"
+            + (f" ({setting})" if setting else "")
+            + "."
+        )
     elif evicted is not None:
         sentences.append(f"Evicted ({evicted.get('reason', '')}): {evicted.get('message', '')}")
     out["sentences"] = sentences
@@ -221,8 +239,11 @@ def _eviction(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping
 def _policy_value(cq: ClusterQueue | None, policy: str) -> str:
     if cq is None:
         return ""
-    value = {"withinClusterQueue": cq.within_cluster_queue, "reclaimWithinCohort": cq.reclaim_within_cohort,
-             "borrowWithinCohort": cq.borrow_within_cohort}.get(policy, "")
+    value = {
+        "withinClusterQueue": cq.within_cluster_queue,
+        "reclaimWithinCohort": cq.reclaim_within_cohort,
+        "borrowWithinCohort": cq.borrow_within_cohort,
+    }.get(policy, "")
     return f"{policy}: {value}" if value else ""
 
 
@@ -236,8 +257,9 @@ def _pending(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping[
     sentences: list[str] = out["sentences"]
     spec = obj.get("spec") or {}
     if spec.get("active") is False:
-        sentences.append("Stopped: spec.active is false, so it is not queued (resume it with "
-                         "`kubectl kueue resume workload`).")
+        sentences.append(
+            "Stopped: spec.active is false, so it is not queued (resume it with `kubectl kueue resume workload`)."
+        )
         return
     lq = s.queues.local_queues.get((key[0], str(spec.get("queueName", ""))))
     if lq is None:
@@ -262,4 +284,3 @@ def _pending(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping[
         sentences.append(f"Namespace {wl.namespace} does not match the namespaceSelector of ClusterQueue {cq.name}.")
         return
     pending_analysis(s, wl, cq, obj, by_uid, out)
-

@@ -60,8 +60,17 @@ def _holders(cq: ClusterQueue, fr: FR) -> list[JSON]:
             if peer.usage.get(fr, 0) > peer.nominal(fr):
                 found.extend((h.usage[fr], h, peer) for h in peer.workloads.values() if h.usage.get(fr, 0) > 0)
     found.sort(key=lambda item: (-item[0], item[1].namespace, item[1].name))
-    return [{"workload": _name(h), "clusterQueue": c.name, "amount": amount, "amountText": _q(fr[1], amount),
-             "priority": h.priority, "borrowing": c is not cq} for amount, h, c in found]
+    return [
+        {
+            "workload": _name(h),
+            "clusterQueue": c.name,
+            "amount": amount,
+            "amountText": _q(fr[1], amount),
+            "priority": h.priority,
+            "borrowing": c is not cq,
+        }
+        for amount, h, c in found
+    ]
 
 
 def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
@@ -72,9 +81,16 @@ def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
     available = cq.available(fr)
     capacity = cq.potential_available(fr)
     own_free = max(0, nominal - used)
-    entry: JSON = {"resource": res, "requested": request, "used": used, "nominal": nominal,
-                   "available": available, "borrowableFromCohort": max(0, available - own_free),
-                   "maximumCapacity": capacity, "fits": request <= available}
+    entry: JSON = {
+        "resource": res,
+        "requested": request,
+        "used": used,
+        "nominal": nominal,
+        "available": available,
+        "borrowableFromCohort": max(0, available - own_free),
+        "maximumCapacity": capacity,
+        "fits": request <= available,
+    }
     if q is not None and q.borrowing_limit is not None:
         entry["borrowingLimit"] = q.borrowing_limit
     if q is not None and q.lending_limit is not None:
@@ -93,8 +109,13 @@ def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
             if withheld > 0:
                 limits.append("lendingLimit")
                 entry.setdefault("peerLendingLimits", []).append(
-                    {"clusterQueue": peer.name, "lendingLimit": pq.lending_limit, "nominal": pq.nominal,
-                     "withheld": withheld})
+                    {
+                        "clusterQueue": peer.name,
+                        "lendingLimit": pq.lending_limit,
+                        "nominal": pq.nominal,
+                        "withheld": withheld,
+                    }
+                )
     entry["limitedBy"] = limits
     entry["missing"] = max(0, request - available)
     for key in ("requested", "used", "nominal", "available", "borrowableFromCohort", "maximumCapacity", "missing"):
@@ -104,10 +125,14 @@ def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
 
 def _flavor_sentence(cq: ClusterQueue, flavor: str, entry: JSON) -> str:
     res = entry["resource"]
-    t = {k: entry[k + "Text"] for k in ("requested", "used", "nominal", "available", "borrowableFromCohort",
-                                         "maximumCapacity", "missing")}
-    head = (f"Flavor {flavor}, {res}: requests {t['requested']}; ClusterQueue {cq.name} uses {t['used']} of "
-            f"nominal {t['nominal']}")
+    t = {
+        k: entry[k + "Text"]
+        for k in ("requested", "used", "nominal", "available", "borrowableFromCohort", "maximumCapacity", "missing")
+    }
+    head = (
+        f"Flavor {flavor}, {res}: requests {t['requested']}; ClusterQueue {cq.name} uses {t['used']} of "
+        f"nominal {t['nominal']}"
+    )
     if cq.parent is not None:
         head += f", the cohort can lend {t['borrowableFromCohort']}"
     head += f"; {t['available']} available"
@@ -119,8 +144,10 @@ def _flavor_sentence(cq: ClusterQueue, flavor: str, entry: JSON) -> str:
     if "borrowingLimit" in entry["limitedBy"]:
         why.append(f"limited by its borrowingLimit {_q(res, entry['borrowingLimit'])}")
     for peer in entry.get("peerLendingLimits", []):
-        why.append(f"ClusterQueue {peer['clusterQueue']} lends at most {_q(res, peer['lendingLimit'])} of its "
-                   f"nominal {_q(res, peer['nominal'])} (lendingLimit), keeping {_q(res, peer['withheld'])} unused")
+        why.append(
+            f"ClusterQueue {peer['clusterQueue']} lends at most {_q(res, peer['lendingLimit'])} of its "
+            f"nominal {_q(res, peer['nominal'])} (lendingLimit), keeping {_q(res, peer['withheld'])} unused"
+        )
     return head + " — " + ", ".join(why) + "."
 
 
@@ -144,8 +171,14 @@ def _flavors(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON) -> lis
         for res in sorted(requests):
             group = cq.rg_by_resource.get(res)
             if group is None:
-                tried.append({"podSet": ps_name, "flavor": "", "eligible": False,
-                              "reason": f"resource {res} is not covered by ClusterQueue {cq.name}"})
+                tried.append(
+                    {
+                        "podSet": ps_name,
+                        "flavor": "",
+                        "eligible": False,
+                        "reason": f"resource {res} is not covered by ClusterQueue {cq.name}",
+                    }
+                )
                 out["sentences"].append(f"ClusterQueue {cq.name} has no quota for {res} at all.")
             elif group not in groups:
                 groups.append(group)
@@ -157,8 +190,9 @@ def _flavors(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON) -> lis
                     entry["reason"] = blocked
                     out["sentences"].append(f"Flavor {flavor} cannot host pod set {ps_name}: {blocked}.")
                 else:
-                    entry["resources"] = [_flavor_numbers(cq, (flavor, r), requests[r])
-                                          for r in sorted(requests) if r in group.covered]
+                    entry["resources"] = [
+                        _flavor_numbers(cq, (flavor, r), requests[r]) for r in sorted(requests) if r in group.covered
+                    ]
                     for numbers in entry["resources"]:
                         out["sentences"].append(_flavor_sentence(cq, flavor, numbers))
                 tried.append(entry)
@@ -170,8 +204,11 @@ def _victims_leaving(s: Scheduler, wl: WorkloadInfo, by_uid: Mapping[str, Mappin
     out = []
     for held in s.cache.reserved.values():
         for cond in (held.obj.get("status") or {}).get("conditions") or []:
-            if cond.get("type") in ("Preempted", "Evicted") and cond.get("status") == "True" \
-                    and f"(UID: {wl.uid}" in str(cond.get("message", "")):
+            if (
+                cond.get("type") in ("Preempted", "Evicted")
+                and cond.get("status") == "True"
+                and f"(UID: {wl.uid}" in str(cond.get("message", ""))
+            ):
                 out.append(_name(held))
                 break
     return sorted(out)
@@ -180,20 +217,29 @@ def _victims_leaving(s: Scheduler, wl: WorkloadInfo, by_uid: Mapping[str, Mappin
 def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, holders: list[JSON]) -> None:
     """The engine's verdict (flavor assigner + preemptor) and, when preemption cannot help, the policy."""
     cfg = s.config
-    assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle, fungibility=cfg.flavor_fungibility,
-                              fair_sharing=cfg.fair_sharing is not None,
-                              ignore_undeclared=cfg.ignore_undeclared_resources, eligibility={})
+    assigner = FlavorAssigner(
+        wl,
+        cq,
+        s.cache.flavors,
+        s.preemptor.oracle,
+        fungibility=cfg.flavor_fungibility,
+        fair_sharing=cfg.fair_sharing is not None,
+        ignore_undeclared=cfg.ignore_undeclared_resources,
+        eligibility={},
+    )
     assignment = assigner.assign()
     verdict: JSON = {"mode": assignment.mode.name, "message": assignment.message()}
     out["engine"] = verdict
     sentences: list[str] = out["sentences"]
     if assignment.mode == Mode.FIT:
         if out.get("blockedBy"):
-            sentences.append("Its quota is free, but under StrictFIFO nothing behind the head is admitted "
-                             "before the head.")
+            sentences.append(
+                "Its quota is free, but under StrictFIFO nothing behind the head is admitted before the head."
+            )
         else:
-            sentences.append("It fits now: the next scheduling cycle admits it unless a workload ahead of it "
-                             "takes the quota first.")
+            sentences.append(
+                "It fits now: the next scheduling cycle admits it unless a workload ahead of it takes the quota first."
+            )
         return
     targets = []
     if assignment.mode == Mode.PREEMPT and s.preemptor.may_preempt(cq):
@@ -201,8 +247,9 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
         targets = s.preemptor.targets(ctx)
     if targets:
         verdict["preemptionTargets"] = [{"workload": _name(t.wl), "reason": t.reason} for t in targets]
-        sentences.append("Preemption can make room: evicting " + ", ".join(
-            f"{_name(t.wl)} ({t.reason})" for t in targets) + ".")
+        sentences.append(
+            "Preemption can make room: evicting " + ", ".join(f"{_name(t.wl)} ({t.reason})" for t in targets) + "."
+        )
         return
     verdict["preemptionPossible"] = False
     reasons: list[str] = []
@@ -214,15 +261,19 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
             reasons.append(f"withinClusterQueue is Never, so it may not preempt {names} in ClusterQueue {cq.name}")
         elif all(h["priority"] >= wl.priority for h in own):
             policy = "LowerPriority" if cq.within_cluster_queue == LOWER_PRIORITY else cq.within_cluster_queue
-            reasons.append(f"withinClusterQueue is {policy} and no workload holding the quota in ClusterQueue "
-                           f"{cq.name} ({names}) has a priority below its own ({wl.priority})")
+            reasons.append(
+                f"withinClusterQueue is {policy} and no workload holding the quota in ClusterQueue "
+                f"{cq.name} ({names}) has a priority below its own ({wl.priority})"
+            )
     if lent:
         names = ", ".join(f"{h['workload']} (ClusterQueue {h['clusterQueue']})" for h in lent[:HOLDERS_SHOWN])
         if cq.reclaim_within_cohort == NEVER:
             reasons.append(f"reclaimWithinCohort is Never, so it may not reclaim the quota borrowed by {names}")
         elif cq.reclaim_within_cohort == LOWER_PRIORITY and all(h["priority"] >= wl.priority for h in lent):
-            reasons.append(f"reclaimWithinCohort is LowerPriority and the borrowers ({names}) do not have a "
-                           f"lower priority than {wl.priority}")
+            reasons.append(
+                f"reclaimWithinCohort is LowerPriority and the borrowers ({names}) do not have a "
+                f"lower priority than {wl.priority}"
+            )
     if not own and not lent:
         reasons.append("no admitted workload holds the quota it lacks")
     verdict["forbiddenBy"] = reasons
@@ -233,8 +284,10 @@ def _smallest_change(cq: ClusterQueue, tried: list[JSON]) -> str:
     eligible = [t for t in tried if t.get("eligible")]
     if not eligible:
         blocked = "; ".join(str(t.get("reason")) for t in tried if t.get("reason"))
-        return f"No flavor of ClusterQueue {cq.name} can host it ({blocked}): it is admitted only once a flavor " \
-               "it can use gets quota, or once it tolerates what blocks it."
+        return (
+            f"No flavor of ClusterQueue {cq.name} can host it ({blocked}): it is admitted only once a flavor "
+            "it can use gets quota, or once it tolerates what blocks it."
+        )
     best = min(eligible, key=lambda t: sum(r["missing"] for r in t["resources"]) or 0)
     short = [r for r in best["resources"] if r["missing"] > 0]
     flavor = best["flavor"]
@@ -243,49 +296,74 @@ def _smallest_change(cq: ClusterQueue, tried: list[JSON]) -> str:
     parts = []
     for r in short:
         if "maximumCapacity" in r["limitedBy"]:
-            parts.append(f"it can never get {r['requestedText']} {r['resource']} of flavor {flavor} here (at most "
-                         f"{r['maximumCapacity' + 'Text']}): raise the quota by "
-                         f"{format_amount(r['resource'], r['requested'] - r['maximumCapacity'])}")
+            parts.append(
+                f"it can never get {r['requestedText']} {r['resource']} of flavor {flavor} here (at most "
+                f"{r['maximumCapacity' + 'Text']}): raise the quota by "
+                f"{format_amount(r['resource'], r['requested'] - r['maximumCapacity'])}"
+            )
         elif "borrowingLimit" in r["limitedBy"]:
-            parts.append(f"admitted when {r['missingText']} {r['resource']} are freed in ClusterQueue {cq.name} or "
-                         f"its borrowingLimit for {r['resource']} in flavor {flavor} is raised by {r['missingText']}")
+            parts.append(
+                f"admitted when {r['missingText']} {r['resource']} are freed in ClusterQueue {cq.name} or "
+                f"its borrowingLimit for {r['resource']} in flavor {flavor} is raised by {r['missingText']}"
+            )
         elif cq.parent is not None:
             extra = ""
             for peer in r.get("peerLendingLimits", []):
-                extra = f" (or ClusterQueue {peer['clusterQueue']} lends more: its lendingLimit keeps " \
-                        f"{format_amount(r['resource'], peer['withheld'])} unused)"
-            parts.append(f"admitted when {r['missingText']} {r['resource']} are freed in cohort {cq.parent.name}"
-                         + extra)
+                extra = (
+                    f" (or ClusterQueue {peer['clusterQueue']} lends more: its lendingLimit keeps "
+                    f"{format_amount(r['resource'], peer['withheld'])} unused)"
+                )
+            parts.append(
+                f"admitted when {r['missingText']} {r['resource']} are freed in cohort {cq.parent.name}" + extra
+            )
         else:
             parts.append(f"admitted when {r['missingText']} {r['resource']} are freed in ClusterQueue {cq.name}")
     return "Smallest change: " + "; and ".join(parts) + f" (flavor {flavor})."
 
 
-def pending_analysis(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, obj: Mapping[str, Any],
-                     by_uid: Mapping[str, Mapping[str, Any]], out: JSON) -> None:
+def pending_analysis(
+    s: Scheduler,
+    wl: WorkloadInfo,
+    cq: ClusterQueue,
+    obj: Mapping[str, Any],
+    by_uid: Mapping[str, Mapping[str, Any]],
+    out: JSON,
+) -> None:
     sentences: list[str] = out["sentences"]
     listing = s.pending_workloads(cq.name)
     me = next((p for p in listing if (p.namespace, p.name) == wl.key), None)
     if me is not None:
-        out["position"] = {"inClusterQueue": me.position_in_cluster_queue, "inLocalQueue": me.position_in_local_queue,
-                           "clusterQueue": cq.name, "localQueue": wl.queue_name}
-        sentences.append(f"Pending in ClusterQueue {cq.name} ({cq.strategy}) at position {me.position_in_cluster_queue}"
-                         f" (position {me.position_in_local_queue} in LocalQueue {wl.queue_name}), priority "
-                         f"{wl.priority}.")
+        out["position"] = {
+            "inClusterQueue": me.position_in_cluster_queue,
+            "inLocalQueue": me.position_in_local_queue,
+            "clusterQueue": cq.name,
+            "localQueue": wl.queue_name,
+        }
+        sentences.append(
+            f"Pending in ClusterQueue {cq.name} ({cq.strategy}) at position {me.position_in_cluster_queue}"
+            f" (position {me.position_in_local_queue} in LocalQueue {wl.queue_name}), priority "
+            f"{wl.priority}."
+        )
         if cq.strategy == STRICT_FIFO and me.position_in_cluster_queue > 0:
             head = listing[0]
             out["blockedBy"] = {"workload": f"{head.namespace}/{head.name}", "priority": head.priority}
-            sentences.append(f"ClusterQueue {cq.name} is StrictFIFO: it waits behind the head {head.namespace}/"
-                             f"{head.name} (priority {head.priority}), which must be admitted first.")
+            sentences.append(
+                f"ClusterQueue {cq.name} is StrictFIFO: it waits behind the head {head.namespace}/"
+                f"{head.name} (priority {head.priority}), which must be admitted first."
+            )
     victims = _victims_leaving(s, wl, by_uid)
     if victims:
         out["waitingFor"] = victims
-        sentences.append("Waiting for the workloads preempted to make room for it to release their quota: "
-                         + ", ".join(victims) + ".")
+        sentences.append(
+            "Waiting for the workloads preempted to make room for it to release their quota: "
+            + ", ".join(victims)
+            + "."
+        )
     tried = _flavors(s, wl, cq, out)
     out["flavors"] = tried
-    short_frs = [(t["flavor"], r["resource"]) for t in tried if t.get("eligible")
-                 for r in t["resources"] if not r["fits"]]
+    short_frs = [
+        (t["flavor"], r["resource"]) for t in tried if t.get("eligible") for r in t["resources"] if not r["fits"]
+    ]
     holders: list[JSON] = []
     seen: set[str] = set()
     for fr in short_frs:
@@ -295,17 +373,24 @@ def pending_analysis(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, obj: Mapp
                 holders.append(h)
     out["holders"] = holders
     if holders:
-        sentences.append("The quota it needs is held by " + ", ".join(
-            f"{h['workload']} ({h['amountText']} in ClusterQueue {h['clusterQueue']}, priority {h['priority']})"
-            for h in holders[:HOLDERS_SHOWN]) + (" and others." if len(holders) > HOLDERS_SHOWN else "."))
+        sentences.append(
+            "The quota it needs is held by "
+            + ", ".join(
+                f"{h['workload']} ({h['amountText']} in ClusterQueue {h['clusterQueue']}, priority {h['priority']})"
+                for h in holders[:HOLDERS_SHOWN]
+            )
+            + (" and others." if len(holders) > HOLDERS_SHOWN else ".")
+        )
     if victims:
         return
     if not any(t.get("eligible") for t in tried):
         out["engine"] = {"mode": Mode.NO_FIT.name, "preemptionPossible": False}
     elif any("maximumCapacity" in r["limitedBy"] for t in tried if t.get("eligible") for r in t["resources"]):
         out["engine"] = {"mode": Mode.NO_FIT.name, "preemptionPossible": False}
-        sentences.append("Preemption cannot help: it asks for more than ClusterQueue "
-                         f"{cq.name} can ever provide, even with nothing else running.")
+        sentences.append(
+            "Preemption cannot help: it asks for more than ClusterQueue "
+            f"{cq.name} can ever provide, even with nothing else running."
+        )
     else:
         _preemption(s, wl, cq, out, holders)
     change = _smallest_change(cq, tried)

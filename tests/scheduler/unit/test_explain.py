@@ -31,12 +31,23 @@ def text(answer: dict[str, Any]) -> str:
 
 def test_insufficient_quota_names_the_holder_and_the_cpu_to_free() -> None:
     holder = admitted(workload("holder", cpu="3", priority=10), "cq", {"cpu": "f"}, {"cpu": "3"})
-    answer = explain("want", flavor("f"), CQ("cq").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "cq"),
-                     holder, workload("want", cpu="3", created=T0 + 5))
+    answer = explain(
+        "want",
+        flavor("f"),
+        CQ("cq").flavor("f", cpu=4).obj(),
+        local_queue("ns", "lq", "cq"),
+        holder,
+        workload("want", cpu="3", created=T0 + 5),
+    )
     assert answer["state"] == "pending"
     got = numbers(answer, "f")
-    assert (got["requested"], got["used"], got["nominal"], got["available"], got["missing"]) == \
-        (3000, 3000, 4000, 1000, 2000)
+    assert (got["requested"], got["used"], got["nominal"], got["available"], got["missing"]) == (
+        3000,
+        3000,
+        4000,
+        1000,
+        2000,
+    )
     assert got["limitedBy"] == []
     assert [h["workload"] for h in answer["holders"]] == ["ns/holder"]
     assert answer["holders"][0]["amount"] == 3000
@@ -48,34 +59,57 @@ def test_insufficient_quota_names_the_holder_and_the_cpu_to_free() -> None:
 
 def test_borrowing_limit_reached() -> None:
     own = admitted(workload("own", cpu="2"), "a", {"cpu": "f"}, {"cpu": "2"})
-    answer = explain("want", flavor("f"), CQ("a").cohort("team").flavor("f", cpu=(2, 2)).obj(),
-                     CQ("b").cohort("team").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "a"), own,
-                     workload("want", cpu="3"))
+    answer = explain(
+        "want",
+        flavor("f"),
+        CQ("a").cohort("team").flavor("f", cpu=(2, 2)).obj(),
+        CQ("b").cohort("team").flavor("f", cpu=4).obj(),
+        local_queue("ns", "lq", "a"),
+        own,
+        workload("want", cpu="3"),
+    )
     got = numbers(answer, "f")
-    assert (got["requested"], got["used"], got["nominal"], got["borrowingLimit"], got["available"],
-            got["maximumCapacity"], got["missing"]) == (3000, 2000, 2000, 2000, 2000, 4000, 1000)
+    assert (
+        got["requested"],
+        got["used"],
+        got["nominal"],
+        got["borrowingLimit"],
+        got["available"],
+        got["maximumCapacity"],
+        got["missing"],
+    ) == (3000, 2000, 2000, 2000, 2000, 4000, 1000)
     assert got["limitedBy"] == ["borrowingLimit"]
     assert "limited by its borrowingLimit 2" in text(answer)
     assert [h["workload"] for h in answer["holders"]] == ["ns/own"]
     assert "borrowingLimit for cpu in flavor f is raised by 1" in answer["smallestChange"]
     # with nothing running the same limit caps what it could ever get
-    never = explain("want", flavor("f"), CQ("a").cohort("team").flavor("f", cpu=(2, 1)).obj(),
-                    CQ("b").cohort("team").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "a"),
-                    workload("want", cpu="4"))
+    never = explain(
+        "want",
+        flavor("f"),
+        CQ("a").cohort("team").flavor("f", cpu=(2, 1)).obj(),
+        CQ("b").cohort("team").flavor("f", cpu=4).obj(),
+        local_queue("ns", "lq", "a"),
+        workload("want", cpu="4"),
+    )
     assert numbers(never, "f")["limitedBy"] == ["maximumCapacity", "borrowingLimit"]
     assert "it can never get 4 cpu of flavor f here (at most 3)" in never["smallestChange"]
 
 
 def test_a_peers_lending_limit() -> None:
     own = admitted(workload("own", cpu="1"), "a", {"cpu": "f"}, {"cpu": "1"})
-    answer = explain("want", flavor("f"), CQ("a").cohort("team").flavor("f", cpu=2).obj(),
-                     CQ("b").cohort("team").flavor("f", cpu=(4, None, 1)).obj(), local_queue("ns", "lq", "a"),
-                     own, workload("want", cpu="3"))
+    answer = explain(
+        "want",
+        flavor("f"),
+        CQ("a").cohort("team").flavor("f", cpu=2).obj(),
+        CQ("b").cohort("team").flavor("f", cpu=(4, None, 1)).obj(),
+        local_queue("ns", "lq", "a"),
+        own,
+        workload("want", cpu="3"),
+    )
     got = numbers(answer, "f")
     assert (got["used"], got["available"], got["borrowableFromCohort"], got["missing"]) == (1000, 2000, 1000, 1000)
     assert got["limitedBy"] == ["lendingLimit"]
-    assert got["peerLendingLimits"] == [{"clusterQueue": "b", "lendingLimit": 1000, "nominal": 4000,
-                                         "withheld": 3000}]
+    assert got["peerLendingLimits"] == [{"clusterQueue": "b", "lendingLimit": 1000, "nominal": 4000, "withheld": 3000}]
     assert "ClusterQueue b lends at most 1 of its nominal 4 (lendingLimit), keeping 3 unused" in text(answer)
     assert "admitted when 1 cpu are freed in cohort team" in answer["smallestChange"]
 
@@ -83,34 +117,48 @@ def test_a_peers_lending_limit() -> None:
 def test_preemption_forbidden_by_policy_and_allowed_when_it_is_not() -> None:
     holder = admitted(workload("holder", cpu="4", priority=10), "cq", {"cpu": "f"}, {"cpu": "4"})
     cq = CQ("cq").flavor("f", cpu=4).preemption(within="LowerPriority")
-    answer = explain("want", flavor("f"), cq.obj(), local_queue("ns", "lq", "cq"), holder,
-                     workload("want", cpu="2", priority=5))
+    answer = explain(
+        "want", flavor("f"), cq.obj(), local_queue("ns", "lq", "cq"), holder, workload("want", cpu="2", priority=5)
+    )
     assert answer["engine"]["preemptionPossible"] is False
     [reason] = answer["engine"]["forbiddenBy"]
-    assert reason == ("withinClusterQueue is LowerPriority and no workload holding the quota in ClusterQueue cq "
-                      "(ns/holder) has a priority below its own (5)")
+    assert reason == (
+        "withinClusterQueue is LowerPriority and no workload holding the quota in ClusterQueue cq "
+        "(ns/holder) has a priority below its own (5)"
+    )
     low = admitted(workload("low", cpu="4", priority=1), "cq", {"cpu": "f"}, {"cpu": "4"})
-    allowed = explain("want", flavor("f"), cq.obj(), local_queue("ns", "lq", "cq"), low,
-                      workload("want", cpu="2", priority=5))
+    allowed = explain(
+        "want", flavor("f"), cq.obj(), local_queue("ns", "lq", "cq"), low, workload("want", cpu="2", priority=5)
+    )
     assert allowed["engine"]["preemptionTargets"] == [{"workload": "ns/low", "reason": "InClusterQueue"}]
     assert "smallestChange" not in allowed
 
 
 def test_reclaim_forbidden_names_the_borrower() -> None:
     borrower = admitted(workload("borrower", queue="lq-b", cpu="4"), "b", {"cpu": "f"}, {"cpu": "4"})
-    answer = explain("want", flavor("f"), CQ("a").cohort("team").flavor("f", cpu=2).obj(),
-                     CQ("b").cohort("team").flavor("f", cpu=2).obj(), local_queue("ns", "lq", "a"),
-                     local_queue("ns", "lq-b", "b"), borrower, workload("want", cpu="2"))
-    assert [(h["workload"], h["clusterQueue"], h["borrowing"]) for h in answer["holders"]] == \
-        [("ns/borrower", "b", True)]
+    answer = explain(
+        "want",
+        flavor("f"),
+        CQ("a").cohort("team").flavor("f", cpu=2).obj(),
+        CQ("b").cohort("team").flavor("f", cpu=2).obj(),
+        local_queue("ns", "lq", "a"),
+        local_queue("ns", "lq-b", "b"),
+        borrower,
+        workload("want", cpu="2"),
+    )
+    assert [(h["workload"], h["clusterQueue"], h["borrowing"]) for h in answer["holders"]] == [
+        ("ns/borrower", "b", True)
+    ]
     assert answer["engine"]["forbiddenBy"] == [
-        "reclaimWithinCohort is Never, so it may not reclaim the quota borrowed by ns/borrower (ClusterQueue b)"]
+        "reclaimWithinCohort is Never, so it may not reclaim the quota borrowed by ns/borrower (ClusterQueue b)"
+    ]
 
 
 def test_no_matching_flavor_because_of_a_taint() -> None:
     tainted = flavor("gpu", taints=[{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])
-    answer = explain("want", tainted, CQ("cq").flavor("gpu", cpu=8).obj(), local_queue("ns", "lq", "cq"),
-                     workload("want", cpu="1"))
+    answer = explain(
+        "want", tainted, CQ("cq").flavor("gpu", cpu=8).obj(), local_queue("ns", "lq", "cq"), workload("want", cpu="1")
+    )
     [entry] = answer["flavors"]
     assert entry["eligible"] is False
     assert entry["reason"] == "untolerated taint {nvidia.com/gpu true NoSchedule <nil>} in flavor gpu"
@@ -119,44 +167,75 @@ def test_no_matching_flavor_because_of_a_taint() -> None:
 
 
 def test_inactive_cluster_queue() -> None:
-    answer = explain("want", CQ("cq").flavor("missing", cpu=8).obj(), local_queue("ns", "lq", "cq"),
-                     workload("want", cpu="1"))
+    answer = explain(
+        "want", CQ("cq").flavor("missing", cpu=8).obj(), local_queue("ns", "lq", "cq"), workload("want", cpu="1")
+    )
     assert answer["clusterQueue"] == {"name": "cq", "active": False, "reason": "FlavorNotFound"}
     assert "ClusterQueue cq is inactive (FlavorNotFound)" in text(answer)
     assert "missing" in text(answer)
-    stopped = explain("want", flavor("f"), CQ("cq").flavor("f", cpu=8).set("stopPolicy", "Hold").obj(),
-                      local_queue("ns", "lq", "cq"), workload("want", cpu="1"))
+    stopped = explain(
+        "want",
+        flavor("f"),
+        CQ("cq").flavor("f", cpu=8).set("stopPolicy", "Hold").obj(),
+        local_queue("ns", "lq", "cq"),
+        workload("want", cpu="1"),
+    )
     assert stopped["clusterQueue"]["reason"] == "Stopped"
 
 
 def test_waiting_for_preempted_victims_to_leave() -> None:
     victim = admitted(workload("victim", cpu="4", priority=1), "cq", {"cpu": "f"}, {"cpu": "4"})
-    message = "Preempted to accommodate a workload (UID: uid-want, JobUID: UNKNOWN) due to prioritization in the " \
-              "ClusterQueue"
+    message = (
+        "Preempted to accommodate a workload (UID: uid-want, JobUID: UNKNOWN) due to prioritization in the ClusterQueue"
+    )
     victim["status"]["conditions"] += [
         {"type": "Evicted", "status": "True", "reason": "Preempted", "message": message},
-        {"type": "Preempted", "status": "True", "reason": "InClusterQueue", "message": message}]
+        {"type": "Preempted", "status": "True", "reason": "InClusterQueue", "message": message},
+    ]
     want = workload("want", cpu="4", priority=10)
-    want["status"] = {"conditions": [{"type": "QuotaReserved", "status": "False",
-                                      "reason": "WaitingForPreemptedWorkloads", "message": "Pending the preemption"}]}
-    objs = [flavor("f"), CQ("cq").flavor("f", cpu=4).preemption(within="LowerPriority").obj(),
-            local_queue("ns", "lq", "cq"), victim, want]
+    want["status"] = {
+        "conditions": [
+            {
+                "type": "QuotaReserved",
+                "status": "False",
+                "reason": "WaitingForPreemptedWorkloads",
+                "message": "Pending the preemption",
+            }
+        ]
+    }
+    objs = [
+        flavor("f"),
+        CQ("cq").flavor("f", cpu=4).preemption(within="LowerPriority").obj(),
+        local_queue("ns", "lq", "cq"),
+        victim,
+        want,
+    ]
     answer = explain("want", *objs)
     assert answer["waitingFor"] == ["ns/victim"]
-    assert "Waiting for the workloads preempted to make room for it to release their quota: ns/victim." \
+    assert (
+        "Waiting for the workloads preempted to make room for it to release their quota: ns/victim."
         in answer["sentences"]
+    )
     # the victim's side: by whom, under which policy
     evicted = explain("victim", *objs)
     assert evicted["eviction"]["preemptedBy"] == "ns/want"
     assert evicted["eviction"]["policy"] == "withinClusterQueue"
-    assert "Preempted by ns/want (ClusterQueue cq), reason InClusterQueue, under the withinClusterQueue policy " \
-           "(withinClusterQueue: LowerPriority)." in evicted["sentences"]
+    assert (
+        "Preempted by ns/want (ClusterQueue cq), reason InClusterQueue, under the withinClusterQueue policy "
+        "(withinClusterQueue: LowerPriority)." in evicted["sentences"]
+    )
 
 
 def test_strict_fifo_blocked_behind_its_head() -> None:
     holder = admitted(workload("holder", cpu="2"), "cq", {"cpu": "f"}, {"cpu": "2"})
-    objs = [flavor("f"), CQ("cq").strategy("StrictFIFO").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "cq"),
-            holder, workload("head", cpu="3", priority=5, created=T0), workload("small", cpu="1", created=T0 + 1)]
+    objs = [
+        flavor("f"),
+        CQ("cq").strategy("StrictFIFO").flavor("f", cpu=4).obj(),
+        local_queue("ns", "lq", "cq"),
+        holder,
+        workload("head", cpu="3", priority=5, created=T0),
+        workload("small", cpu="1", created=T0 + 1),
+    ]
     answer = explain("small", *objs)
     assert answer["position"]["inClusterQueue"] == 1
     assert answer["blockedBy"] == {"workload": "ns/head", "priority": 5}
@@ -170,8 +249,14 @@ def test_strict_fifo_blocked_behind_its_head() -> None:
 def test_admitted_workload_flavors_borrowing_and_wait() -> None:
     wl = workload("in", cpu="3", created=T0)
     done = admitted(wl, "a", {"cpu": "f"}, {"cpu": "3"}, at=T0 + 90)
-    answer = explain("in", flavor("f"), CQ("a").cohort("team").flavor("f", cpu=2).obj(),
-                     CQ("b").cohort("team").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "a"), done)
+    answer = explain(
+        "in",
+        flavor("f"),
+        CQ("a").cohort("team").flavor("f", cpu=2).obj(),
+        CQ("b").cohort("team").flavor("f", cpu=4).obj(),
+        local_queue("ns", "lq", "a"),
+        done,
+    )
     assert answer["state"] == "admitted"
     assert answer["admission"]["borrowing"] is True
     assert answer["admission"]["waitedSeconds"] == 90

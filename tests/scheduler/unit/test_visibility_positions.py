@@ -16,9 +16,14 @@ from pykueue.apiserver.visibility import EngineBackend, PendingQuery
 
 # (name, namespace, local queue, priority, created offset): ties in priority and time included
 SUBMISSIONS = [
-    ("a-low-1", "ns", "a", 0, 1), ("b-high-1", "ns", "b", 10, 2), ("c-mid-1", "other", "c", 5, 3),
-    ("a-high-2", "ns", "a", 10, 4), ("b-low-2", "ns", "b", 0, 5), ("c-low-2", "other", "c", 0, 5),
-    ("a-mid-3", "ns", "a", 5, 6), ("c-high-3", "other", "c", 10, 2),
+    ("a-low-1", "ns", "a", 0, 1),
+    ("b-high-1", "ns", "b", 10, 2),
+    ("c-mid-1", "other", "c", 5, 3),
+    ("a-high-2", "ns", "a", 10, 4),
+    ("b-low-2", "ns", "b", 0, 5),
+    ("c-low-2", "other", "c", 0, 5),
+    ("a-mid-3", "ns", "a", 5, 6),
+    ("c-high-3", "other", "c", 10, 2),
 ]
 EXPECTED = ["b-high-1", "c-high-3", "a-high-2", "c-mid-1", "a-mid-3", "a-low-1", "b-low-2", "c-low-2"]
 
@@ -29,9 +34,15 @@ def _cluster(strategy: str, extra: tuple[dict[str, Any], ...] = ()) -> tuple[Any
         objs[name] = make_workload(name, queue=lq, namespace=ns, priority=priority, created=T0 + offset)
     for obj in extra:
         objs[obj["metadata"]["name"]] = obj
-    s = make_scheduler(make_namespace("other"), flavor("f"), CQ("cq").strategy(strategy).flavor("f", cpu=1).obj(),
-                       local_queue("ns", "a", "cq"), local_queue("ns", "b", "cq"), local_queue("other", "c", "cq"),
-                       *objs.values())
+    s = make_scheduler(
+        make_namespace("other"),
+        flavor("f"),
+        CQ("cq").strategy(strategy).flavor("f", cpu=1).obj(),
+        local_queue("ns", "a", "cq"),
+        local_queue("ns", "b", "cq"),
+        local_queue("other", "c", "cq"),
+        *objs.values(),
+    )
     return s, objs
 
 
@@ -64,8 +75,9 @@ def test_each_admission_takes_the_head_the_api_lists(strategy: str) -> None:
         running = head
         # after a failed attempt of the next head (inadmissible under BestEffortFIFO, requeued
         # under StrictFIFO) the listing keeps the same order
-        assert [i["metadata"]["name"] for i in _listed(backend, queue="cq")] == \
-            [n for n in EXPECTED if n not in admitted]
+        assert [i["metadata"]["name"] for i in _listed(backend, queue="cq")] == [
+            n for n in EXPECTED if n not in admitted
+        ]
     assert admitted == EXPECTED
 
 
@@ -81,8 +93,11 @@ def test_local_queue_positions_count_only_that_queue(strategy: str) -> None:
         assert [i["positionInLocalQueue"] for i in mine] == list(range(len(mine)))
         assert [i["positionInClusterQueue"] for i in mine] == [i["positionInClusterQueue"] for i in expected]
     c = _listed(backend, queue="c", namespace="other")
-    assert [(i["metadata"]["name"], i["priority"], i["positionInClusterQueue"]) for i in c] == \
-        [("c-high-3", 10, 1), ("c-mid-1", 5, 3), ("c-low-2", 0, 7)]
+    assert [(i["metadata"]["name"], i["priority"], i["positionInClusterQueue"]) for i in c] == [
+        ("c-high-3", 10, 1),
+        ("c-mid-1", 5, 3),
+        ("c-low-2", 0, 7),
+    ]
 
 
 def test_a_head_too_big_blocks_strict_fifo_but_not_best_effort() -> None:
@@ -104,8 +119,11 @@ def test_limit_offset_and_unknown_queues() -> None:
     s, _ = _cluster("BestEffortFIFO")
     backend = EngineBackend(s)
     page = _listed(backend, queue="cq", limit=3, offset=2)
-    assert [(i["metadata"]["name"], i["positionInClusterQueue"]) for i in page] == \
-        [("a-high-2", 2), ("c-mid-1", 3), ("a-mid-3", 4)]
+    assert [(i["metadata"]["name"], i["positionInClusterQueue"]) for i in page] == [
+        ("a-high-2", 2),
+        ("c-mid-1", 3),
+        ("a-mid-3", 4),
+    ]
     assert _listed(backend, queue="cq", offset=100) == []
     with pytest.raises(NotFound, match=r'clusterqueues\.visibility.kueue.x-k8s.io "nope" not found'):
         backend.answer(PendingQuery("v1beta2", "nope"))

@@ -28,8 +28,9 @@ stop_app = typer.Typer(no_args_is_help=True, help="Stop a Workload, LocalQueue o
 resume_app = typer.Typer(no_args_is_help=True, help="Resume a Workload, LocalQueue or ClusterQueue.")
 delete_app = typer.Typer(no_args_is_help=True, help="Delete a Workload and its job.")
 
-KeepRunning = Annotated[bool, typer.Option("--keep-already-running",
-                                           help="Hold: let admitted workloads finish instead of evicting them.")]
+KeepRunning = Annotated[
+    bool, typer.Option("--keep-already-running", help="Hold: let admitted workloads finish instead of evicting them.")
+]
 
 
 def _patch(target: Target, plural: str, name: str, patch: JSON, output: str, verb: str, namespaced: bool) -> None:
@@ -49,19 +50,39 @@ def _common(name: str, output: str, kubeconfig: str, context: str, namespace: st
 
 
 @aliases(stop_app, ("workload", "workloads", "wl"))
-def stop_workload(name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
-                  namespace: Namespace = "") -> None:
+def stop_workload(
+    name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = ""
+) -> None:
     """Deactivate a Workload (spec.active: false); an admitted one is evicted."""
-    run(lambda: _patch(_common(name, output, kubeconfig, context, namespace), "workloads", name,
-                       {"spec": {"active": False}}, output, "stopped", True))
+    run(
+        lambda: _patch(
+            _common(name, output, kubeconfig, context, namespace),
+            "workloads",
+            name,
+            {"spec": {"active": False}},
+            output,
+            "stopped",
+            True,
+        )
+    )
 
 
 @aliases(resume_app, ("workload", "workloads", "wl"))
-def resume_workload(name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
-                    namespace: Namespace = "") -> None:
+def resume_workload(
+    name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = ""
+) -> None:
     """Activate a Workload again (spec.active: true)."""
-    run(lambda: _patch(_common(name, output, kubeconfig, context, namespace), "workloads", name,
-                       {"spec": {"active": True}}, output, "resumed", True))
+    run(
+        lambda: _patch(
+            _common(name, output, kubeconfig, context, namespace),
+            "workloads",
+            name,
+            {"spec": {"active": True}},
+            output,
+            "resumed",
+            True,
+        )
+    )
 
 
 def _stop_policy(keep: bool) -> str:
@@ -69,38 +90,89 @@ def _stop_policy(keep: bool) -> str:
 
 
 @aliases(stop_app, ("localqueue", "localqueues", "lq"))
-def stop_local_queue(name: str, keep_already_running: KeepRunning = False, output: Output = "",
-                     kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "") -> None:
+def stop_local_queue(
+    name: str,
+    keep_already_running: KeepRunning = False,
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
+) -> None:
     """Stop a LocalQueue: its workloads are not admitted (and admitted ones evicted, unless kept)."""
-    run(lambda: _patch(_common(name, output, kubeconfig, context, namespace), "localqueues", name,
-                       {"spec": {"stopPolicy": _stop_policy(keep_already_running)}}, output, "stopped", True))
+    run(
+        lambda: _patch(
+            _common(name, output, kubeconfig, context, namespace),
+            "localqueues",
+            name,
+            {"spec": {"stopPolicy": _stop_policy(keep_already_running)}},
+            output,
+            "stopped",
+            True,
+        )
+    )
 
 
 @aliases(resume_app, ("localqueue", "localqueues", "lq"))
-def resume_local_queue(name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
-                       namespace: Namespace = "") -> None:
+def resume_local_queue(
+    name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = ""
+) -> None:
     """Resume a stopped LocalQueue."""
-    run(lambda: _patch(_common(name, output, kubeconfig, context, namespace), "localqueues", name,
-                       {"spec": {"stopPolicy": "None"}}, output, "resumed", True))
+    run(
+        lambda: _patch(
+            _common(name, output, kubeconfig, context, namespace),
+            "localqueues",
+            name,
+            {"spec": {"stopPolicy": "None"}},
+            output,
+            "resumed",
+            True,
+        )
+    )
 
 
 @aliases(stop_app, ("clusterqueue", "clusterqueues", "cq"))
-def stop_cluster_queue(name: str, keep_already_running: KeepRunning = False, output: Output = "",
-                       kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "") -> None:
+def stop_cluster_queue(
+    name: str,
+    keep_already_running: KeepRunning = False,
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
+) -> None:
     """Put a ClusterQueue on hold (and evict its admitted workloads, unless kept)."""
-    run(lambda: _patch(_common(name, output, kubeconfig, context, namespace), "clusterqueues", name,
-                       {"spec": {"stopPolicy": _stop_policy(keep_already_running)}}, output, "stopped", False))
+    run(
+        lambda: _patch(
+            _common(name, output, kubeconfig, context, namespace),
+            "clusterqueues",
+            name,
+            {"spec": {"stopPolicy": _stop_policy(keep_already_running)}},
+            output,
+            "stopped",
+            False,
+        )
+    )
 
 
 @aliases(resume_app, ("clusterqueue", "clusterqueues", "cq"))
-def resume_cluster_queue(name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
-                         namespace: Namespace = "") -> None:
+def resume_cluster_queue(
+    name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = ""
+) -> None:
     """Resume a stopped ClusterQueue."""
-    run(lambda: _patch(_common(name, output, kubeconfig, context, namespace), "clusterqueues", name,
-                       {"spec": {"stopPolicy": "None"}}, output, "resumed", False))
+    run(
+        lambda: _patch(
+            _common(name, output, kubeconfig, context, namespace),
+            "clusterqueues",
+            name,
+            {"spec": {"stopPolicy": "None"}},
+            output,
+            "resumed",
+            False,
+        )
+    )
 
 
 # ---------------------------------------------------------------------- delete workload
+
 
 def _owner_path(owner: JSON, namespace: str) -> tuple[str, str]:
     """(API path, ``resource.group/name`` as printed) of an owner reference."""
@@ -118,8 +190,9 @@ def _confirm(message: str) -> bool:
     return answer.lower() == "y"
 
 
-def _delete(cluster: Cluster, names: list[str], everything: bool, all_namespaces: bool, yes: bool,
-            dry_run: str) -> bool:
+def _delete(
+    cluster: Cluster, names: list[str], everything: bool, all_namespaces: bool, yes: bool, dry_run: str
+) -> bool:
     """Returns False if a named workload did not exist."""
     dry = check_dry_run(dry_run)
     if not everything and not names:
@@ -142,9 +215,12 @@ def _delete(cluster: Cluster, names: list[str], everything: bool, all_namespaces
             found_all = False
     owned = [(wl, (wl.get("metadata") or {}).get("ownerReferences") or []) for wl in wls]
     if dry == "none" and not yes and any(owners for _, owners in owned):
-        lines = [f"  - {', '.join(_owner_path(o, wl['metadata']['namespace'])[1] for o in owners)} associated "
-                 f"with the {wl['metadata']['namespace']}/{wl['metadata']['name']} workload\n"
-                 for wl, owners in owned if owners]
+        lines = [
+            f"  - {', '.join(_owner_path(o, wl['metadata']['namespace'])[1] for o in owners)} associated "
+            f"with the {wl['metadata']['namespace']}/{wl['metadata']['name']} workload\n"
+            for wl, owners in owned
+            if owners
+        ]
         if not _confirm("This operation will also delete:\n" + "".join(lines)):
             typer.echo("Deletion is canceled")
             return found_all
@@ -154,8 +230,12 @@ def _delete(cluster: Cluster, names: list[str], everything: bool, all_namespaces
         ns = wl["metadata"]["namespace"]
         for owner in owners:
             path, shown = _owner_path(owner, ns)
-            body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background",
-                    "preconditions": {"uid": owner.get("uid")}}
+            body = {
+                "kind": "DeleteOptions",
+                "apiVersion": "v1",
+                "propagationPolicy": "Background",
+                "preconditions": {"uid": owner.get("uid")},
+            }
             if dry != "client":
                 try:
                     cluster.request("DELETE", path, body=body, query=query)
@@ -166,8 +246,7 @@ def _delete(cluster: Cluster, names: list[str], everything: bool, all_namespaces
         if not owners:
             if dry != "client":
                 try:
-                    cluster.request("DELETE", cluster.kueue_path("workloads", wl["metadata"]["name"], ns),
-                                    query=query)
+                    cluster.request("DELETE", cluster.kueue_path("workloads", wl["metadata"]["name"], ns), query=query)
                 except ApiFailure as failure:
                     if failure.status != 404:
                         raise
@@ -180,18 +259,25 @@ def delete_workload(
     names: Annotated[list[str] | None, typer.Argument(help="Workload names.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Answer yes to the confirmation.")] = False,
     everything: Annotated[bool, typer.Option("--all", help="Delete every Workload of the namespace.")] = False,
-    all_namespaces: AllNamespaces = False, dry_run: DryRun = "none",
-    kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    all_namespaces: AllNamespaces = False,
+    dry_run: DryRun = "none",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """Delete Workloads and their jobs (the workload then goes with its job)."""
+
     def body() -> bool:
-        return _delete(Target(kubeconfig, context, namespace).cluster, list(names or []), everything,
-                       all_namespaces, yes, dry_run)
+        return _delete(
+            Target(kubeconfig, context, namespace).cluster, list(names or []), everything, all_namespaces, yes, dry_run
+        )
+
     if not run(body):
         raise typer.Exit(1)
 
 
 # ---------------------------------------------------------------------- version
+
 
 def version(kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "") -> None:
     """Print the client version and the Kueue controller manager image, if one is installed."""
@@ -201,7 +287,8 @@ def version(kubeconfig: Kubeconfig = "", context: Context = "", namespace: Names
     try:
         cluster = Target(kubeconfig, context, "").cluster
         deployment = cluster.request(
-            "GET", f"/apis/apps/v1/namespaces/{namespace or 'kueue-system'}/deployments/kueue-controller-manager")
+            "GET", f"/apis/apps/v1/namespaces/{namespace or 'kueue-system'}/deployments/kueue-controller-manager"
+        )
     except CommandError:  # no cluster, or no Kueue deployment (pykueue runs Kueue inside its server)
         return
     containers = (((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []

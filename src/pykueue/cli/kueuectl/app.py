@@ -22,8 +22,20 @@ from .listing import list_app
 __all__ = ["PASSTHROUGH_TYPES", "PASSTHROUGH_VERBS", "add_verbs", "app", "main", "passthrough"]
 
 PASSTHROUGH_VERBS = ("get", "describe", "edit", "patch", "delete")
-PASSTHROUGH_TYPES = ("workload", "workloads", "wl", "clusterqueue", "clusterqueues", "cq", "localqueue",
-                     "localqueues", "lq", "resourceflavor", "resourceflavors", "rf")
+PASSTHROUGH_TYPES = (
+    "workload",
+    "workloads",
+    "wl",
+    "clusterqueue",
+    "clusterqueues",
+    "cq",
+    "localqueue",
+    "localqueues",
+    "lq",
+    "resourceflavor",
+    "resourceflavors",
+    "rf",
+)
 
 
 def add_verbs(target: typer.Typer) -> None:
@@ -34,12 +46,18 @@ def add_verbs(target: typer.Typer) -> None:
     target.add_typer(list_app, name="list")
     target.add_typer(stop_app, name="stop")
     target.add_typer(resume_app, name="resume")
-    target.add_typer(delete_app, name="delete", help="Delete a Workload and its job; pass-through to kubectl "
-                                                     "for the other Kueue kinds.")
+    target.add_typer(
+        delete_app,
+        name="delete",
+        help="Delete a Workload and its job; pass-through to kubectl for the other Kueue kinds.",
+    )
     target.add_typer(explain_app, name="explain")
     for verb in PASSTHROUGH_VERBS[:-1]:
-        target.command(verb, help=f'Pass-through "{verb}" of Kueue kinds to kubectl.',
-                       context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(_unknown_type)
+        target.command(
+            verb,
+            help=f'Pass-through "{verb}" of Kueue kinds to kubectl.',
+            context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        )(_unknown_type)
 
 
 def _unknown_type(ctx: typer.Context) -> None:
@@ -55,14 +73,20 @@ def passthrough(args: list[str]) -> None:
         return  # kueuectl's own: deletes the job too
     kubectl = shutil.which("kubectl")
     if kubectl is None:
-        typer.echo(f"error: pass-through commands are not available: kubectl is not on PATH={os.environ.get('PATH')!r}",
-                   err=True)
+        typer.echo(
+            f"error: pass-through commands are not available: kubectl is not on PATH={os.environ.get('PATH')!r}",
+            err=True,
+        )
         raise SystemExit(1)
     os.execv(kubectl, [kubectl, *args])
 
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="kubectl kueue: Kueue's kueuectl verbs, served by pykueue.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="kubectl kueue: Kueue's kueuectl verbs, served by pykueue.",
+)
 add_verbs(app)
 app.command("version")(version)
 

@@ -44,13 +44,26 @@ class Cluster:
         self._client = api_client
         self.namespace = namespace
 
-    def request(self, method: str, path: str, *, query: dict[str, str] | None = None, body: Any = None,
-                content_type: str = "application/json") -> JSON:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> JSON:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
-        params = self._client.param_serialize(method, path, query_params=list((query or {}).items()) or None,
-                                              header_params=headers, body=body, auth_settings=["BearerToken"])
+        params = self._client.param_serialize(
+            method,
+            path,
+            query_params=list((query or {}).items()) or None,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
         try:
             response = self._client.call_api(*params)
             response.read()
@@ -64,8 +77,11 @@ class Cluster:
         if response.status >= 400:
             if not isinstance(parsed, dict):
                 parsed = {}
-            raise ApiFailure(int(response.status), str(parsed.get("reason") or "Unknown"),
-                             str(parsed.get("message") or f"HTTP {response.status}"))
+            raise ApiFailure(
+                int(response.status),
+                str(parsed.get("reason") or "Unknown"),
+                str(parsed.get("message") or f"HTTP {response.status}"),
+            )
         if not isinstance(parsed, dict):
             raise CommandError(f"error: unexpected answer from {path}")
         return parsed
@@ -102,9 +118,11 @@ def connect(kubeconfig: str | None, context: str | None, namespace: str | None) 
 
     try:
         client = config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig or None, context=context or None, persist_config=False)
+            config_file=kubeconfig or None, context=context or None, persist_config=False
+        )
         contexts, active = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig or None)
+            config_file=kubeconfig or None
+        )
     except (ConfigException, OSError, ValueError, TypeError) as exc:
         raise CommandError(f"error: cannot load the kubeconfig: {_first_line(exc)}") from None
     if context:

@@ -51,8 +51,9 @@ def parse_quotas(flag: str, values: list[str]) -> dict[str, dict[str, str]]:
             try:
                 parse_quantity(quantity)
             except (QuantityError, ValueError):
-                raise CommandError(f'error: invalid {flag} "{item}": "{quantity}" is not a valid quantity '
-                                   f"for {name}") from None
+                raise CommandError(
+                    f'error: invalid {flag} "{item}": "{quantity}" is not a valid quantity for {name}'
+                ) from None
             if name in entry:
                 raise CommandError(f'error: invalid {flag} "{item}": {flavor}:{name} is given twice')
             entry[name] = quantity
@@ -69,13 +70,23 @@ def _key_values(flag: str, values: list[str]) -> dict[str, str]:
     return out
 
 
-def build_cluster_queue(name: str, *, cohort: str = "", queuing_strategy: str = "",
-                        namespace_selector: list[str] | None = None, reclaim_within_cohort: str = "",
-                        preemption_within_cluster_queue: str = "", nominal_quota: list[str] | None = None,
-                        borrowing_limit: list[str] | None = None, lending_limit: list[str] | None = None) -> JSON:
+def build_cluster_queue(
+    name: str,
+    *,
+    cohort: str = "",
+    queuing_strategy: str = "",
+    namespace_selector: list[str] | None = None,
+    reclaim_within_cohort: str = "",
+    preemption_within_cluster_queue: str = "",
+    nominal_quota: list[str] | None = None,
+    borrowing_limit: list[str] | None = None,
+    lending_limit: list[str] | None = None,
+) -> JSON:
     nominal = parse_quotas("--nominal-quota", nominal_quota or [])
-    limits = {"borrowingLimit": parse_quotas("--borrowing-limit", borrowing_limit or []),
-              "lendingLimit": parse_quotas("--lending-limit", lending_limit or [])}
+    limits = {
+        "borrowingLimit": parse_quotas("--borrowing-limit", borrowing_limit or []),
+        "lendingLimit": parse_quotas("--lending-limit", lending_limit or []),
+    }
     for field, flag in (("borrowingLimit", "--borrowing-limit"), ("lendingLimit", "--lending-limit")):
         for flavor, resources in limits[field].items():
             for res in resources:
@@ -120,16 +131,22 @@ def build_cluster_queue(name: str, *, cohort: str = "", queuing_strategy: str = 
 def build_local_queue(name: str, namespace: str, cluster_queue: str) -> JSON:
     if not cluster_queue:
         raise CommandError('error: required flag(s) "clusterqueue" not set')
-    return {"apiVersion": API_VERSION, "kind": "LocalQueue", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"clusterQueue": cluster_queue}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": cluster_queue},
+    }
 
 
 def _taint_parts(flag: str, item: str, need_effect: bool) -> JSON:
     head, colon, effect = item.partition(":")
     key, eq, value = head.partition("=")
     if (need_effect and not effect) or (colon and effect not in TAINT_EFFECTS) or (eq and not key):
-        raise CommandError(f'error: invalid {flag} "{item}": expected KEY[=VALUE]:EFFECT with EFFECT one of '
-                           + ", ".join(TAINT_EFFECTS))
+        raise CommandError(
+            f'error: invalid {flag} "{item}": expected KEY[=VALUE]:EFFECT with EFFECT one of '
+            + ", ".join(TAINT_EFFECTS)
+        )
     out: JSON = {}
     if key:
         out["key"] = key
@@ -140,8 +157,13 @@ def _taint_parts(flag: str, item: str, need_effect: bool) -> JSON:
     return out
 
 
-def build_resource_flavor(name: str, *, node_labels: list[str] | None = None, node_taints: list[str] | None = None,
-                          tolerations: list[str] | None = None) -> JSON:
+def build_resource_flavor(
+    name: str,
+    *,
+    node_labels: list[str] | None = None,
+    node_taints: list[str] | None = None,
+    tolerations: list[str] | None = None,
+) -> JSON:
     spec: JSON = {}
     labels = _key_values("--node-labels", node_labels or [])
     if labels:
@@ -176,41 +198,62 @@ def create_cluster_queue(
     name: Annotated[str, typer.Argument(help="The ClusterQueue's name.")],
     cohort: Annotated[str, typer.Option(help="The cohort that this ClusterQueue belongs to.")] = "",
     queuing_strategy: Annotated[str, typer.Option(help="StrictFIFO or BestEffortFIFO.")] = "",
-    namespace_selector: Annotated[list[str] | None, typer.Option(
-        help="KEY=VALUE pairs: the namespaces allowed to submit workloads.")] = None,
+    namespace_selector: Annotated[
+        list[str] | None, typer.Option(help="KEY=VALUE pairs: the namespaces allowed to submit workloads.")
+    ] = None,
     reclaim_within_cohort: Annotated[str, typer.Option(help="Never, LowerPriority or Any.")] = "",
-    preemption_within_cluster_queue: Annotated[str, typer.Option(
-        help="Never, LowerPriority or LowerOrNewerEqualPriority.")] = "",
-    nominal_quota: Annotated[list[str] | None, typer.Option(
-        help='FLAVOR:RESOURCE=QUANTITY[;...][,FLAVOR:...], e.g. "alpha:cpu=9;memory=36Gi".')] = None,
+    preemption_within_cluster_queue: Annotated[
+        str, typer.Option(help="Never, LowerPriority or LowerOrNewerEqualPriority.")
+    ] = "",
+    nominal_quota: Annotated[
+        list[str] | None,
+        typer.Option(help='FLAVOR:RESOURCE=QUANTITY[;...][,FLAVOR:...], e.g. "alpha:cpu=9;memory=36Gi".'),
+    ] = None,
     borrowing_limit: Annotated[list[str] | None, typer.Option(help="Same syntax as --nominal-quota.")] = None,
     lending_limit: Annotated[list[str] | None, typer.Option(help="Same syntax as --nominal-quota.")] = None,
-    dry_run: DryRun = "none", output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
+    dry_run: DryRun = "none",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
     namespace: Namespace = "",
 ) -> None:
     """Create a ClusterQueue with the given name."""
+
     def body() -> None:
-        obj = build_cluster_queue(name, cohort=cohort, queuing_strategy=queuing_strategy,
-                                  namespace_selector=namespace_selector, reclaim_within_cohort=reclaim_within_cohort,
-                                  preemption_within_cluster_queue=preemption_within_cluster_queue,
-                                  nominal_quota=nominal_quota, borrowing_limit=borrowing_limit,
-                                  lending_limit=lending_limit)
+        obj = build_cluster_queue(
+            name,
+            cohort=cohort,
+            queuing_strategy=queuing_strategy,
+            namespace_selector=namespace_selector,
+            reclaim_within_cohort=reclaim_within_cohort,
+            preemption_within_cluster_queue=preemption_within_cluster_queue,
+            nominal_quota=nominal_quota,
+            borrowing_limit=borrowing_limit,
+            lending_limit=lending_limit,
+        )
         target = Target(kubeconfig, context, namespace)
         _send(target, obj, target.cluster.kueue_path("clusterqueues"), dry_run, output)
+
     run(body)
 
 
 @aliases(create_app, ("localqueue", "localqueues", "lq"))
 def create_local_queue(
     name: Annotated[str, typer.Argument(help="The LocalQueue's name.")],
-    clusterqueue: Annotated[str, typer.Option("--clusterqueue", "-c",
-                                              help="The ClusterQueue this LocalQueue points at (required).")] = "",
-    ignore_unknown_cq: Annotated[bool, typer.Option("--ignore-unknown-cq", "-i",
-                                                    help="Create it even if the ClusterQueue does not exist.")] = False,
-    dry_run: DryRun = "none", output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
+    clusterqueue: Annotated[
+        str, typer.Option("--clusterqueue", "-c", help="The ClusterQueue this LocalQueue points at (required).")
+    ] = "",
+    ignore_unknown_cq: Annotated[
+        bool, typer.Option("--ignore-unknown-cq", "-i", help="Create it even if the ClusterQueue does not exist.")
+    ] = False,
+    dry_run: DryRun = "none",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
     namespace: Namespace = "",
 ) -> None:
     """Create a LocalQueue in the current namespace."""
+
     def body() -> None:
         target = Target(kubeconfig, context, namespace)
         cluster = target.cluster
@@ -218,6 +261,7 @@ def create_local_queue(
         if not ignore_unknown_cq:
             cluster.request("GET", cluster.kueue_path("clusterqueues", clusterqueue))
         _send(target, obj, cluster.kueue_path("localqueues", namespace=cluster.namespace), dry_run, output)
+
     run(body)
 
 
@@ -225,16 +269,23 @@ def create_local_queue(
 def create_resource_flavor(
     name: Annotated[str, typer.Argument(help="The ResourceFlavor's name.")],
     node_labels: Annotated[list[str] | None, typer.Option(help="KEY=VALUE labels of the flavor's nodes.")] = None,
-    node_taints: Annotated[list[str] | None, typer.Option(
-        help="KEY[=VALUE]:EFFECT taints of the flavor's nodes.")] = None,
-    tolerations: Annotated[list[str] | None, typer.Option(
-        help="KEY[=VALUE][:EFFECT] tolerations added to admitted pods.")] = None,
-    dry_run: DryRun = "none", output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "",
+    node_taints: Annotated[
+        list[str] | None, typer.Option(help="KEY[=VALUE]:EFFECT taints of the flavor's nodes.")
+    ] = None,
+    tolerations: Annotated[
+        list[str] | None, typer.Option(help="KEY[=VALUE][:EFFECT] tolerations added to admitted pods.")
+    ] = None,
+    dry_run: DryRun = "none",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
     namespace: Namespace = "",
 ) -> None:
     """Create a ResourceFlavor."""
+
     def body() -> None:
         obj = build_resource_flavor(name, node_labels=node_labels, node_taints=node_taints, tolerations=tolerations)
         target = Target(kubeconfig, context, namespace)
         _send(target, obj, target.cluster.kueue_path("resourceflavors"), dry_run, output)
+
     run(body)

@@ -34,8 +34,9 @@ JSON = dict[str, Any]
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 STATUSES = ("all", "pending", "quotareserved", "admitted", "finished")
 
-list_app = typer.Typer(no_args_is_help=True, help="List ClusterQueues, LocalQueues, Workloads, ResourceFlavors "
-                                                   "or the pods of a job.")
+list_app = typer.Typer(
+    no_args_is_help=True, help="List ClusterQueues, LocalQueues, Workloads, ResourceFlavors or the pods of a job."
+)
 
 Selector = Annotated[str, typer.Option("--selector", "-l", help="Label selector to filter on.")]
 FieldSelector = Annotated[str, typer.Option("--field-selector", help="Field selector to filter on.")]
@@ -54,19 +55,25 @@ def _query(selector: str, field_selector: str) -> dict[str, str]:
     return out
 
 
-def _emit(objs: list[JSON], output: str, headers: list[str], rows: list[list[Any]], *, namespace: str,
-          all_namespaces: bool) -> None:
+def _emit(
+    objs: list[JSON], output: str, headers: list[str], rows: list[list[Any]], *, namespace: str, all_namespaces: bool
+) -> None:
     if output in ("yaml", "json", "name"):
         typer.echo(print_objects(objs, output), nl=False)
         return
     if not objs:
-        typer.echo("No resources found" if all_namespaces or not namespace else
-                   f"No resources found in {namespace} namespace.", err=True)
+        typer.echo(
+            "No resources found"
+            if all_namespaces or not namespace
+            else f"No resources found in {namespace} namespace.",
+            err=True,
+        )
         return
     typer.echo(render_table(headers, rows), nl=False)
 
 
 # ---------------------------------------------------------------------- rows (pure)
+
 
 def cluster_queue_rows(cqs: list[JSON], wide: bool, now: float | None = None) -> tuple[list[str], list[list[Any]]]:
     headers = ["Name", "Cohort", "Pending Workloads", "Admitted Workloads", "Active", "Age"]
@@ -75,9 +82,14 @@ def cluster_queue_rows(cqs: list[JSON], wide: bool, now: float | None = None) ->
     rows = []
     for cq in cqs:
         spec, status = cq.get("spec") or {}, cq.get("status") or {}
-        row: list[Any] = [_meta(cq).get("name"), spec.get("cohortName") or spec.get("cohort") or "",
-                          status.get("pendingWorkloads", 0), status.get("admittedWorkloads", 0),
-                          str(is_true(cq, "Active")).lower(), age(_meta(cq).get("creationTimestamp"), now)]
+        row: list[Any] = [
+            _meta(cq).get("name"),
+            spec.get("cohortName") or spec.get("cohort") or "",
+            status.get("pendingWorkloads", 0),
+            status.get("admittedWorkloads", 0),
+            str(is_true(cq, "Active")).lower(),
+            age(_meta(cq).get("creationTimestamp"), now),
+        ]
         if wide:
             flavors = [f["name"] for g in spec.get("resourceGroups") or [] for f in g.get("flavors") or []]
             row += [spec.get("queueingStrategy") or "BestEffortFIFO", ",".join(flavors)]
@@ -85,17 +97,27 @@ def cluster_queue_rows(cqs: list[JSON], wide: bool, now: float | None = None) ->
     return headers, rows
 
 
-def local_queue_rows(lqs: list[JSON], all_namespaces: bool, now: float | None = None
-                     ) -> tuple[list[str], list[list[Any]]]:
-    headers = (["Namespace"] if all_namespaces else []) + ["Name", "ClusterQueue", "Pending Workloads",
-                                                            "Admitted Workloads", "Age"]
+def local_queue_rows(
+    lqs: list[JSON], all_namespaces: bool, now: float | None = None
+) -> tuple[list[str], list[list[Any]]]:
+    headers = (["Namespace"] if all_namespaces else []) + [
+        "Name",
+        "ClusterQueue",
+        "Pending Workloads",
+        "Admitted Workloads",
+        "Age",
+    ]
     rows = []
     for lq in lqs:
         status = lq.get("status") or {}
         row: list[Any] = [_meta(lq).get("namespace")] if all_namespaces else []
-        row += [_meta(lq).get("name"), (lq.get("spec") or {}).get("clusterQueue", ""),
-                status.get("pendingWorkloads", 0), status.get("admittedWorkloads", 0),
-                age(_meta(lq).get("creationTimestamp"), now)]
+        row += [
+            _meta(lq).get("name"),
+            (lq.get("spec") or {}).get("clusterQueue", ""),
+            status.get("pendingWorkloads", 0),
+            status.get("admittedWorkloads", 0),
+            age(_meta(lq).get("creationTimestamp"), now),
+        ]
         rows.append(row)
     return headers, rows
 
@@ -118,11 +140,25 @@ def workload_cluster_queue(wl: JSON, lq_targets: dict[tuple[str, str], str]) -> 
     return lq_targets.get((_meta(wl).get("namespace", ""), (wl.get("spec") or {}).get("queueName", "")), "")
 
 
-def workload_rows(wls: list[JSON], lq_targets: dict[tuple[str, str], str], positions: dict[tuple[str, str], JSON],
-                  all_namespaces: bool, wide: bool, now: float | None = None) -> tuple[list[str], list[list[Any]]]:
+def workload_rows(
+    wls: list[JSON],
+    lq_targets: dict[tuple[str, str], str],
+    positions: dict[tuple[str, str], JSON],
+    all_namespaces: bool,
+    wide: bool,
+    now: float | None = None,
+) -> tuple[list[str], list[list[Any]]]:
     headers = (["Namespace"] if all_namespaces else []) + [
-        "Name", "Job Type", "Job Name", "LocalQueue", "ClusterQueue", "Status", "Position in Queue", "Exec Time",
-        "Age"]
+        "Name",
+        "Job Type",
+        "Job Name",
+        "LocalQueue",
+        "ClusterQueue",
+        "Status",
+        "Position in Queue",
+        "Exec Time",
+        "Age",
+    ]
     if wide:
         headers += ["Priority", "Position in ClusterQueue"]
     rows = []
@@ -132,13 +168,22 @@ def workload_rows(wls: list[JSON], lq_targets: dict[tuple[str, str], str], posit
         types = sorted({_job_type(o) for o in owners})
         pending = positions.get((meta.get("namespace", ""), meta.get("name", "")))
         row: list[Any] = [meta.get("namespace")] if all_namespaces else []
-        row += [meta.get("name"), ", ".join(types), ", ".join(sorted({str(o.get("name")) for o in owners})),
-                (wl.get("spec") or {}).get("queueName", ""), workload_cluster_queue(wl, lq_targets),
-                workload_status(wl).upper(), "" if pending is None else pending["positionInLocalQueue"],
-                _exec_time(wl, now), age(meta.get("creationTimestamp"), now)]
+        row += [
+            meta.get("name"),
+            ", ".join(types),
+            ", ".join(sorted({str(o.get("name")) for o in owners})),
+            (wl.get("spec") or {}).get("queueName", ""),
+            workload_cluster_queue(wl, lq_targets),
+            workload_status(wl).upper(),
+            "" if pending is None else pending["positionInLocalQueue"],
+            _exec_time(wl, now),
+            age(meta.get("creationTimestamp"), now),
+        ]
         if wide:
-            row += [(wl.get("spec") or {}).get("priority", 0),
-                    "" if pending is None else pending["positionInClusterQueue"]]
+            row += [
+                (wl.get("spec") or {}).get("priority", 0),
+                "" if pending is None else pending["positionInClusterQueue"],
+            ]
         rows.append(row)
     return headers, rows
 
@@ -159,21 +204,28 @@ def pod_rows(pods: list[JSON], all_namespaces: bool, now: float | None = None) -
         ready = sum(1 for c in statuses if c.get("ready"))
         restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
         row: list[Any] = [_meta(pod).get("namespace")] if all_namespaces else []
-        row += [_meta(pod).get("name"), f"{ready}/{total}", status.get("reason") or status.get("phase") or "Unknown",
-                restarts, age(_meta(pod).get("creationTimestamp"), now)]
+        row += [
+            _meta(pod).get("name"),
+            f"{ready}/{total}",
+            status.get("reason") or status.get("phase") or "Unknown",
+            restarts,
+            age(_meta(pod).get("creationTimestamp"), now),
+        ]
         rows.append(row)
     return headers, rows
 
 
 # ---------------------------------------------------------------------- reading the cluster
 
+
 def pending_positions(cluster: Cluster, cq_names: set[str]) -> dict[tuple[str, str], JSON]:
     """(namespace, name) -> PendingWorkload for every pending workload of ``cq_names`` (visibility API)."""
     out: dict[tuple[str, str], JSON] = {}
     for cq in sorted(cq_names):
         try:
-            summary = cluster.request("GET", f"{VISIBILITY}/clusterqueues/{cq}/pendingworkloads",
-                                      query={"limit": "100000"})
+            summary = cluster.request(
+                "GET", f"{VISIBILITY}/clusterqueues/{cq}/pendingworkloads", query={"limit": "100000"}
+            )
         except ApiFailure as failure:
             if failure.status in (404, 503):  # not served here, or the ClusterQueue is gone
                 continue
@@ -191,10 +243,15 @@ def _scope(cluster: Cluster, plural: str, all_namespaces: bool) -> str:
 @aliases(list_app, ("clusterqueue", "clusterqueues", "cq"))
 def list_cluster_queues(
     active: Annotated[str, typer.Option(help="Filter by active status: true or false.")] = "",
-    selector: Selector = "", field_selector: FieldSelector = "", output: Output = "",
-    kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    selector: Selector = "",
+    field_selector: FieldSelector = "",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """List ClusterQueues."""
+
     def body() -> None:
         check_output(output)
         if active not in ("", "true", "false"):
@@ -205,16 +262,23 @@ def list_cluster_queues(
             cqs = [cq for cq in cqs if str(is_true(cq, "Active")).lower() == active]
         headers, rows = cluster_queue_rows(cqs, output == "wide")
         _emit(cqs, output, headers, rows, namespace="", all_namespaces=True)
+
     run(body)
 
 
 @aliases(list_app, ("localqueue", "localqueues", "lq"))
 def list_local_queues(
     clusterqueue: Annotated[str, typer.Option("--clusterqueue", "-c", help="Only those of this ClusterQueue.")] = "",
-    all_namespaces: AllNamespaces = False, selector: Selector = "", field_selector: FieldSelector = "",
-    output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    all_namespaces: AllNamespaces = False,
+    selector: Selector = "",
+    field_selector: FieldSelector = "",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """List LocalQueues."""
+
     def body() -> None:
         check_output(output)
         cluster = Target(kubeconfig, context, namespace).cluster
@@ -223,6 +287,7 @@ def list_local_queues(
             lqs = [lq for lq in lqs if (lq.get("spec") or {}).get("clusterQueue") == clusterqueue]
         headers, rows = local_queue_rows(lqs, all_namespaces)
         _emit(lqs, output, headers, rows, namespace=cluster.namespace, all_namespaces=all_namespaces)
+
     run(body)
 
 
@@ -230,55 +295,92 @@ def list_local_queues(
 def list_workloads(
     clusterqueue: Annotated[str, typer.Option("--clusterqueue", "-c", help="Only those of this ClusterQueue.")] = "",
     localqueue: Annotated[str, typer.Option("--localqueue", "-q", help="Only those of this LocalQueue.")] = "",
-    status: Annotated[list[str] | None, typer.Option(
-        help="all, pending, quotareserved, admitted or finished (repeatable).")] = None,
+    status: Annotated[
+        list[str] | None, typer.Option(help="all, pending, quotareserved, admitted or finished (repeatable).")
+    ] = None,
     for_object: Annotated[str, typer.Option("--for", help="Only the workload of TYPE[.GROUP]/NAME.")] = "",
-    all_namespaces: AllNamespaces = False, selector: Selector = "", field_selector: FieldSelector = "",
-    output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    all_namespaces: AllNamespaces = False,
+    selector: Selector = "",
+    field_selector: FieldSelector = "",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """List Workloads, with their position in their LocalQueue while pending."""
+
     def body() -> None:
         check_output(output)
         wanted = {s.lower() for s in status or []}
         bad = sorted(wanted - set(STATUSES))
         if bad:
-            raise CommandError(f'error: invalid status value ({bad[0]}). Must be "all", "pending", '
-                               '"quotareserved", "admitted" or "finished"')
+            raise CommandError(
+                f'error: invalid status value ({bad[0]}). Must be "all", "pending", '
+                '"quotareserved", "admitted" or "finished"'
+            )
         cluster = Target(kubeconfig, context, namespace).cluster
         wls = cluster.list_all(_scope(cluster, "workloads", all_namespaces), query=_query(selector, field_selector))
         if for_object:
             kind, _, name = _parse_for(for_object)
-            wls = [w for w in wls if any(str(o.get("kind", "")).lower() == kind and o.get("name") == name
-                                         for o in _meta(w).get("ownerReferences") or [])]
-        lq_targets = {(_meta(lq).get("namespace", ""), _meta(lq).get("name", "")):
-                      (lq.get("spec") or {}).get("clusterQueue", "")
-                      for lq in cluster.list_all(_scope(cluster, "localqueues", all_namespaces))}
-        wls = [w for w in wls if (not localqueue or (w.get("spec") or {}).get("queueName") == localqueue)
-               and (not clusterqueue or ((w.get("status") or {}).get("admission") or {}).get("clusterQueue")
-                    == clusterqueue or (not (w.get("status") or {}).get("admission")
-                                        and workload_cluster_queue(w, lq_targets) == clusterqueue))
-               and (not wanted or "all" in wanted or workload_status(w) in wanted)]
+            wls = [
+                w
+                for w in wls
+                if any(
+                    str(o.get("kind", "")).lower() == kind and o.get("name") == name
+                    for o in _meta(w).get("ownerReferences") or []
+                )
+            ]
+        lq_targets = {
+            (_meta(lq).get("namespace", ""), _meta(lq).get("name", "")): (lq.get("spec") or {}).get("clusterQueue", "")
+            for lq in cluster.list_all(_scope(cluster, "localqueues", all_namespaces))
+        }
+        wls = [
+            w
+            for w in wls
+            if (not localqueue or (w.get("spec") or {}).get("queueName") == localqueue)
+            and (
+                not clusterqueue
+                or ((w.get("status") or {}).get("admission") or {}).get("clusterQueue") == clusterqueue
+                or (
+                    not (w.get("status") or {}).get("admission")
+                    and workload_cluster_queue(w, lq_targets) == clusterqueue
+                )
+            )
+            and (not wanted or "all" in wanted or workload_status(w) in wanted)
+        ]
         pending_cqs = {workload_cluster_queue(w, lq_targets) for w in wls if workload_status(w) == "pending"}
         positions = pending_positions(cluster, {c for c in pending_cqs if c}) if output in ("", "wide") else {}
         headers, rows = workload_rows(wls, lq_targets, positions, all_namespaces, output == "wide")
         _emit(wls, output, headers, rows, namespace=cluster.namespace, all_namespaces=all_namespaces)
+
     run(body)
 
 
 @aliases(list_app, ("resourceflavor", "resourceflavors", "rf"))
 def list_resource_flavors(
-    selector: Selector = "", field_selector: FieldSelector = "", output: Output = "",
-    kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    selector: Selector = "",
+    field_selector: FieldSelector = "",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """List ResourceFlavors."""
+
     def body() -> None:
         check_output(output)
         cluster = Target(kubeconfig, context, namespace).cluster
         rfs = cluster.list_all(cluster.kueue_path("resourceflavors"), query=_query(selector, field_selector))
-        rows = [[_meta(rf).get("name"), ", ".join(f"{k}={v}" for k, v in sorted(
-            ((rf.get("spec") or {}).get("nodeLabels") or {}).items())), age(_meta(rf).get("creationTimestamp"))]
-            for rf in rfs]
+        rows = [
+            [
+                _meta(rf).get("name"),
+                ", ".join(f"{k}={v}" for k, v in sorted(((rf.get("spec") or {}).get("nodeLabels") or {}).items())),
+                age(_meta(rf).get("creationTimestamp")),
+            ]
+            for rf in rfs
+        ]
         _emit(rfs, output, ["Name", "Node Labels", "Age"], rows, namespace="", all_namespaces=True)
+
     run(body)
 
 
@@ -312,16 +414,21 @@ def pod_selector(cluster: Cluster, kind: str, name: str) -> str:
         return f"jobset.sigs.k8s.io/jobset-name={name}"
     if kind == "pod":
         return f"kueue.x-k8s.io/pod-group-name={name}"
-    raise CommandError(f'error: --for {kind}/{name}: the type must be job, jobset, workload or pod')
+    raise CommandError(f"error: --for {kind}/{name}: the type must be job, jobset, workload or pod")
 
 
 @aliases(list_app, ("pods", "pod", "po"))
 def list_pods(
     for_object: Annotated[str, typer.Option("--for", help="TYPE[.GROUP]/NAME of the job (required).")] = "",
-    all_namespaces: AllNamespaces = False, selector: Selector = "", output: Output = "",
-    kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = "",
+    all_namespaces: AllNamespaces = False,
+    selector: Selector = "",
+    output: Output = "",
+    kubeconfig: Kubeconfig = "",
+    context: Context = "",
+    namespace: Namespace = "",
 ) -> None:
     """List the pods of a job (job, jobset, a workload's job, or a pod group)."""
+
     def body() -> None:
         check_output(output)
         if not for_object:
@@ -334,4 +441,5 @@ def list_pods(
         pods = cluster.list_all(f"/api/v1/namespaces/{cluster.namespace}/pods", query={"labelSelector": labels})
         headers, rows = pod_rows(pods, all_namespaces)
         _emit(pods, output, headers, rows, namespace=cluster.namespace, all_namespaces=all_namespaces)
+
     run(body)

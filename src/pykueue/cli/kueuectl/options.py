@@ -19,8 +19,9 @@ __all__ = ["AllNamespaces", "Context", "Kubeconfig", "Namespace", "Output", "Tar
 Kubeconfig = Annotated[str, typer.Option("--kubeconfig", help="Path to the kubeconfig file to use.")]
 Context = Annotated[str, typer.Option("--context", help="The name of the kubeconfig context to use.")]
 Namespace = Annotated[str, typer.Option("--namespace", "-n", help="The namespace scope for this request.")]
-AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A",
-                                             help="List the requested object(s) across all namespaces.")]
+AllNamespaces = Annotated[
+    bool, typer.Option("--all-namespaces", "-A", help="List the requested object(s) across all namespaces.")
+]
 Output = Annotated[str, typer.Option("--output", "-o", help="Output format: yaml, json, wide or name.")]
 DryRun = Annotated[str, typer.Option("--dry-run", help='Must be "none", "server", or "client".')]
 
@@ -43,11 +44,13 @@ class Target:
 
 def aliases(app: typer.Typer, names: tuple[str, ...]) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register a verb's command under ``names[0]`` and, hidden, under Kueue's aliases."""
+
     def register(func: Callable[..., None]) -> Callable[..., None]:
         app.command(names[0])(func)
         for alias in names[1:]:
             app.command(alias, hidden=True)(func)
         return func
+
     return register
 
 

@@ -27,8 +27,10 @@ OUTPUTS = ("", "wide", "yaml", "json", "name")
 
 def check_output(output: str) -> str:
     if output not in OUTPUTS:
-        raise CommandError(f'error: unable to match a printer suitable for the output format "{output}", '
-                           "allowed formats are: json,name,wide,yaml")
+        raise CommandError(
+            f'error: unable to match a printer suitable for the output format "{output}", '
+            "allowed formats are: json,name,wide,yaml"
+        )
     return output
 
 
@@ -104,16 +106,22 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 def _name(obj: JSON) -> str:
     kind = str(obj.get("kind") or "").lower()
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
-    return f"{kind}.{group}/{(obj.get('metadata') or {}).get('name', '')}" if group else \
-        f"{kind}/{(obj.get('metadata') or {}).get('name', '')}"
+    return (
+        f"{kind}.{group}/{(obj.get('metadata') or {}).get('name', '')}"
+        if group
+        else f"{kind}/{(obj.get('metadata') or {}).get('name', '')}"
+    )
 
 
 def print_objects(objs: list[JSON], output: str, *, single: bool = False) -> str:
     """``-o yaml|json|name`` of ``objs`` (one object when ``single``, else a ``List``)."""
     if output == "name":
         return "".join(_name(o) + "\n" for o in objs)
-    doc: Any = objs[0] if single and len(objs) == 1 else {"apiVersion": "v1", "kind": "List", "items": objs,
-                                                          "metadata": {"resourceVersion": ""}}
+    doc: Any = (
+        objs[0]
+        if single and len(objs) == 1
+        else {"apiVersion": "v1", "kind": "List", "items": objs, "metadata": {"resourceVersion": ""}}
+    )
     if output == "json":
         return json.dumps(doc, indent=4) + "\n"
     return str(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
