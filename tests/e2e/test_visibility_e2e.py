@@ -130,3 +130,29 @@ def test_pending_workloads_through_kubectl_get_raw(server: Pykueue) -> None:
     assert "localqueues" in resources
     assert "team-cq" in server.kubectl("get", "cq").stdout
     assert "lq-a" in server.kubectl("get", "localqueues").stdout
+
+
+def test_a_restarted_controller_process_serves_the_positions_again(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from tests.e2e.test_controller_process import _controller_pids
+
+    server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig", ["--controllers", "process"]).start()
+    try:
+        fill(server, "StrictFIFO")
+        path = f"{VIS}/v1beta2/clusterqueues/team-cq/pendingworkloads"
+        server.wait_for(lambda: len(_raw(server, path)["items"]) == 4)
+        [child] = _controller_pids(server.kubeconfig)
+        os.kill(child, signal.SIGKILL)
+        server.wait_for(lambda: [p for p in _controller_pids(server.kubeconfig) if p != child], timeout=30)
+
+        def served() -> dict[str, Any] | None:
+            result = server.kubectl("get", "--raw", path, check=False)
+            return json.loads(result.stdout) if result.returncode == 0 else None
+
+        summary = server.wait_for(lambda: (s := served()) is not None and len(s["items"]) == 4 and s, timeout=60)
+        assert isinstance(summary, dict)
+        assert _names(summary) == EXPECTED
+    finally:
+        server.stop()

@@ -164,6 +164,8 @@ class RemoteBackend:
                 status = response.status
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise ServiceUnavailable(f"{UNAVAILABLE} ({type(exc).__name__})") from exc
+        if status in (401, 403):  # our own credentials to the backend failed: not the caller's fault
+            raise ServiceUnavailable(f"{UNAVAILABLE} (the visibility backend refused the server's token)")
         if status != 200:
             raise from_status(body if isinstance(body, dict) else {}, status)
         if not isinstance(body, dict):
