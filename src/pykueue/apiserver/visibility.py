@@ -98,10 +98,9 @@ def _item(p: PendingInfo) -> JSON:
     }
 
 
-def summary(pending: list[PendingInfo], query: PendingQuery) -> JSON:
-    """The page ``[offset, offset + limit)`` of ``pending`` (already in the queue's order, and
-    already only the LocalQueue's for a LocalQueue query) as a ``PendingWorkloadsSummary``."""
-    page = pending[query.offset : query.offset + query.limit]
+def summary(page: list[PendingInfo], query: PendingQuery) -> JSON:
+    """A page of pending workloads (the engine already applied ``offset``/``limit`` and the
+    LocalQueue) as a ``PendingWorkloadsSummary``."""
     return {
         "kind": "PendingWorkloadsSummary",
         "apiVersion": f"{GROUP}/{query.version}",
@@ -125,15 +124,12 @@ class EngineBackend:
             lq = engine.queues.local_queues.get((query.namespace, query.queue))
             if lq is None:
                 raise NotFound.object("localqueues", query.queue, GROUP)
-            mine = [
-                p
-                for p in engine.pending_workloads(lq.cq_name)
-                if p.namespace == query.namespace and p.local_queue == query.queue
-            ]
-            return summary(mine, query)
-        if query.queue not in engine.cache.cqs:
+            page = engine.pending_workloads(lq.cq_name, query.offset, query.limit, lq.key)
+        elif query.queue not in engine.cache.cqs:
             raise NotFound.object("clusterqueues", query.queue, GROUP)
-        return summary(engine.pending_workloads(query.queue), query)
+        else:
+            page = engine.pending_workloads(query.queue, query.offset, query.limit)
+        return summary(page, query)
 
 
 class RemoteBackend:

@@ -514,8 +514,9 @@ class Scheduler:
                                   self.queues.local_queues.get(wl.lq_key), wl.usage)
 
     # ------------------------------------------------------------------------------ read side
-    def pending_workloads(self, cluster_queue: str) -> list[PendingInfo]:
-        return views.pending_workloads(self, cluster_queue)
+    def pending_workloads(self, cluster_queue: str, offset: int = 0, limit: int | None = None,
+                          local_queue: tuple[str, str] | None = None) -> list[PendingInfo]:
+        return views.pending_workloads(self, cluster_queue, offset, limit, local_queue)
 
     def cluster_queue_usage(self, name: str) -> QueueUsage:
         self.cache.ensure_fresh()

@@ -14,7 +14,7 @@ from .clusterqueue import ClusterQueue
 from .fairsharing import weighted_share_status
 from .hierarchy import ResourceNode
 from .types import PendingInfo, QueueUsage
-from .workload import WorkloadInfo
+from .workload import WorkloadInfo, WorkloadKey
 
 if TYPE_CHECKING:
     from .engine import Scheduler
@@ -24,27 +24,72 @@ __all__ = ["cluster_queue_usage", "local_queue_usage", "pending_workloads", "wei
 Usage = dict[str, dict[str, tuple[int, int]]]
 
 
-def pending_workloads(s: Scheduler, cluster_queue: str) -> list[PendingInfo]:
-    """Every pending workload of the CQ (heap, inadmissible, parked) in heap order."""
+def pending_workloads(s: Scheduler, cluster_queue: str, offset: int = 0, limit: int | None = None,
+                      local_queue: tuple[str, str] | None = None) -> list[PendingInfo]:
+    """Pending workloads of the CQ (heap, inadmissible, parked) in the order the queue pops them:
+    the page ``[offset, offset + limit)`` of all of them, or of one LocalQueue's (positions in both
+    always count from the queue's head).
+
+    The order is the queue's own: each queued workload's heap item (priority, queue-order time, UID)
+    as pushed, the same tuple for the inadmissible and parked ones, sorted natively; only a sticky
+    preemptor or Admission Fair Sharing (which reorder the pops) take the slower keyed sort. Only the
+    prefix up to the page's end is turned into records, so a short page of a deep queue stays cheap.
+    """
     q = s.queues.cqs.get(cluster_queue)
     if q is None:
         return []
     cq = s.cache.cqs.get(cluster_queue)
     afs = cq is not None and cq.afs and s.config.admission_fair_sharing is not None
+    ordered: list[WorkloadKey]
+    if afs or q.sticky is not None:
 
-    def key(wl: WorkloadInfo) -> tuple[int, float, int, float, str]:
-        return (0 if q.sticky == wl.key else 1, s.afs_usage(wl) if afs else 0.0, -wl.priority, wl.timestamp,
-                wl.uid)
+        def rank(wl: WorkloadInfo) -> tuple[int, float, int, float, str]:
+            return (0 if q.sticky == wl.key else 1, s.afs_usage(wl) if afs else 0.0, -wl.priority, wl.timestamp,
+                    wl.uid)
 
-    per_lq: dict[tuple[str, str], int] = {}
+        ordered = [wl.key for wl in sorted(q.all_pending(), key=rank)]
+    else:
+        items: list[tuple[int, float, str, int, WorkloadKey]] = [
+            item for group in q.groups.values() for item in group.members.values()]
+        for waiting in (q.inadmissible, q.parked):
+            items.extend((-wl.priority, wl.timestamp, wl.uid, 0, wl.key) for wl in waiting.values())
+        items.sort()
+        ordered = [item[4] for item in items]
+
+    def find(key: WorkloadKey) -> WorkloadInfo:
+        group = q.index.get(key)
+        if group is not None:
+            return group.wls[key]
+        return q.inadmissible.get(key) or q.parked[key]
+
     out: list[PendingInfo] = []
-    for index, wl in enumerate(sorted(q.all_pending(), key=key)):
+    if local_queue is not None:
+        members = s.queues.by_lq.get(local_queue) or {}
+        position = 0
+        for index, key in enumerate(ordered):
+            if key not in members:
+                continue
+            if position >= offset:
+                if limit is not None and len(out) >= limit:
+                    break
+                out.append(_info(find(key), index, position))
+            position += 1
+        return out
+    end = len(ordered) if limit is None else min(len(ordered), offset + limit)
+    per_lq: dict[tuple[str, str], int] = {}
+    for index in range(end):
+        wl = find(ordered[index])
         position = per_lq.get(wl.lq_key, 0)
         per_lq[wl.lq_key] = position + 1
-        base = int(((wl.obj.get("spec") or {}).get("priority")) or 0)
-        out.append(PendingInfo(wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str, index,
-                               position, wl.owner_references))
+        if index >= offset:
+            out.append(_info(wl, index, position))
     return out
+
+
+def _info(wl: WorkloadInfo, index: int, position: int) -> PendingInfo:
+    base = int(((wl.obj.get("spec") or {}).get("priority")) or 0)
+    return PendingInfo(wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str, index, position,
+                       wl.owner_references)
 
 
 def _by_flavor(cq: ClusterQueue, usage: Mapping[tuple[str, str], int]) -> Usage:

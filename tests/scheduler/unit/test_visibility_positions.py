@@ -129,3 +129,18 @@ def test_limit_offset_and_unknown_queues() -> None:
         backend.answer(PendingQuery("v1beta2", "nope"))
     with pytest.raises(NotFound, match=r'localqueues\.visibility.kueue.x-k8s.io "nope" not found'):
         backend.answer(PendingQuery("v1beta2", "nope", "ns"))
+
+
+@pytest.mark.parametrize("strategy", ["BestEffortFIFO", "StrictFIFO"])
+def test_a_page_is_the_same_slice_of_the_whole_listing(strategy: str) -> None:
+    s, objs = _cluster(strategy)
+    _admit_one(s, objs)  # one admitted, the next head tried and handed back: queued, inadmissible and heap items
+    s.schedule()
+    whole = s.pending_workloads("cq")
+    assert len(whole) == len(SUBMISSIONS) - 1
+    for offset in range(len(whole) + 1):
+        for limit in (1, 2, 3, 100):
+            assert s.pending_workloads("cq", offset, limit) == whole[offset : offset + limit]
+            for lq in (("ns", "a"), ("ns", "b"), ("other", "c")):
+                mine = [p for p in whole if (p.namespace, p.local_queue) == lq]
+                assert s.pending_workloads("cq", offset, limit, lq) == mine[offset : offset + limit]
