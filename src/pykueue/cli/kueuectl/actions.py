@@ -38,7 +38,7 @@ def _patch(target: Target, plural: str, name: str, patch: JSON, output: str, ver
     cluster = target.cluster
     path = cluster.kueue_path(plural, name, cluster.namespace if namespaced else "")
     obj = cluster.request("PATCH", path, body=patch, content_type=MERGE)
-    if output:
+    if output in ("yaml", "json", "name"):
         typer.echo(print_objects([obj], output, single=True), nl=False)
     else:
         typer.echo(f"{str(obj.get('kind', plural)).lower()}.kueue.x-k8s.io/{name} {verb}")

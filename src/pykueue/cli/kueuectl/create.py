@@ -186,7 +186,7 @@ def _send(target: Target, obj: JSON, path: str, dry_run: str, output: str) -> No
     check_output(output)
     if dry != "client":
         obj = target.cluster.request("POST", path, body=obj, query={"dryRun": "All"} if dry == "server" else None)
-    if output:
+    if output in ("yaml", "json", "name"):
         typer.echo(print_objects([obj], output, single=True), nl=False)
         return
     suffix = {"server": " (server dry run)", "client": " (dry run)"}.get(dry, "")
