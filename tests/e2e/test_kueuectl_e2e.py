@@ -357,6 +357,8 @@ def test_version_kubeconfig_and_context(server: Pykueue, tmp_path: Path) -> None
     assert get_json(server, "localqueue", "lq-ctx", "-n", "team-ctx")["spec"]["clusterQueue"] == "cq-ctx"
     rows = table(kueue(server, "list", "lq", "--kubeconfig", str(other), "--context", "team").stdout)
     assert [r["NAME"] for r in rows] == ["lq-ctx"]
+    before_the_verb = table(kueue(server, "-n", "team-ctx", "list", "localqueue").stdout)  # kubectl-style
+    assert [r["NAME"] for r in before_the_verb] == ["lq-ctx"]
     assert one_line_error(
         kueue(server, "list", "lq", "--kubeconfig", str(other), "--context", "broken", check=False)
     ).startswith("error: cannot load the kubeconfig")

@@ -9,7 +9,7 @@ import typer
 from pykueue.cli.bench import bench_app
 from pykueue.cli.demo import demo
 from pykueue.cli.kueuectl.actions import version
-from pykueue.cli.kueuectl.app import add_verbs, passthrough
+from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
 from pykueue.cli.up import up
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -22,5 +22,6 @@ app.command()(version)
 
 
 def main() -> None:
-    passthrough(sys.argv[1:])
-    app()
+    args = hoist_flags(sys.argv[1:])
+    passthrough(args)
+    app(args=args)

@@ -131,3 +131,22 @@ def test_ages_read_like_kubectls() -> None:
         render_table(["Name", "Pending Workloads"], [["a", 1], ["long-name", 22]])
         == "NAME        PENDING WORKLOADS\na           1\nlong-name   22\n"
     )
+
+
+def test_global_flags_before_the_verb_move_behind_it() -> None:
+    from pykueue.cli.kueuectl.app import hoist_flags
+
+    assert hoist_flags(["-n", "team", "--context=c", "-A", "list", "workload", "-o", "wide"]) == [
+        "list",
+        "workload",
+        "-o",
+        "wide",
+        "-n",
+        "team",
+        "--context=c",
+        "-A",
+    ]
+    assert hoist_flags(["--kubeconfig", "k", "get", "cq"]) == ["get", "cq", "--kubeconfig", "k"]
+    assert hoist_flags(["list", "workload", "-n", "x"]) == ["list", "workload", "-n", "x"]
+    assert hoist_flags(["--help"]) == ["--help"]
+    assert hoist_flags(["-n", "x"]) == ["-n", "x"]

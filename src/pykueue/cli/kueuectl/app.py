@@ -19,7 +19,7 @@ from .actions import delete_app, resume_app, stop_app, version
 from .create import create_app
 from .listing import list_app
 
-__all__ = ["PASSTHROUGH_TYPES", "PASSTHROUGH_VERBS", "add_verbs", "app", "main", "passthrough"]
+__all__ = ["PASSTHROUGH_TYPES", "PASSTHROUGH_VERBS", "add_verbs", "app", "hoist_flags", "main", "passthrough"]
 
 PASSTHROUGH_VERBS = ("get", "describe", "edit", "patch", "delete")
 PASSTHROUGH_TYPES = (
@@ -65,6 +65,29 @@ def _unknown_type(ctx: typer.Context) -> None:
     raise typer.Exit(1)
 
 
+VALUE_FLAGS = ("--kubeconfig", "--context", "-n", "--namespace", "-o", "--output")
+BOOL_FLAGS = ("-A", "--all-namespaces")
+
+
+def hoist_flags(args: list[str]) -> list[str]:
+    """kubectl's global flags may come before the verb (``kubectl kueue -n team list workload``):
+    move them behind it, where every verb declares them."""
+    moved: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        name = arg.split("=", 1)[0]
+        if name in VALUE_FLAGS and "=" not in arg and index + 1 < len(args):
+            moved += args[index : index + 2]
+            index += 2
+        elif name in VALUE_FLAGS or arg in BOOL_FLAGS:
+            moved.append(arg)
+            index += 1
+        else:
+            break
+    return [*args[index:], *moved] if moved and index < len(args) else args
+
+
 def passthrough(args: list[str]) -> None:
     """Replace this process with ``kubectl <args>`` when ``args`` is a pass-through; else return."""
     if len(args) < 2 or args[0] not in PASSTHROUGH_VERBS or args[1].split(".")[0] not in PASSTHROUGH_TYPES:
@@ -92,5 +115,6 @@ app.command("version")(version)
 
 
 def main() -> None:
-    passthrough(sys.argv[1:])
-    app(prog_name="kubectl-kueue")
+    args = hoist_flags(sys.argv[1:])
+    passthrough(args)
+    app(args=args, prog_name="kubectl-kueue")
