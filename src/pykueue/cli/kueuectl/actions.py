@@ -44,11 +44,6 @@ def _patch(target: Target, plural: str, name: str, patch: JSON, output: str, ver
         typer.echo(f"{str(obj.get('kind', plural)).lower()}.kueue.x-k8s.io/{name} {verb}")
 
 
-def _common(name: str, output: str, kubeconfig: str, context: str, namespace: str) -> Target:
-    check_output(output)
-    return Target(kubeconfig, context, namespace)
-
-
 @aliases(stop_app, ("workload", "workloads", "wl"))
 def stop_workload(
     name: str, output: Output = "", kubeconfig: Kubeconfig = "", context: Context = "", namespace: Namespace = ""
@@ -56,7 +51,7 @@ def stop_workload(
     """Deactivate a Workload (spec.active: false); an admitted one is evicted."""
     run(
         lambda: _patch(
-            _common(name, output, kubeconfig, context, namespace),
+            Target(kubeconfig, context, namespace),
             "workloads",
             name,
             {"spec": {"active": False}},
@@ -74,7 +69,7 @@ def resume_workload(
     """Activate a Workload again (spec.active: true)."""
     run(
         lambda: _patch(
-            _common(name, output, kubeconfig, context, namespace),
+            Target(kubeconfig, context, namespace),
             "workloads",
             name,
             {"spec": {"active": True}},
@@ -101,7 +96,7 @@ def stop_local_queue(
     """Stop a LocalQueue: its workloads are not admitted (and admitted ones evicted, unless kept)."""
     run(
         lambda: _patch(
-            _common(name, output, kubeconfig, context, namespace),
+            Target(kubeconfig, context, namespace),
             "localqueues",
             name,
             {"spec": {"stopPolicy": _stop_policy(keep_already_running)}},
@@ -119,7 +114,7 @@ def resume_local_queue(
     """Resume a stopped LocalQueue."""
     run(
         lambda: _patch(
-            _common(name, output, kubeconfig, context, namespace),
+            Target(kubeconfig, context, namespace),
             "localqueues",
             name,
             {"spec": {"stopPolicy": "None"}},
@@ -142,7 +137,7 @@ def stop_cluster_queue(
     """Put a ClusterQueue on hold (and evict its admitted workloads, unless kept)."""
     run(
         lambda: _patch(
-            _common(name, output, kubeconfig, context, namespace),
+            Target(kubeconfig, context, namespace),
             "clusterqueues",
             name,
             {"spec": {"stopPolicy": _stop_policy(keep_already_running)}},
@@ -160,7 +155,7 @@ def resume_cluster_queue(
     """Resume a stopped ClusterQueue."""
     run(
         lambda: _patch(
-            _common(name, output, kubeconfig, context, namespace),
+            Target(kubeconfig, context, namespace),
             "clusterqueues",
             name,
             {"spec": {"stopPolicy": "None"}},
