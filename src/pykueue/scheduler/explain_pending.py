@@ -260,9 +260,8 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
         if cq.within_cluster_queue == NEVER:
             reasons.append(f"withinClusterQueue is Never, so it may not preempt {names} in ClusterQueue {cq.name}")
         elif all(h["priority"] >= wl.priority for h in own):
-            policy = "LowerPriority" if cq.within_cluster_queue == LOWER_PRIORITY else cq.within_cluster_queue
             reasons.append(
-                f"withinClusterQueue is {policy} and no workload holding the quota in ClusterQueue "
+                f"withinClusterQueue is {cq.within_cluster_queue} and no workload holding the quota in ClusterQueue "
                 f"{cq.name} ({names}) has a priority below its own ({wl.priority})"
             )
     if lent:
@@ -276,6 +275,13 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
             )
     if not own and not lent:
         reasons.append("no admitted workload holds the quota it lacks")
+    if not reasons:
+        allowed = [h["workload"] for h in holders if h["priority"] < wl.priority]
+        reasons.append(
+            "evicting every workload its preemption policies allow ("
+            + (", ".join(allowed[:HOLDERS_SHOWN]) or "none")
+            + ") would still not free enough"
+        )
     verdict["forbiddenBy"] = reasons
     sentences.append("Preemption cannot help: " + "; ".join(reasons) + ".")
 

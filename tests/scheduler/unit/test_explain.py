@@ -134,6 +134,20 @@ def test_preemption_forbidden_by_policy_and_allowed_when_it_is_not() -> None:
     assert "smallestChange" not in allowed
 
 
+def test_preemption_allowed_by_policy_but_not_enough() -> None:
+    low = admitted(workload("low", cpu="1", priority=1), "cq", {"cpu": "f"}, {"cpu": "1"})
+    high = admitted(workload("high", cpu="3", priority=10), "cq", {"cpu": "f"}, {"cpu": "3"})
+    cq = CQ("cq").flavor("f", cpu=4).preemption(within="LowerPriority")
+    answer = explain(
+        "want", flavor("f"), cq.obj(), local_queue("ns", "lq", "cq"), low, high, workload("want", cpu="3", priority=5)
+    )
+    assert [h["workload"] for h in answer["holders"]] == ["ns/high", "ns/low"]
+    assert answer["engine"]["forbiddenBy"] == [
+        "evicting every workload its preemption policies allow (ns/low) would still not free enough"
+    ]
+    assert "admitted when 3 cpu are freed in ClusterQueue cq" in answer["smallestChange"]
+
+
 def test_reclaim_forbidden_names_the_borrower() -> None:
     borrower = admitted(workload("borrower", queue="lq-b", cpu="4"), "b", {"cpu": "f"}, {"cpu": "4"})
     answer = explain(
