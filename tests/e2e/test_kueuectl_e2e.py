@@ -182,22 +182,15 @@ def test_list_verbs_show_kueues_columns_and_positions(server: Pykueue) -> None:
     for name, priority in (("list-low", 1), ("list-high", 50)):
         server.kubectl("create", "-f", "-", input=workload_yaml(name, "cq-list-lq", priority))
 
-    cqs = {row["NAME"]: row for row in table(kueue(server, "list", "clusterqueue").stdout)}
-    assert list(table(kueue(server, "list", "cq").stdout)[0]) == [
-        "NAME",
-        "COHORT",
-        "PENDING WORKLOADS",
-        "ADMITTED WORKLOADS",
-        "ACTIVE",
-        "AGE",
-    ]
-    server.wait_for(
-        lambda: (
-            table(kueue(server, "list", "cq").stdout)
-            and {r["NAME"]: r for r in table(kueue(server, "list", "cq").stdout)}["cq-list"]["PENDING WORKLOADS"] == "2"
-        )
-    )
-    assert cqs["cq-list"]["ACTIVE"] == "true"
+    def cq_row() -> dict[str, str] | None:
+        row = {r["NAME"]: r for r in table(kueue(server, "list", "clusterqueue").stdout)}["cq-list"]
+        return row if (row["PENDING WORKLOADS"], row["ACTIVE"]) == ("2", "true") else None
+
+    row = server.wait_for(cq_row)  # the status says both wait: the engine has queued them
+    assert isinstance(row, dict)
+    assert list(row) == ["NAME", "COHORT", "PENDING WORKLOADS", "ADMITTED WORKLOADS", "ACTIVE", "AGE"]
+    assert row["ADMITTED WORKLOADS"] == "1"
+    assert list(table(kueue(server, "list", "cq").stdout)[0]) == list(row)
     lqs = table(kueue(server, "list", "localqueue", "-A").stdout)
     assert list(lqs[0]) == ["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS", "AGE"]
     assert any(r["NAME"] == "cq-list-lq" and r["CLUSTERQUEUE"] == "cq-list" for r in lqs)
