@@ -277,3 +277,17 @@ def test_admitted_workload_flavors_borrowing_and_wait() -> None:
     assert answer["admission"]["at"] == format_time(T0 + 90)
     assert "Admitted by ClusterQueue a: pod set main (1 pods): cpu in f, using 3 cpu." in answer["sentences"]
     assert "borrowing 1 cpu of flavor f from cohort team" in text(answer)
+
+
+def test_workloads_that_are_not_queued_say_why() -> None:
+    base = [flavor("f"), CQ("cq").flavor("f", cpu=8).obj()]
+    stopped = explain("want", *base, local_queue("ns", "lq", "cq"), workload("want", active=False))
+    assert stopped["sentences"] == [
+        "Stopped: spec.active is false, so it is not queued (resume it with `kubectl kueue resume workload`)."
+    ]
+    no_lq = explain("want", *base, workload("want", queue="missing"))
+    assert no_lq["sentences"] == ["LocalQueue missing does not exist in namespace ns."]
+    held = explain("want", *base, local_queue("ns", "lq", "cq", stopPolicy="Hold"), workload("want"))
+    assert held["sentences"] == ["LocalQueue lq is stopped (stopPolicy Hold)."]
+    no_cq = explain("want", flavor("f"), local_queue("ns", "lq", "gone"), workload("want"))
+    assert no_cq["sentences"] == ["ClusterQueue gone (of LocalQueue lq) does not exist."]
