@@ -4,8 +4,9 @@ Owned by ``apiserver/``; ``pykueue up`` (cli/) calls :func:`serve`, tests call :
 or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz``, ``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
 ``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resources`),
-Kueue's visibility API once a backend is set (:mod:`.visibility`), and pykueue's own write batches
-for its controller process (:mod:`.batch`).
+Kueue's visibility API once a backend is set (:mod:`.visibility`), pykueue's own write batches
+for its controller process (:mod:`.batch`), and ``/metrics`` when given a metrics endpoint
+(:mod:`.instrument`).
 
 Invariants: every error leaves as a Kubernetes ``Status`` (never a stack trace); every request
 except the health/version probes needs ``Authorization: Bearer <token>`` when a token is set;
@@ -22,10 +23,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from pykueue.api.clock import format_time
 from pykueue.api.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFound, Unauthorized
 from pykueue.api.structural import compile_rules
+from pykueue.metrics import ApiServerMetrics, MetricsEndpoint
 from pykueue.registry import Registry
 
 from . import discovery, visibility
@@ -40,6 +43,7 @@ from .http import (
     json_response,
     table_content_type,
 )
+from .instrument import ACCESS_LOG_FORMAT, ACCESS_LOGGER, instrument_middleware, metrics_handler
 from .openapi import OpenAPI
 from .resources import PodLogHandler, ResourceHandler, handle_resource
 from .tls_options import TLSOptions
@@ -266,9 +270,14 @@ async def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse
 
 # ---------------------------------------------------------------------- assembly
 
-def create_app(registry: Registry, *, token: str | None, bookmark_interval: float = 5.0) -> web.Application:
-    """The API server as an aiohttp app (no socket): routes, auth, group commit."""
-    app = web.Application(middlewares=[_errors, _auth], client_max_size=8 * 1024 * 1024)
+def create_app(registry: Registry, *, token: str | None, bookmark_interval: float = 5.0,
+               metrics: MetricsEndpoint | None = None) -> web.Application:
+    """The API server as an aiohttp app (no socket): routes, auth, group commit; with ``metrics``
+    also ``GET /metrics`` and kube-apiserver's request metrics on ``metrics.registry``."""
+    middlewares: list[Middleware] = [_errors, _auth]
+    if metrics is not None:
+        middlewares.insert(0, instrument_middleware(ApiServerMetrics(metrics.registry)))
+    app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
     state = _State(registry, token, bookmark_interval)
     app[_STATE] = state
     app.router.add_get("/version", _version)
@@ -294,6 +303,8 @@ def create_app(registry: Registry, *, token: str | None, bookmark_interval: floa
     app.router.add_get("/apis/{group}/{version}/", _group_version)
     app.router.add_route("*", "/apis/{group}/{version}/{tail:.+}", _group_resources)
     app.router.add_post(BATCH_PATH, BatchHandler(registry, state.durable).handle)
+    if metrics is not None:
+        app.router.add_get("/metrics", metrics_handler(metrics))
 
     async def on_startup(app: web.Application) -> None:
         state.committer = GroupCommitter(registry.store, asyncio.get_running_loop())
@@ -360,12 +371,16 @@ class Server:
 
 async def serve(registry: Registry, host: str, port: int, *, token: str | None, tls_cert: str | None = None,
                 tls_key: str | None = None, bookmark_interval: float = 5.0,
-                tls_options: TLSOptions | None = None) -> Server:
+                tls_options: TLSOptions | None = None, metrics: MetricsEndpoint | None = None,
+                access_log: bool = False) -> Server:
     """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given
-    (restricted by ``tls_options``: the Configuration's ``tls`` section)."""
-    app = create_app(registry, token=token, bookmark_interval=bookmark_interval)
+    (restricted by ``tls_options``: the Configuration's ``tls`` section); ``access_log``: one line per
+    request on the ``pykueue.apiserver.access`` logger."""
+    app = create_app(registry, token=token, bookmark_interval=bookmark_interval, metrics=metrics)
     await asyncio.to_thread(warm_up, registry)
-    runner = web.AppRunner(app, shutdown_timeout=2.0, access_log=None)
+    runner = web.AppRunner(app, shutdown_timeout=2.0,
+                           access_log=logging.getLogger(ACCESS_LOGGER) if access_log else None,
+                           access_log_format=ACCESS_LOG_FORMAT)
     await runner.setup()
     context: ssl.SSLContext | None = None
     if tls_cert and tls_key:

@@ -8,6 +8,12 @@ server with its writes batched (:class:`~pykueue.client.batching.BatchingClient`
 layout (kube-apiserver plus the kueue controller-manager), which puts the scheduler, the informers
 and the controllers on the machine's second core.
 
+Metrics: the child keeps Kueue's metrics in a registry of its own and serves it on a loopback port
+(plain HTTP, the server's bearer token), which it announces with a ``METRICS_LINE`` before it says
+it is running; the server's ``/metrics`` fetches that port on every scrape and appends it, so one
+scrape shows both processes, fresh. A restarted child announces its new port (its counters start
+again from zero, as a restarted Kueue's do).
+
 Invariants: the child never outlives the server (it exits when its stdin, a pipe from the server,
 closes: a ``kill -9`` of the server included); its output goes to the server's output; the
 admission hooks (Kueue's webhooks) stay in the server, so every write is defaulted and validated
@@ -34,10 +40,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pykueue.cli.logsetup import FORMATS, LEVELS, configure_logging
+
 if TYPE_CHECKING:
     from pykueue.controllers.config import KueueConfig
 
-__all__ = ["MODES", "READY_LINE", "ControllerProcess", "main", "mode_error"]
+__all__ = ["METRICS_LINE", "MODES", "READY_LINE", "ControllerProcess", "main", "mode_error"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +54,8 @@ MODES = ("in-process", "process")
 READY_LINE = "pykueue controllers are running"
 VISIBILITY_LINE = "pykueue visibility API at "
 TOKEN_ENV = "PYKUEUE_VISIBILITY_TOKEN"
+METRICS_LINE = "pykueue controller metrics at "
+"""Followed by the URL of the child's metrics (``http://127.0.0.1:PORT/metrics``)."""
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 RESTART_BACKOFF_S = (1.0, 30.0)
@@ -61,10 +71,14 @@ def mode_error(value: str) -> str | None:
 class ControllerProcess:
     """Runs and supervises the controller child of one embedded server."""
 
-    def __init__(self, kubeconfig: Path, config: Path | None = None) -> None:
-        self._argv = [sys.executable, "-m", "pykueue.cli.controller_process", "--kubeconfig", str(kubeconfig)]
+    def __init__(self, kubeconfig: Path, config: Path | None = None, *, log_level: str = "info",
+                 log_format: str = "text") -> None:
+        self._argv = [sys.executable, "-m", "pykueue.cli.controller_process", "--kubeconfig", str(kubeconfig),
+                      "--log-level", log_level, "--log-format", log_format]
         if config is not None:
             self._argv += ["--config", str(config)]
+        self.metrics_url: str | None = None
+        """Where the running child serves its metrics (None while none runs)."""
         self._proc: asyncio.subprocess.Process | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
@@ -95,6 +109,7 @@ class ControllerProcess:
                                                     env={**os.environ, TOKEN_ENV: self._token})
         self._visibility_url = None
         self._proc = proc
+        self.metrics_url = None
         assert proc.stdout is not None
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
@@ -103,6 +118,10 @@ class ControllerProcess:
                     if not line:
                         raise RuntimeError(f"the controller process exited with code {await proc.wait()} "
                                            "before it was running (its output is above)")
+                    text = line.decode(errors="replace").strip()
+                    if text.startswith(METRICS_LINE):
+                        self.metrics_url = text[len(METRICS_LINE):]
+                        continue
                     text = _echo(line)
                     if text.startswith(VISIBILITY_LINE):
                         self._visibility_url = text.removeprefix(VISIBILITY_LINE).strip()
@@ -123,6 +142,7 @@ class ControllerProcess:
             while line := await proc.stdout.readline():   # pass its output on until it ends
                 _echo(line)
             code = await proc.wait()
+            self.metrics_url = None
             if self._stopping:
                 return
             log.error("the controller process exited with code %s; restarting it in %.0f s", code, backoff)
@@ -169,12 +189,18 @@ def _echo(line: bytes) -> str:
 
 async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     from pykueue.apiserver.visibility import EngineBackend, serve_backend
+    from prometheus_client import CollectorRegistry
+
     from pykueue.cli.gcpolicy import run_gc_policy
     from pykueue.client import BatchingClient, HttpClient
+    from pykueue.client.kubeconfig import load_kubeconfig
     from pykueue.controllers.manager import ControllerManager
+    from pykueue.metrics import serve_metrics
 
     client = BatchingClient(HttpClient.from_kubeconfig(kubeconfig, field_manager="pykueue"))
-    manager = ControllerManager(client, config)
+    registry = CollectorRegistry()
+    manager = ControllerManager(client, config, metrics_registry=registry)
+    metrics, port = await serve_metrics(registry, "127.0.0.1", 0, token=load_kubeconfig(kubeconfig).token)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -188,6 +214,7 @@ async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     gc.collect()
     gc.freeze()   # the caches are full: keep them out of the collector's way (see cli/gcpolicy)
     policy = asyncio.create_task(run_gc_policy(), name="gc-policy")
+    print(f"{METRICS_LINE}http://127.0.0.1:{port}/metrics", flush=True)
     print(READY_LINE, flush=True)
     try:
         await stop.wait()
@@ -196,6 +223,7 @@ async def _run(kubeconfig: Path, config: KueueConfig) -> None:
         orphaned.cancel()
         await visibility.cleanup()
         await manager.stop()
+        await metrics.cleanup()
         await client.close()
 
 
@@ -213,8 +241,13 @@ def main(argv: list[str] | None = None) -> int:
                                      description="pykueue's controllers, for `pykueue up --controllers process`.")
     parser.add_argument("--kubeconfig", type=Path, required=True)
     parser.add_argument("--config", type=Path, default=None)
+    parser.add_argument("--log-level", default="info", choices=LEVELS)
+    parser.add_argument("--log-format", default="text", choices=FORMATS)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="controllers: %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format, component="controllers")
+    from prometheus_client import disable_created_metrics
+
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series: the exposition Kueue's (Go) metrics have
     from pykueue.controllers.config import embedded_default, load_config
 
     config = load_config(args.config.read_text()) if args.config is not None else embedded_default()

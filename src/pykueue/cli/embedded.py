@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prometheus_client import CollectorRegistry
+
 from pykueue.api.clock import SystemClock
 from pykueue.apiserver import Server, serve
 from pykueue.apiserver.certs import ensure_certificates
@@ -25,6 +27,7 @@ from pykueue.client import LocalClient
 from pykueue.cluster import EmbeddedCluster, NodeSpec, default_nodes
 from pykueue.controllers.config import KueueConfig, embedded_default
 from pykueue.controllers.manager import ControllerManager
+from pykueue.metrics import MetricsEndpoint, RemoteSource
 from pykueue.registry import Registry
 from pykueue.store import Store
 
@@ -57,6 +60,11 @@ class EmbeddedOptions:
     """Where ``config`` was read from: the controller process reads it again."""
     cluster: bool = True
     """False skips the embedded Job controller, binder and node agents."""
+    access_log: bool = False
+    """Log one line per API request (``pykueue.apiserver.access``)."""
+    log_level: str = "info"
+    log_format: str = "text"
+    """Passed on to the controller process (this process's logging is its command's choice)."""
 
 
 def _free_port(address: str) -> int:
@@ -94,6 +102,8 @@ class Embedded:
         self._server: Server | None = None
         self._remote_visibility: RemoteBackend | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.metrics = MetricsEndpoint(CollectorRegistry())
+        """What the API server's ``/metrics`` serves: its own registry, plus the controller process's."""
 
     async def start(self) -> None:
         opts = self.options
@@ -116,12 +126,17 @@ class Embedded:
         tls = ensure_certificates(cert_dir, opts.address)
         port = opts.port if opts.port else _free_port(opts.address)
         if opts.kueue:
-            self._manager = ControllerManager(LocalClient(registry), opts.config, self.clock)
+            # in-process, the controllers' metrics join the server's registry; in process mode the
+            # child serves its own and /metrics fetches them (see the controller_process module)
+            in_process = opts.controllers != "process"
+            self._manager = ControllerManager(LocalClient(registry), opts.config, self.clock,
+                                              metrics_registry=self.metrics.registry if in_process else None)
             for hook in self._manager.admission_hooks():
                 registry.add_admission_hook(hook)
         self._server = await serve(
             registry, opts.address, port, token=self.token,
-            tls_cert=str(tls.cert), tls_key=str(tls.key), tls_options=opts.config.tls,
+            tls_cert=str(tls.cert), tls_key=str(tls.key), tls_options=opts.config.tls, metrics=self.metrics,
+            access_log=opts.access_log,
         )
         host = opts.address if ":" not in opts.address else f"[{opts.address}]"
         self.url = f"https://{host}:{self._server.port}"
@@ -135,7 +150,10 @@ class Embedded:
         if self._manager is not None:
             if opts.controllers == "process":
                 await self._manager.start_admission_caches()   # the webhooks stay here
-                self.controller_process = ControllerProcess(opts.kubeconfig, opts.config_path)
+                self.controller_process = process = ControllerProcess(opts.kubeconfig, opts.config_path,
+                                                                        log_level=opts.log_level,
+                                                                        log_format=opts.log_format)
+                self.metrics.add_source(RemoteSource(lambda: process.metrics_url, self.token))
                 await self.controller_process.start()
                 self._remote_visibility = RemoteBackend(self.controller_process.visibility_address)
                 self._server.set_visibility_backend(self._remote_visibility)
@@ -157,6 +175,7 @@ class Embedded:
         if self._server is not None:
             await self._server.close()
             self._server = None
+        await self.metrics.close()
         if self._store is not None:
             self._store.flush()
             self._store.close()

@@ -1,8 +1,14 @@
-"""The ``pykueue`` command line (typer). Subcommands live in their own modules under ``cli/``."""
+"""The ``pykueue`` command line (typer). Subcommands live in their own modules under ``cli/``.
+
+Global options (``--version``, ``--log-level``, ``--log-format``) come before the command; every
+option that has an environment variable shows it in ``--help`` (``PYKUEUE_<OPTION>``); shell
+completion is typer's (``pykueue --install-completion``).
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -12,8 +18,38 @@ from pykueue.cli.kueuectl.actions import version
 from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
 from pykueue.cli.up import up
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
                   help="Kueue-compatible job queueing, with an embedded Kubernetes-compatible API server.")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from pykueue import __version__
+
+        typer.echo(f"pykueue {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print pykueue's version and exit.")] = False,
+    log_level: Annotated[str, typer.Option(envvar="PYKUEUE_LOG_LEVEL", show_envvar=True,
+                                           help="Least severe log records shown: debug, info, warning, "
+                                                "error.")] = "info",
+    log_format: Annotated[str, typer.Option(envvar="PYKUEUE_LOG_FORMAT", show_envvar=True,
+                                            help="Log lines as 'text' or 'json' (one object per line).")] = "text",
+) -> None:
+    from pykueue.cli.logsetup import configure_logging, log_option_error
+
+    if (problem := log_option_error(log_level, log_format)) is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    configure_logging(log_level, log_format)
+    ctx.obj = {"log_level": log_level.lower(), "log_format": log_format.lower()}
+
+
 app.command()(up)
 app.command()(demo)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")

@@ -7,7 +7,7 @@ import gc
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,6 +22,9 @@ __all__ = ["up"]
 
 
 async def _run(options: EmbeddedOptions) -> None:
+    from prometheus_client import disable_created_metrics
+
+    disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series, as Go's exposition
     embedded = Embedded(options)
     await embedded.start()
     # The informer caches are full now: move this long-lived state out of the collector's way so
@@ -46,17 +49,35 @@ async def _run(options: EmbeddedOptions) -> None:
         await embedded.stop()
 
 
+def _log_options(ctx: typer.Context) -> tuple[str, str]:
+    """The global --log-level/--log-format, for the controller process (defaults when run alone)."""
+    chosen = ctx.obj if isinstance(ctx.obj, dict) else {}
+    return str(chosen.get("log_level", "info")), str(chosen.get("log_format", "text"))
+
+
+def _env(name: str) -> dict[str, Any]:
+    return {"envvar": f"PYKUEUE_{name}", "show_envvar": True}
+
+
 def up(
-    data_dir: Annotated[Path | None, typer.Option(help="Keep state here (SQLite); default: in memory.")] = None,
-    port: Annotated[int, typer.Option(help="Port to listen on (0 = any free port).")] = 6443,
-    address: Annotated[str, typer.Option(help="Address to listen on; non-loopback requires TLS.")] = "127.0.0.1",
-    kubeconfig: Annotated[Path, typer.Option(help="Where to write the kubeconfig.")] = Path("pykueue.kubeconfig"),
-    config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.")] = None,
-    nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).")] = None,
-    no_kueue: Annotated[bool, typer.Option("--no-kueue", help="Serve the API only, no pykueue controllers.")] = False,
+    ctx: typer.Context,
+    data_dir: Annotated[Path | None, typer.Option(help="Keep state here (SQLite); default: in memory.",
+                                                  **_env("DATA_DIR"))] = None,
+    port: Annotated[int, typer.Option(help="Port to listen on (0 = any free port).", **_env("PORT"))] = 6443,
+    address: Annotated[str, typer.Option(help="Address to listen on; non-loopback requires TLS.",
+                                         **_env("ADDRESS"))] = "127.0.0.1",
+    kubeconfig: Annotated[Path, typer.Option(help="Where to write the kubeconfig.",
+                                             **_env("KUBECONFIG"))] = Path("pykueue.kubeconfig"),
+    config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.", **_env("CONFIG"))] = None,
+    nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).",
+                                               **_env("NODES"))] = None,
+    no_kueue: Annotated[bool, typer.Option("--no-kueue", help="Serve the API only, no pykueue controllers.",
+                                           **_env("NO_KUEUE"))] = False,
     controllers: Annotated[str, typer.Option(
         help="Where the controllers run: 'in-process' (one process) or 'process' (a second process, "
-             "like Kueue's controller-manager: uses a second core).")] = "in-process",
+             "like Kueue's controller-manager: uses a second core).", **_env("CONTROLLERS"))] = "in-process",
+    access_log: Annotated[bool, typer.Option("--access-log", help="Log one line per API request (client, request, "
+                                             "status, bytes, seconds, user agent).", **_env("ACCESS_LOG"))] = False,
 ) -> None:
     """Run a local, Kubernetes-compatible control plane with pykueue inside; kubectl works against it."""
     if (problem := mode_error(controllers)) is not None:
@@ -72,9 +93,11 @@ def up(
     except (ConfigError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    log_level, log_format = _log_options(ctx)
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
                               config=kueue_config, nodes=node_specs, kueue=not no_kueue,
-                              controllers=controllers, config_path=config.resolve() if config is not None else None)
+                              controllers=controllers, config_path=config.resolve() if config is not None else None,
+                              access_log=access_log, log_level=log_level, log_format=log_format)
     if kueue_config.integrations.not_implemented and not no_kueue:
         typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
                    + ", ".join(kueue_config.integrations.not_implemented), err=True)

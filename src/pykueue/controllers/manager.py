@@ -21,6 +21,8 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from pykueue.api.clock import Clock, SystemClock
 from pykueue.api.errors import NotFound
 from pykueue.client import Client, Informer, Res, run_workers
@@ -44,6 +46,7 @@ from pykueue.controllers.resources import (
 from pykueue.controllers.scheduling import SchedulerLoop
 from pykueue.controllers.unqueued import UnqueuedWarner
 from pykueue.controllers.workload import WorkloadController
+from pykueue.metrics import KueueMetrics, QueueGauges
 from pykueue.registry.admission import AdmissionHook
 from pykueue.scheduler import Scheduler
 
@@ -61,12 +64,16 @@ _CONFIG_KINDS = (NAMESPACES, RESOURCE_FLAVORS, COHORTS, CLUSTER_QUEUES, LOCAL_QU
 
 class ControllerManager:
     def __init__(self, client: Client, config: KueueConfig | None = None, clock: Clock | None = None, *,
-                 workers: int = 4) -> None:
+                 workers: int = 4, metrics_registry: CollectorRegistry | None = None) -> None:
         self.client = client
         self.config = config or KueueConfig()
         self.clock: Clock = clock or SystemClock()
         self._workers = workers
         self.scheduler = Scheduler(self.config.scheduler_config(), clock=self.clock)
+        # Kueue's metrics: on the registry of whoever serves /metrics; a private one (never scraped) otherwise
+        self.metrics = KueueMetrics(metrics_registry if metrics_registry is not None else CollectorRegistry())
+        if metrics_registry is not None:
+            QueueGauges(self.scheduler).register(metrics_registry)
         self.informers: dict[Res, Informer] = {res: Informer(client, res) for res in (*_CONFIG_KINDS, WORKLOADS)}
         inf = self.informers
         self.caches = Caches(workloads=inf[WORKLOADS], local_queues=inf[LOCAL_QUEUES], namespaces=inf[NAMESPACES],
@@ -81,9 +88,10 @@ class ControllerManager:
                                    self.caches) for i in self.integrations]
         wfpr = self.config.wait_for_pods_ready
         self.scheduling = SchedulerLoop(client, self.scheduler, self.clock, self.recorder, inf[WORKLOADS],
-                                        block_admission=wfpr.enable and wfpr.block_admission)
+                                        block_admission=wfpr.enable and wfpr.block_admission, metrics=self.metrics)
         self.workloads = WorkloadController(client, self.config, self.clock, self.recorder, self.scheduler,
-                                            inf[WORKLOADS], inf[LOCAL_QUEUES], inf[CLUSTER_QUEUES], self._job_owned)
+                                            inf[WORKLOADS], inf[LOCAL_QUEUES], inf[CLUSTER_QUEUES], self._job_owned,
+                                            metrics=self.metrics)
         self.queues = QueueStatusWriter(client, self.clock, self.scheduler,
                                         fair_sharing=self.config.fair_sharing is not None,
                                         cluster_queues=inf[CLUSTER_QUEUES], local_queues=inf[LOCAL_QUEUES],
@@ -109,9 +117,19 @@ class ControllerManager:
         inf[WORKLOADS].add_handler(s.on_workload)
         inf[WORKLOADS].add_handler(q.on_workload)
         inf[WORKLOADS].add_handler(w.on_workload)
+        inf[CLUSTER_QUEUES].add_handler(self._forget_metrics_of_cq)
+        inf[LOCAL_QUEUES].add_handler(self._forget_metrics_of_lq)
         for reconciler in self.jobs:
             reconciler.jobs.add_handler(reconciler.on_job)
             inf[WORKLOADS].add_handler(reconciler.on_workload)
+
+    def _forget_metrics_of_cq(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if etype == "DELETED":
+            self.metrics.forget_cluster_queue(obj["metadata"]["name"])
+
+    def _forget_metrics_of_lq(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
+        if etype == "DELETED":
+            self.metrics.forget_local_queue(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
     def _job_owned(self, wl: JSONDict) -> bool:
         """Is a job integration responsible for stopping this workload's pods (and releasing it)?"""

@@ -21,16 +21,19 @@ import asyncio
 import contextlib
 import heapq
 import logging
+import time
 from typing import Any
 
 from pykueue.api.clock import Clock, parse_time
 from pykueue.api.errors import ApiError, NotFound
 from pykueue.client import Client, Informer
+from pykueue.controllers import observe
 from pykueue.controllers.conditions import condition_true, has_quota, is_evicted, is_finished
 from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.resources import WORKLOADS
 from pykueue.controllers.status import update_status
 from pykueue.controllers.wlstatus import prepare_eviction, reserve_quota, set_pending
+from pykueue.metrics import KueueMetrics
 from pykueue.scheduler import Scheduler
 from pykueue.scheduler.types import Admit, CycleResult, Pending, Preempt
 
@@ -64,8 +67,9 @@ def _rv(obj: JSONDict) -> int | None:
 
 class SchedulerLoop:
     def __init__(self, client: Client, scheduler: Scheduler, clock: Clock, recorder: EventRecorder,
-                 workloads: Informer, *, block_admission: bool = False) -> None:
+                 workloads: Informer, *, block_admission: bool = False, metrics: KueueMetrics) -> None:
         self._client = client
+        self._metrics = metrics
         self.scheduler = scheduler
         self._clock = clock
         self._recorder = recorder
@@ -178,13 +182,18 @@ class SchedulerLoop:
                 async with asyncio.timeout(IDLE_WAKE):
                     await self._dirty.wait()
             self._dirty.clear()
+            nominations = self.scheduler.stats_nominations
+            started = time.perf_counter()
             try:
                 result = self.scheduler.schedule()
             except Exception:   # a bug in one cycle must not stop admission forever
                 log.exception("scheduling cycle failed")
                 await asyncio.sleep(MAX_BACKOFF)
                 continue
+            took = time.perf_counter() - started
             self.cycles += 1
+            if self.scheduler.stats_nominations != nominations:   # an attempt: the cycle had heads
+                self._metrics.admission_attempt(bool(result.admitted), took)
             admitted = await self.apply(result)
             if admitted:
                 backoff = MIN_BACKOFF
@@ -279,6 +288,7 @@ class SchedulerLoop:
         if not decision.admission_checks:
             self._recorder.record(written, "Normal", "Admitted",
                                   f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s")
+        observe.quota_reserved(self._metrics, written, cq, now, admitted_too=not decision.admission_checks)
         return True
 
     async def _preempt(self, decision: Preempt) -> None:
@@ -306,6 +316,9 @@ class SchedulerLoop:
             self._told(written)
             self._recorder.record(written, "Normal", "Preempted", decision.message)
             self._recorder.record(written, "Normal", event_reason, decision.message)
+            observe.preempted(self._metrics, written, f"{decision.preemptor_namespace}/{decision.preemptor_name}",
+                              decision.preemptor_cluster_queue, decision.reason)
+            observe.evicted(self._metrics, written, "Preempted", "", decision.message)
 
     def _pending_differs(self, pending: Pending) -> bool:
         wl = self._workloads.get(pending.name, pending.namespace)

@@ -26,6 +26,7 @@ from typing import Any
 from pykueue.api.clock import Clock, format_time, parse_time
 from pykueue.api.errors import ApiError, Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue
+from pykueue.controllers import observe
 from pykueue.controllers.conditions import (
     FINALIZER,
     condition,
@@ -64,6 +65,7 @@ from pykueue.controllers.wlstatus import (
     unset_quota_reservation,
     update_requeue_state,
 )
+from pykueue.metrics import KueueMetrics
 from pykueue.scheduler import Scheduler
 
 __all__ = ["WorkloadController"]
@@ -76,8 +78,9 @@ Key = tuple[str, str]
 class WorkloadController:
     def __init__(self, client: Client, config: KueueConfig, clock: Clock, recorder: EventRecorder,
                  scheduler: Scheduler, workloads: Informer, local_queues: Informer,
-                 cluster_queues: Informer, job_owned: Callable[[JSONDict], bool]) -> None:
+                 cluster_queues: Informer, job_owned: Callable[[JSONDict], bool], *, metrics: KueueMetrics) -> None:
         self._client = client
+        self._metrics = metrics
         self._config = config
         self._clock = clock
         self._recorder = recorder
@@ -242,6 +245,7 @@ class WorkloadController:
                 written = await self._write(wl, evict)
                 if written is not None:
                     self._recorder.record(written, "Normal", event, message)
+                    observe.evicted(self._metrics, written, "Deactivated", cause, message)
                 return True
             if dt is not None or status.get("requeueState"):
                 def clean(s: JSONDict, _: JSONDict) -> bool:
@@ -316,6 +320,7 @@ class WorkloadController:
                     self._recorder.record(written, "Normal", "Admitted",
                                           f"Admitted by ClusterQueue {cq_name}, wait time since reservation "
                                           f"was {int(now - (transition_time(wl, 'QuotaReserved') or now))}s")
+                    observe.admitted(self._metrics, written, cq_name, now)
                 return
 
         if not is_evicted(wl):
@@ -347,6 +352,7 @@ class WorkloadController:
         written = await self._write(wl, edit)
         if written is not None:
             self._recorder.record(written, "Normal", event, message)
+            observe.evicted(self._metrics, written, reason, cause, message)
 
     async def _check_based_eviction(self, wl: JSONDict, now: float) -> bool:
         checks = (wl.get("status") or {}).get("admissionChecks") or []

@@ -356,7 +356,7 @@ class Round:
             message = preemption_message(e.wl, t.reason, preemptor_path,
                                          queue_path(victim_cq) if victim_cq else "")
             self.preempted.append(Preempt(victim.namespace, victim.name, e.wl.namespace, e.wl.name,
-                                          t.reason, message))
+                                          t.reason, message, e.cq.name))
         e.status = PREEMPTING
         e.reason = "WaitingForPreemptedWorkloads"
         base = e.assignment.message()

@@ -123,6 +123,7 @@ class Preempt:
     preemptor_name: str
     reason: str
     message: str
+    preemptor_cluster_queue: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from pykueue.api.clock import ManualClock
 from pykueue.api.errors import NotFound
@@ -38,15 +39,17 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 class Env:
-    def __init__(self, config: KueueConfig, *, without: tuple[str, ...] = (), hooks: bool = True) -> None:
+    def __init__(self, config: KueueConfig, *, without: tuple[str, ...] = (), hooks: bool = True,
+                 metrics: CollectorRegistry | None = None) -> None:
         """``without``: resource keys ("jobsets.jobset.x-k8s.io") the API server does not serve;
-        ``hooks=False``: no admission hooks, as against a cluster where Kueue's webhooks are absent."""
+        ``hooks=False``: no admission hooks, as against a cluster where Kueue's webhooks are absent;
+        ``metrics``: the registry the controllers report Kueue's metrics on."""
         self.clock = ManualClock()
         self.store = Store(None)
         kinds = [k for k in all_kinds() if k.resource_key not in without] if without else None
         self.registry = Registry(self.store, clock=self.clock, kinds=kinds)
         self.client = LocalClient(self.registry)
-        self.manager = ControllerManager(self.client, config, self.clock)
+        self.manager = ControllerManager(self.client, config, self.clock, metrics_registry=metrics)
         for hook in self.manager.admission_hooks() if hooks else []:
             self.registry.add_admission_hook(hook)
 
