@@ -60,6 +60,9 @@ def scheduler(
     controllers: Annotated[str, typer.Option("--controllers", help="Real time: start pykueue up with its "
                                              "controllers in a second process ('process', like Kueue's "
                                              "controller-manager) or in the server's ('in-process').")] = "in-process",
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Real time: a live line "
+                                                  "(admitted / pending / finished / elapsed) on stderr; default: "
+                                                  "only when stderr is a terminal.")] = None,
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
     beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
@@ -89,7 +92,7 @@ def scheduler(
             run_growth(generator, sched_config, typer.echo)
             return
         summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout,
-                       controllers=controllers)
+                       controllers=controllers, progress=progress)
         if output is not None:
             from pykueue.bench.scheduler.report import write_summary
 
@@ -104,7 +107,8 @@ def scheduler(
 
 
 def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
-         kubeconfig: Path | None, timeout: float, controllers: str = "in-process") -> dict[str, Any]:
+         kubeconfig: Path | None, timeout: float, controllers: str = "in-process",
+         progress: bool | None = None) -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
 
@@ -118,11 +122,14 @@ def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_t
                          r.engine_wall_s, r.engine_cpu_s)
         summary = summarize(r.recorder, bound, stats)
     else:
+        import sys
+
+        from pykueue.bench.scheduler.progress import wanted
         from pykueue.bench.scheduler.realtime import RealtimeError, run_realtime
 
         try:
             summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo,
-                                   controllers=controllers)
+                                   controllers=controllers, progress=wanted(progress, sys.stderr))
         except RealtimeError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None

@@ -74,9 +74,8 @@ def quota_reserved(
     metrics.quota_reserved_workload(cluster_queue, ns, queue, priority_class, waited)
     if admitted_too:
         metrics.admitted_workload(cluster_queue, ns, queue, priority_class, waited, 0.0)
-    admission = (written.get("status") or {}).get("admission") or {}
-    flavors = _flavors(admission)
     if log.isEnabledFor(logging.INFO):
+        flavors = _flavors((written.get("status") or {}).get("admission") or {})
         what = "admitted" if admitted_too else "quota reserved for"
         log.info(
             "%s %s/%s in ClusterQueue %s (flavors %s) after %.1fs",

@@ -14,6 +14,8 @@ two registries never share a series.
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 __all__ = ["ADMISSION_ATTEMPT_BUCKETS", "KueueMetrics", "exponential_buckets"]
@@ -172,22 +174,67 @@ class KueueMetrics:
             registry=r,
         )
 
+        self._queue_series: dict[tuple[str, ...], tuple[Any, ...]] = {}
+        """Labelled series per (kind, queue, ..., priority class): looked up once, then reused."""
+
     # ------------------------------------------------------------------ events
+
+    def _cq(self, cluster_queue: str, priority_class: str) -> tuple[Any, ...]:
+        key = ("cq", cluster_queue, priority_class)
+        series = self._queue_series.get(key)
+        if series is None:
+            labels = (cluster_queue, priority_class, self.role)
+            series = self._queue_series[key] = tuple(
+                m.labels(*labels)
+                for m in (
+                    self.quota_reserved,
+                    self.quota_reserved_wait,
+                    self.admitted,
+                    self.admission_wait,
+                    self.checks_wait,
+                )
+            )
+        return series
+
+    def _lq(self, namespace: str, local_queue: str, priority_class: str) -> tuple[Any, ...]:
+        key = ("lq", namespace, local_queue, priority_class)
+        series = self._queue_series.get(key)
+        if series is None:
+            labels = (local_queue, namespace, priority_class, self.role)
+            series = self._queue_series[key] = tuple(
+                m.labels(*labels)
+                for m in (
+                    self.lq_quota_reserved,
+                    self.lq_quota_reserved_wait,
+                    self.lq_admitted,
+                    self.lq_admission_wait,
+                    self.lq_checks_wait,
+                )
+            )
+        return series
 
     def admission_attempt(self, success: bool, seconds: float) -> None:
         """One scheduling cycle that had heads to look at."""
-        result = "success" if success else "inadmissible"
-        self.attempts.labels(result, self.role).inc()
-        self.attempt_duration.labels(result, self.role).observe(seconds)
+        key = ("attempt", "success" if success else "inadmissible")
+        series = self._queue_series.get(key)
+        if series is None:
+            series = self._queue_series[key] = (
+                self.attempts.labels(key[1], self.role),
+                self.attempt_duration.labels(key[1], self.role),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
 
     def quota_reserved_workload(
         self, cluster_queue: str, namespace: str, local_queue: str, priority_class: str, waited: float
     ) -> None:
-        self.quota_reserved.labels(cluster_queue, priority_class, self.role).inc()
-        self.quota_reserved_wait.labels(cluster_queue, priority_class, self.role).observe(waited)
+        series = self._cq(cluster_queue, priority_class)
+        series[0].inc()
+        series[1].observe(waited)
         if local_queue:
-            self.lq_quota_reserved.labels(local_queue, namespace, priority_class, self.role).inc()
-            self.lq_quota_reserved_wait.labels(local_queue, namespace, priority_class, self.role).observe(waited)
+            series = self._lq(namespace, local_queue, priority_class)
+            series[0].inc()
+            series[1].observe(waited)
 
     def admitted_workload(
         self,
@@ -199,13 +246,15 @@ class KueueMetrics:
         checks_waited: float,
     ) -> None:
         """Admitted: ``waited`` since queued, ``checks_waited`` since quota was reserved (0 without checks)."""
-        self.admitted.labels(cluster_queue, priority_class, self.role).inc()
-        self.admission_wait.labels(cluster_queue, priority_class, self.role).observe(waited)
-        self.checks_wait.labels(cluster_queue, priority_class, self.role).observe(checks_waited)
+        series = self._cq(cluster_queue, priority_class)
+        series[2].inc()
+        series[3].observe(waited)
+        series[4].observe(checks_waited)
         if local_queue:
-            self.lq_admitted.labels(local_queue, namespace, priority_class, self.role).inc()
-            self.lq_admission_wait.labels(local_queue, namespace, priority_class, self.role).observe(waited)
-            self.lq_checks_wait.labels(local_queue, namespace, priority_class, self.role).observe(checks_waited)
+            series = self._lq(namespace, local_queue, priority_class)
+            series[2].inc()
+            series[3].observe(waited)
+            series[4].observe(checks_waited)
 
     def evicted_workload(
         self,
@@ -243,6 +292,7 @@ class KueueMetrics:
         ):
             metric.remove_by_labels({"cluster_queue": name})
         self.preempted.remove_by_labels({"preempting_cluster_queue": name})
+        self._queue_series = {k: v for k, v in self._queue_series.items() if k[:2] != ("cq", name)}
 
     def forget_local_queue(self, namespace: str, name: str) -> None:
         for metric in (
@@ -254,3 +304,4 @@ class KueueMetrics:
             self.lq_evicted,
         ):
             metric.remove_by_labels({"name": name, "namespace": namespace})
+        self._queue_series = {k: v for k, v in self._queue_series.items() if k[:3] != ("lq", namespace, name)}

@@ -6,6 +6,7 @@ prometheus_client's parser), so names, labels and values are checked as a scrape
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import AsyncIterator
 from typing import Any
@@ -185,8 +186,9 @@ async def test_quota_gauges_per_flavor_with_limits_and_cohorts(menv: Env, regist
 
 
 async def test_preemption_in_the_cluster_queue_counts_reason_and_eviction(
-    menv: Env, registry: CollectorRegistry
+    menv: Env, registry: CollectorRegistry, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="pykueue.admission")
     await menv.setup_queues(
         make_flavor("default-flavor").obj(),
         make_cluster_queue("cq")
@@ -224,6 +226,21 @@ async def test_preemption_in_the_cluster_queue_counts_reason_and_eviction(
     )
     await eventually(lambda: _admitted(menv, "high", NS_B))
     await eventually(waiter(registry, "kueue_admitted_workloads_total", 1, cluster_queue="cq", priority_class="high"))
+    # one readable line per decision, with the fields --log-format json shows
+    records = [r for r in caplog.records if r.name == "pykueue.admission"]
+    (preempted,) = [r for r in records if r.getMessage().startswith("preempted ")]
+    assert preempted.getMessage().startswith(f"preempted {NS}/job-low-")
+    assert f"in ClusterQueue cq to admit {NS_B}/job-high-" in preempted.getMessage()
+    assert preempted.getMessage().endswith("(ClusterQueue cq, InClusterQueue)")
+    assert preempted.__dict__["reason"] == "InClusterQueue"
+    assert preempted.__dict__["preemptor"].startswith(f"{NS_B}/job-high-")
+    (evicted_line,) = [r for r in records if r.getMessage().startswith("evicted ")]
+    assert evicted_line.getMessage().startswith(f"evicted {NS}/job-low-")
+    assert "from ClusterQueue cq: Preempted (Preempted to accommodate a workload" in evicted_line.getMessage()
+    admitted_lines = [r.getMessage() for r in records if r.getMessage().startswith("admitted ")]
+    assert len(admitted_lines) == 2
+    assert admitted_lines[1].startswith(f"admitted {NS_B}/job-high-")
+    assert "in ClusterQueue cq (flavors cpu=default-flavor) after " in admitted_lines[1]
 
 
 async def test_reclaim_counts_the_preempting_cluster_queue(menv: Env, registry: CollectorRegistry) -> None:

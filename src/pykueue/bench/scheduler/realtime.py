@@ -53,6 +53,7 @@ from pykueue.bench.scheduler.objects import (
     resource_flavor,
     workload,
 )
+from pykueue.bench.scheduler.progress import Counts, ProgressLine
 from pykueue.bench.scheduler.recorder import CQSample, Recorder
 from pykueue.bench.scheduler.report import RunStats, summarize
 
@@ -130,6 +131,16 @@ class _Driver:
 
     def ms(self) -> float:
         return (time.monotonic() - self.t0) * 1000
+
+    def counts(self) -> Counts:
+        """(admitted now, pending, finished) for the progress line."""
+        admitted = finished = 0
+        for state in self.state.values():
+            if state == "admitted":
+                admitted += 1
+            elif state == "finished":
+                finished += 1
+        return admitted, len(self.rec.workloads) - admitted - finished, finished
 
     # ------------------------------------------------------------------------------ watch feed
 
@@ -285,7 +296,8 @@ def _milli(value: Any) -> int:
 
 
 async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Callable[[str], None],
-                 server_start_ms: float, server: subprocess.Popen[bytes] | None) -> dict[str, Any]:
+                 server_start_ms: float, server: subprocess.Popen[bytes] | None,
+                 progress: bool = False) -> dict[str, Any]:
     from pykueue.client.informer import Informer
     from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
 
@@ -301,6 +313,9 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
     d.t0 = time.monotonic()
     out(f"generating {len(plan.workloads)} workloads over {plan.workloads[-1].created_ms / 1000:.1f} s ...")
     tasks = [asyncio.create_task(d.generate()), asyncio.create_task(d.finish_loop())]
+    line = ProgressLine(sys.stderr, d.counts) if progress else None
+    if line is not None:
+        line.start()
     timed_out = False
     try:
         deadline = time.monotonic() + limit_s
@@ -316,6 +331,8 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
                 raise RealtimeError(f"pykueue up exited with code {server.returncode} during the run")
     finally:
         wall_ms = d.ms()
+        if line is not None:
+            await line.stop()
         for task in [*tasks, *d.finishing]:
             task.cancel()
         await asyncio.gather(*tasks, *d.finishing, return_exceptions=True)
@@ -371,14 +388,15 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: float,
-                 out: Callable[[str], None], controllers: str = "in-process") -> dict[str, Any]:
+                 out: Callable[[str], None], controllers: str = "in-process",
+                 progress: bool = False) -> dict[str, Any]:
     """Run the benchmark in real time; the summary has the same fields as the virtual-time one."""
     from pykueue.client.http import HttpClient
 
     async def main(path: Path, start_ms: float, server: subprocess.Popen[bytes] | None = None) -> dict[str, Any]:
         client = HttpClient.from_kubeconfig(path, field_manager="pykueue-bench")
         try:
-            return await _drive(client, plan, bound, timeout, out, start_ms, server)
+            return await _drive(client, plan, bound, timeout, out, start_ms, server, progress)
         finally:
             await client.close()
             await asyncio.sleep(0.25)  # TLS transports finish closing (aiohttp's advice), no socket left to GC
