@@ -188,9 +188,9 @@ def _echo(line: bytes) -> str:
 # ---------------------------------------------------------------------- the child
 
 async def _run(kubeconfig: Path, config: KueueConfig) -> None:
-    from pykueue.apiserver.visibility import EngineBackend, serve_backend
     from prometheus_client import CollectorRegistry
 
+    from pykueue.apiserver.visibility import EngineBackend, serve_backend
     from pykueue.cli.gcpolicy import run_gc_policy
     from pykueue.client import BatchingClient, HttpClient
     from pykueue.client.kubeconfig import load_kubeconfig
