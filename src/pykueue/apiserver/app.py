@@ -1,7 +1,8 @@
 """The aiohttp application and its runner: routes, authentication, errors, start/stop.
 
 Owned by ``apiserver/``; ``pykueue up`` (cli/) calls :func:`serve`, tests call :func:`create_app`
-or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz``, ``/livez`` (open), discovery
+or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz[/<check>]`` (:mod:`.readiness`),
+``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
 ``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resources`),
 Kueue's visibility API once a backend is set (:mod:`.visibility`), pykueue's own write batches
@@ -9,7 +10,8 @@ for its controller process (:mod:`.batch`), and ``/metrics`` when given a metric
 (:mod:`.instrument`).
 
 Invariants: every error leaves as a Kubernetes ``Status`` (never a stack trace); every request
-except the health/version probes needs ``Authorization: Bearer <token>`` when a token is set;
+except the health/version probes needs ``Authorization: Bearer <token>``, and there is no app
+without a token (an empty one is refused at assembly, never taken to mean "no authentication");
 the store is flushed once per loop tick and writes answer only after it (:mod:`.commit`).
 """
 
@@ -45,6 +47,7 @@ from .http import (
 )
 from .instrument import ACCESS_LOG_FORMAT, ACCESS_LOGGER, instrument_middleware, metrics_handler
 from .openapi import OpenAPI
+from .readiness import ReadinessCheck, ReadinessChecks
 from .resources import PodLogHandler, ResourceHandler, handle_resource
 from .tls_options import TLSOptions
 
@@ -54,13 +57,14 @@ log = logging.getLogger(__name__)
 
 KUBERNETES_VERSION = ("1", "32", "v1.32.0-pykueue")
 _OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+_OPEN_PREFIXES = ("/readyz/",)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 _STATE: web.AppKey[_State] = web.AppKey("pykueue_state")
 
 
 class _State:
-    def __init__(self, registry: Registry, token: str | None, bookmark_interval: float) -> None:
+    def __init__(self, registry: Registry, token: str, bookmark_interval: float) -> None:
         self.registry = registry
         self.token = token
         self.stopping = asyncio.Event()
@@ -71,6 +75,8 @@ class _State:
         self._openapi: OpenAPI | None = None
         self.visibility: visibility.Backend | None = None
         self.started = format_time(registry.clock.now())
+        self.readiness = ReadinessChecks()
+        self.readiness.add("shutdown", lambda: "the server is stopping" if self.stopping.is_set() else None)
 
     async def durable(self) -> None:
         if self.committer is not None:
@@ -117,7 +123,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
 @web.middleware
 async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     token = _state(request).token
-    if token and request.path not in _OPEN_PATHS:
+    if request.path not in _OPEN_PATHS and not request.path.startswith(_OPEN_PREFIXES):
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
@@ -270,10 +276,15 @@ async def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse
 
 # ---------------------------------------------------------------------- assembly
 
-def create_app(registry: Registry, *, token: str | None, bookmark_interval: float = 5.0,
+def create_app(registry: Registry, *, token: str, bookmark_interval: float = 5.0,
                metrics: MetricsEndpoint | None = None) -> web.Application:
     """The API server as an aiohttp app (no socket): routes, auth, group commit; with ``metrics``
-    also ``GET /metrics`` and kube-apiserver's request metrics on ``metrics.registry``."""
+    also ``GET /metrics`` and kube-apiserver's request metrics on ``metrics.registry``.
+
+    Fails closed: an empty token raises instead of serving without authentication.
+    """
+    if not token or not token.strip():
+        raise ValueError("refusing to serve the API without a bearer token")
     middlewares: list[Middleware] = [_errors, _auth]
     if metrics is not None:
         middlewares.insert(0, instrument_middleware(ApiServerMetrics(metrics.registry)))
@@ -281,8 +292,10 @@ def create_app(registry: Registry, *, token: str | None, bookmark_interval: floa
     state = _State(registry, token, bookmark_interval)
     app[_STATE] = state
     app.router.add_get("/version", _version)
-    for probe in ("/healthz", "/readyz", "/livez"):
+    for probe in ("/healthz", "/livez"):
         app.router.add_get(probe, _ok)
+    app.router.add_get("/readyz", state.readiness.handle)
+    app.router.add_get("/readyz/{check}", state.readiness.handle)
     app.router.add_get("/api", _api)
     app.router.add_get("/api/", _api)
     app.router.add_get("/apis", _apis)
@@ -365,11 +378,15 @@ class Server:
         """Serve ``visibility.kueue.x-k8s.io`` from ``backend`` (404 and not in discovery until set)."""
         set_visibility_backend(self.app, backend)
 
+    def add_readiness_check(self, name: str, check: ReadinessCheck) -> None:
+        """``/readyz`` fails while ``check()`` returns a reason (see :mod:`.readiness`)."""
+        self.app[_STATE].readiness.add(name, check)
+
     async def close(self) -> None:
         await self._runner.cleanup()
 
 
-async def serve(registry: Registry, host: str, port: int, *, token: str | None, tls_cert: str | None = None,
+async def serve(registry: Registry, host: str, port: int, *, token: str, tls_cert: str | None = None,
                 tls_key: str | None = None, bookmark_interval: float = 5.0,
                 tls_options: TLSOptions | None = None, metrics: MetricsEndpoint | None = None,
                 access_log: bool = False) -> Server:

@@ -48,6 +48,7 @@ TARGET_CREATES = 2_000.0
 TARGET_WATCH = 20_000.0
 _PROFILE_ENV = "PYKUEUE_BENCH_PROFILE"
 _TOKEN_ENV = "PYKUEUE_BENCH_TOKEN"
+_DURABILITY_ENV = "PYKUEUE_BENCH_DURABILITY"
 _CM = "/api/v1/namespaces/{ns}/configmaps"
 _WL = "/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads"
 
@@ -173,7 +174,8 @@ async def _child(mode: str, directory: Path, certs: Path, token: str) -> None:
         from pykueue.registry import Registry
         from pykueue.store import Store
 
-        store = Store(str(directory / "state.db"), auto_flush=False)
+        durability = os.environ.get(_DURABILITY_ENV, "fsync")
+        store = Store(str(directory / "state.db"), auto_flush=False, durability=durability)
         server = await serve(Registry(store, clock=SystemClock()), "127.0.0.1", 0, token=token,
                              tls_cert=str(files.cert), tls_key=str(files.key))
         print(f"READY {server.port}", flush=True)
@@ -215,9 +217,11 @@ class _Process:
         self.port = port
 
     @classmethod
-    async def start(cls, mode: str, directory: Path, certs: Path, token: str, profile: Path | None) -> _Process:
+    async def start(cls, mode: str, directory: Path, certs: Path, token: str, profile: Path | None,
+                    durability: str = "fsync") -> _Process:
         env = dict(os.environ)
         env[_TOKEN_ENV] = token  # not on the command line, where ps would show it
+        env[_DURABILITY_ENV] = durability
         env.pop(_PROFILE_ENV, None)
         if profile is not None:
             env[_PROFILE_ENV] = str(profile)
@@ -529,7 +533,7 @@ def _print(rows: list[Row], out: Callable[[str], None]) -> None:
 
 async def _run(objects: int, list_objects: int, watchers: Sequence[int], events: int, concurrency: int,
                runs: int, duration: float, profile: Path | None, out: Callable[[str], None],
-               workloads: int) -> ApiserverResult:
+               workloads: int, durability: str) -> ApiserverResult:
     result = ApiserverResult()
     token = secrets.token_urlsafe(24)
     with tempfile.TemporaryDirectory(prefix="pykueue-bench-") as tmp:
@@ -539,7 +543,8 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
         from pykueue.apiserver.certs import ensure_certificates
 
         files = ensure_certificates(base, "127.0.0.1")  # one CA for both servers
-        api = await _Process.start("api", base / "api", base, token, profile)
+        api = await _Process.start("api", base / "api", base, token, profile, durability)
+        out(f"store durability: {durability}")
         echo = await _Process.start("echo", base / "echo", base, token, None)
         try:
             tls = ssl.create_default_context(cafile=str(files.ca_cert))
@@ -600,11 +605,11 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
 def run_apiserver(objects: int = 5_000, list_objects: int = 10_000, watchers: Sequence[int] = (1, 10),
                   events: int = 2_000, concurrency: int = 32, runs: int = 5, duration: float = 60.0,
                   profile: Path | None = None, out: Callable[[str], None] = print,
-                  workloads: int = 1_000) -> ApiserverResult:
+                  workloads: int = 1_000, durability: str = "fsync") -> ApiserverResult:
     """Run every phase, print the table and the summary line, return the figures (``workloads=0``
-    skips the Workload creates)."""
+    skips the Workload creates; ``durability`` is the store's, as ``pykueue up --durability``)."""
     return asyncio.run(_run(objects, list_objects, watchers, events, concurrency, runs, duration, profile, out,
-                            workloads))
+                            workloads, durability))
 
 
 if __name__ == "__main__":

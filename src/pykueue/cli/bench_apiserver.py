@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from pykueue.cli.option_checks import durability_error
+
 __all__ = ["apiserver", "parse_watchers"]
 
 
@@ -40,6 +42,8 @@ def apiserver(
     duration: float = typer.Option(60.0, "--duration", min=1.0,
                                    help="Seconds a watcher may wait for its events; what has not arrived "
                                         "by then counts as dropped."),
+    durability: Annotated[str, typer.Option(
+        help="The API server's store durability, as pykueue up's: 'fsync' or 'os'.")] = "fsync",
     profile: Annotated[Path | None, typer.Option(
         "--profile", help="Run the API server under cProfile (CPU time) and write its stats to this file.")] = None,
 ) -> None:
@@ -50,10 +54,13 @@ def apiserver(
 
     from pykueue.bench.apiserver import run_apiserver
 
+    if (problem := durability_error(durability)) is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
     counts = parse_watchers(watchers)
     try:
         result = run_apiserver(objects, list_objects, counts, events, concurrency, runs, duration, profile,
-                               out=typer.echo, workloads=workloads)
+                               out=typer.echo, workloads=workloads, durability=durability)
     except (aiohttp.ClientError, RuntimeError, TimeoutError, OSError) as err:
         # a server that died or never came up: one line, not a stack trace
         typer.echo(f"bench apiserver failed: {type(err).__name__}: {err}", err=True)

@@ -84,6 +84,7 @@ class ControllerProcess:
         self._stopping = False
         self._token = secrets.token_urlsafe(32)
         self._visibility_url: str | None = None
+        self._running = False
         self.restarts = 0
         """How many times the child was restarted after dying."""
 
@@ -126,6 +127,7 @@ class ControllerProcess:
                     if text.startswith(VISIBILITY_LINE):
                         self._visibility_url = text.removeprefix(VISIBILITY_LINE).strip()
                     if text == READY_LINE:
+                        self._running = True
                         break
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -143,6 +145,7 @@ class ControllerProcess:
                 _echo(line)
             code = await proc.wait()
             self.metrics_url = None
+            self._running = False
             if self._stopping:
                 return
             log.error("the controller process exited with code %s; restarting it in %.0f s", code, backoff)
@@ -156,8 +159,13 @@ class ControllerProcess:
             self.restarts += 1
             backoff = RESTART_BACKOFF_S[0]
 
+    def health(self) -> str | None:
+        """None while the child runs and has reported its controllers running; else why not (readiness)."""
+        return None if self._running else "the controller process is not running"
+
     async def stop(self) -> None:
         self._stopping = True
+        self._running = False
         proc = self._proc
         if proc is not None and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):

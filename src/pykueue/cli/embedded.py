@@ -8,8 +8,6 @@ that knows every layer; each layer below knows only the ones beneath it.
 from __future__ import annotations
 
 import contextlib
-import os
-import secrets
 import socket
 import tempfile
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from prometheus_client import CollectorRegistry
 
 from pykueue.api.clock import SystemClock
 from pykueue.apiserver import Server, serve
+from pykueue.apiserver.bearer_token import load_or_create_token
 from pykueue.apiserver.certs import ensure_certificates
 from pykueue.apiserver.visibility import EngineBackend, RemoteBackend
 from pykueue.cli.controller_process import ControllerProcess
@@ -65,26 +64,14 @@ class EmbeddedOptions:
     log_level: str = "info"
     log_format: str = "text"
     """Passed on to the controller process (this process's logging is its command's choice)."""
+    durability: str = "fsync"
+    """``fsync``: an acknowledged write survives power loss; ``os``: a process crash only (faster)."""
 
 
 def _free_port(address: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((address if address != "localhost" else "127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _load_token(data_dir: Path | None) -> str:
-    """The bearer token survives restarts with the data dir, so old kubeconfigs keep working."""
-    if data_dir is None:
-        return secrets.token_urlsafe(32)
-    path = data_dir / "token"
-    if path.exists():
-        return path.read_text().strip()
-    token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(token)
-    return token
 
 
 class Embedded:
@@ -109,11 +96,12 @@ class Embedded:
         opts = self.options
         db_path: str | None = None
         if opts.data_dir is not None:
-            opts.data_dir.mkdir(parents=True, exist_ok=True)
-            os.chmod(opts.data_dir, 0o700)
+            # Made owner-only when pykueue creates it; an existing folder (".", a home) keeps its mode:
+            # the secrets inside are 0600 files of their own.
+            opts.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             db_path = str(opts.data_dir / "state.db")
-        self.token = _load_token(opts.data_dir)
-        self._store = Store(db_path, auto_flush=False)
+        self.token = load_or_create_token(opts.data_dir)
+        self._store = Store(db_path, auto_flush=False, durability=opts.durability)
         self._store.claim_writer()  # a second `pykueue up` on this data dir fails here, before serving
         registry = Registry(self._store, clock=self.clock)
         # Always TLS: kubectl (client-go) never sends a bearer token over plain HTTP, and the
@@ -138,6 +126,7 @@ class Embedded:
             tls_cert=str(tls.cert), tls_key=str(tls.key), tls_options=opts.config.tls, metrics=self.metrics,
             access_log=opts.access_log,
         )
+        self._server.add_readiness_check("store", self._store.health)
         host = opts.address if ":" not in opts.address else f"[{opts.address}]"
         self.url = f"https://{host}:{self._server.port}"
         write_kubeconfig(opts.kubeconfig, server=self.url, token=self.token,
@@ -154,10 +143,12 @@ class Embedded:
                                                                         log_level=opts.log_level,
                                                                         log_format=opts.log_format)
                 self.metrics.add_source(RemoteSource(lambda: process.metrics_url, self.token))
+                self._server.add_readiness_check("controllers", process.health)
                 await self.controller_process.start()
                 self._remote_visibility = RemoteBackend(self.controller_process.visibility_address)
                 self._server.set_visibility_backend(self._remote_visibility)
             else:
+                self._server.add_readiness_check("controllers", self._manager.health)
                 await self._manager.start()
                 self._server.set_visibility_backend(EngineBackend(self._manager.scheduler))
 

@@ -1,16 +1,17 @@
 """Writing the kubeconfig that points the real ``kubectl`` at ``pykueue up``.
 
-The file holds the bearer token, so it is written owner-only (0600) and atomically: a reader never
-sees a half-written file. The context is named ``pykueue``.
+The file holds the bearer token, so it is written owner-only (0600), atomically and durably (fsynced):
+a reader never sees a half-written file. The context is named ``pykueue``.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import yaml
+
+from pykueue.apiserver.private_files import write_atomically
 
 __all__ = ["write_kubeconfig"]
 
@@ -29,10 +30,4 @@ def write_kubeconfig(path: Path, *, server: str, token: str, ca_cert: Path | Non
         "current-context": "pykueue",
         "preferences": {},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        yaml.safe_dump(config, handle, sort_keys=False)
-    os.chmod(tmp, 0o600)
-    tmp.replace(path)
+    write_atomically(path, yaml.safe_dump(config, sort_keys=False).encode())

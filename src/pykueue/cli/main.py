@@ -3,6 +3,9 @@
 Global options (``--version``, ``--log-level``, ``--log-format``) come before the command; every
 option that has an environment variable shows it in ``--help`` (``PYKUEUE_<OPTION>``); shell
 completion is typer's (``pykueue --install-completion``).
+
+Usage errors (an unknown option, ``--port abc``) are one line on stderr and exit code 2, like
+every other argument error of pykueue's, instead of typer's framed panel.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.exceptions import TyperException
 
 from pykueue.cli.bench import bench_app
 from pykueue.cli.demo import demo
@@ -60,4 +64,16 @@ app.command()(version)
 def main() -> None:
     args = hoist_flags(sys.argv[1:])
     passthrough(args)
-    app(args=args)
+    try:
+        code = app(args=args, standalone_mode=False, prog_name="pykueue")   # typer.Exit(n) comes back as n
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(1)
+    except TyperException as exc:
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if message:   # an empty one (no arguments: help was printed) needs no second line
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            typer.echo(f"error: {message}{hint}", err=True)
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)

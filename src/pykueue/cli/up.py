@@ -14,6 +14,7 @@ import typer
 from pykueue.cli.controller_process import mode_error
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
 from pykueue.cli.gcpolicy import run_gc_policy
+from pykueue.cli.option_checks import durability_error, port_error
 from pykueue.cluster import load_nodes
 from pykueue.controllers.config import ConfigError, embedded_default, load_config
 from pykueue.store import StoreFileError
@@ -78,9 +79,13 @@ def up(
              "like Kueue's controller-manager: uses a second core).", **_env("CONTROLLERS"))] = "in-process",
     access_log: Annotated[bool, typer.Option("--access-log", help="Log one line per API request (client, request, "
                                              "status, bytes, seconds, user agent).", **_env("ACCESS_LOG"))] = False,
+    durability: Annotated[str, typer.Option(
+        help="With --data-dir: 'fsync' (an acknowledged write survives power loss) or 'os' (it survives a "
+             "crash of pykueue, kill -9 included, but not of the machine; faster).", **_env("DURABILITY"))] = "fsync",
 ) -> None:
     """Run a local, Kubernetes-compatible control plane with pykueue inside; kubectl works against it."""
-    if (problem := mode_error(controllers)) is not None:
+    problem = mode_error(controllers) or port_error(port) or durability_error(durability)
+    if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
     for path, what in ((config, "--config"), (nodes, "--nodes")):
@@ -97,7 +102,7 @@ def up(
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
                               config=kueue_config, nodes=node_specs, kueue=not no_kueue,
                               controllers=controllers, config_path=config.resolve() if config is not None else None,
-                              access_log=access_log, log_level=log_level, log_format=log_format)
+                              durability=durability, access_log=access_log, log_level=log_level, log_format=log_format)
     if kueue_config.integrations.not_implemented and not no_kueue:
         typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
                    + ", ".join(kueue_config.integrations.not_implemented), err=True)

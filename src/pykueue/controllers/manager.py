@@ -97,6 +97,7 @@ class ControllerManager:
                                         cluster_queues=inf[CLUSTER_QUEUES], local_queues=inf[LOCAL_QUEUES],
                                         cohorts=inf[COHORTS], flavors=inf[RESOURCE_FLAVORS])
         self._tasks: list[asyncio.Task[None]] = []
+        self._running = False
         self._wire()
 
     # ------------------------------------------------------------------ wiring
@@ -181,8 +182,14 @@ class ControllerManager:
                         f"jobs-{reconciler.integration.name}")
         self.queues.mark_all()
         self.scheduling.wake()
+        self._running = True
+
+    def health(self) -> str | None:
+        """None while the controllers run (caches synced, workers started); else why not (readiness)."""
+        return None if self._running else "the controllers are not running"
 
     async def stop(self) -> None:
+        self._running = False
         self.workloads.queue.shutdown()
         for reconciler in self.jobs:
             reconciler.queue.shutdown()

@@ -11,11 +11,12 @@ from pykueue.store.selectors import (
     parse_field_selector,
     parse_label_selector,
 )
-from pykueue.store.sqlite import StoreFileError
+from pykueue.store.sqlite import DURABILITY, StoreFileError
 from pykueue.store.store import Store
 from pykueue.store.types import EventType, ListResult, RawListResult, WatchEvent
 
 __all__ = [
+    "DURABILITY",
     "EventType",
     "FieldSelector",
     "LabelSelector",

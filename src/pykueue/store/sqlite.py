@@ -9,9 +9,13 @@ Invariants:
 - the database holds, per key, the newest *committed* body and its rv, plus the global rv counter
   (``meta.rv``), so a restart never reuses an rv, even one whose object was deleted since;
 - a batch is applied in one transaction: after a crash the database is the state of some
-  committed batch, never half of one (WAL mode; ``synchronous=NORMAL`` keeps every committed
-  batch across a process crash, ``kill -9`` included; only an OS crash or power loss can drop
-  the newest batches, which WAL still recovers to a consistent earlier state).
+  committed batch, never half of one (WAL mode).
+- durability is the caller's choice (:data:`DURABILITY`): ``fsync`` (``synchronous=FULL``) fsyncs
+  the WAL at every commit, so a committed batch survives power loss and OS crashes too; ``os``
+  (``synchronous=NORMAL``) leaves it to the OS: every committed batch survives a process crash,
+  ``kill -9`` included, but an OS crash or power loss can drop the newest batches (WAL still
+  recovers to a consistent earlier state). The store commits once per event-loop tick, so one
+  fsync covers every write of that tick (group commit).
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ import weakref
 from pykueue.store.checkpoint import Checkpointer
 from pykueue.store.filelock import FileLock
 
-__all__ = ["SqliteBackend", "StoreFileError"]
+__all__ = ["DURABILITY", "SqliteBackend", "StoreFileError"]
+
+DURABILITY = {"fsync": "FULL", "os": "NORMAL"}
+"""The ``--durability`` modes and the SQLite ``synchronous`` setting each one means."""
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -61,8 +68,11 @@ class StoreFileError(RuntimeError):
 
 
 class SqliteBackend:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, durability: str = "fsync") -> None:
+        if durability not in DURABILITY:
+            raise ValueError(f"durability {durability!r}: use {' or '.join(map(repr, DURABILITY))}")
         self._path = path
+        self._synchronous = DURABILITY[durability]
         try:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         except sqlite3.Error as err:
@@ -81,10 +91,16 @@ class SqliteBackend:
         # A store dropped without close() still ends its thread and frees the file.
         self._finalizer = weakref.finalize(self, _release, self._checkpointer, self._locks)
 
+    @property
+    def synchronous(self) -> str:
+        """SQLite's ``synchronous`` setting in force on this connection (``FULL`` or ``NORMAL``)."""
+        level = int(self._db.execute("PRAGMA synchronous").fetchone()[0])
+        return {1: "NORMAL", 2: "FULL"}.get(level, str(level))
+
     def _prepare(self) -> None:
         db = self._db
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA synchronous={self._synchronous}")
         db.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer thread does it, off the loop
         # 16 MiB page cache (default 2 MiB) keeps the key index of ~100k objects in memory: measured
         # ~20% faster batched updates at that size; reads never come here.

@@ -111,16 +111,18 @@ class Store:
     """See the module docstring; the method contract is in ``docs/contracts.md``."""
 
     def __init__(self, path: str | None = None, *, compaction_window: int = 100_000,
-                 auto_flush: bool = True) -> None:
+                 auto_flush: bool = True, durability: str = "fsync") -> None:
         self._resources: dict[str, ResourceIndex] = {}
         self._subscribers: list[Subscriber] = []
         self._auto_flush = auto_flush
         self._dispatching = False
         self._closed = False
+        self.commit_error: str | None = None
+        """Why the last commit failed (a full disk, ...), None once one succeeds: readiness reads it."""
         self._rv = 0
         # key -> (rv, body) to upsert, or None to delete, at the next flush (disk stores only).
         self._pending: dict[tuple[str, str, str], tuple[int, bytes] | None] = {}
-        self._db = SqliteBackend(path) if path is not None else None
+        self._db = SqliteBackend(path, durability=durability) if path is not None else None
         if self._db is not None:
             self._rv = self._load(self._db)
         self._log = WatchLog(compaction_window, start_rv=self._rv)
@@ -155,6 +157,12 @@ class Store:
     def resource_version(self) -> int:
         """The newest rv handed out (durable or not)."""
         return self._rv
+
+    def health(self) -> str | None:
+        """None while writes can be made durable; else why not (closed, the last commit failed)."""
+        if self._closed:
+            return "the store is closed"
+        return self.commit_error
 
     def close(self) -> None:
         """Flush pending writes and release the database; the store is unusable afterwards."""
@@ -191,7 +199,12 @@ class Store:
                     deletes.append((resource, namespace, name))
                 else:
                     upserts.append((resource, namespace, name, value[0], value[1]))
-            self._db.commit(upserts, deletes, self._rv)
+            try:
+                self._db.commit(upserts, deletes, self._rv)
+            except Exception as exc:
+                self.commit_error = f"{exc.__class__.__name__}: {exc}"
+                raise
+            self.commit_error = None
         self._pending.clear()
 
     def _publish(self) -> None:
