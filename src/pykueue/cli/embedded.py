@@ -64,6 +64,8 @@ class EmbeddedOptions:
     log_level: str = "info"
     log_format: str = "text"
     """Passed on to the controller process (this process's logging is its command's choice)."""
+    allow_root_pods: bool = False
+    """Process nodes may run pods as root when pykueue is root (else they run as ``nobody``)."""
     durability: str = "fsync"
     """``fsync``: an acknowledged write survives power loss; ``os``: a process crash only (faster)."""
 
@@ -133,7 +135,8 @@ class Embedded:
                          ca_cert=tls.ca_cert)
         if opts.cluster:
             log_root = opts.data_dir / "logs" if opts.data_dir is not None else None  # kubectl logs survive restarts
-            self._cluster = EmbeddedCluster(LocalClient(registry), opts.nodes, self.clock, log_root=log_root)
+            self._cluster = EmbeddedCluster(LocalClient(registry), opts.nodes, self.clock, log_root=log_root,
+                                            allow_root_pods=opts.allow_root_pods)
             await self._cluster.start()
             self._server.set_pod_log_handler(self._cluster.pod_log)
         if self._manager is not None:

@@ -16,6 +16,7 @@ from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
 from pykueue.cli.gcpolicy import run_gc_policy
 from pykueue.cli.option_checks import durability_error, port_error
 from pykueue.cluster import load_nodes
+from pykueue.cluster.pod_user import resolve_run_as
 from pykueue.controllers.config import ConfigError, embedded_default, load_config
 from pykueue.store import StoreFileError
 
@@ -79,6 +80,9 @@ def up(
              "like Kueue's controller-manager: uses a second core).", **_env("CONTROLLERS"))] = "in-process",
     access_log: Annotated[bool, typer.Option("--access-log", help="Log one line per API request (client, request, "
                                              "status, bytes, seconds, user agent).", **_env("ACCESS_LOG"))] = False,
+    allow_root_pods: Annotated[bool, typer.Option(
+        "--allow-root-pods", help="When pykueue runs as root, let process nodes run pods as root (by default "
+                                  "they run as 'nobody', or the node's 'user').", **_env("ALLOW_ROOT_PODS"))] = False,
     durability: Annotated[str, typer.Option(
         help="With --data-dir: 'fsync' (an acknowledged write survives power loss) or 'os' (it survives a "
              "crash of pykueue, kill -9 included, but not of the machine; faster).", **_env("DURABILITY"))] = "fsync",
@@ -95,6 +99,12 @@ def up(
     try:
         kueue_config = load_config(config.read_text()) if config is not None else embedded_default()
         node_specs = load_nodes(nodes)
+        for spec in node_specs:
+            if spec.kind == "process":
+                try:
+                    resolve_run_as(spec.user, allow_root=allow_root_pods)
+                except ValueError as exc:
+                    raise ValueError(f"node {spec.name}: {exc}") from None
     except (ConfigError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -102,13 +112,17 @@ def up(
     options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
                               config=kueue_config, nodes=node_specs, kueue=not no_kueue,
                               controllers=controllers, config_path=config.resolve() if config is not None else None,
-                              durability=durability, access_log=access_log, log_level=log_level, log_format=log_format)
+                              durability=durability, allow_root_pods=allow_root_pods, access_log=access_log,
+                              log_level=log_level, log_format=log_format)
     if kueue_config.integrations.not_implemented and not no_kueue:
         typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
                    + ", ".join(kueue_config.integrations.not_implemented), err=True)
     if not is_loopback(address):
+        process_nodes = [spec.name for spec in node_specs if spec.kind == "process"]
+        runs = (f"; with it they can run any command on this machine through the process node(s) "
+                f"{', '.join(process_nodes)} (no image, no namespaces: see README)" if process_nodes else "")
         typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
-                   "token in the kubeconfig", err=True)
+                   f"token in the kubeconfig{runs}", err=True)
     try:
         asyncio.run(_run(options))
     except (OSError, StoreFileError) as exc:  # port in use, data dir held by another pykueue up, ...

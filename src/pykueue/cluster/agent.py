@@ -192,6 +192,9 @@ class NodeAgent:
             task = self._runs.pop(key, None)
             if task is not None:
                 task.cancel()
+                # Still stopping its containers: stop() must wait for it like any other task.
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
             self._done.discard(uid)
             self.forget(key)
             return

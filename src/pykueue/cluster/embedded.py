@@ -29,6 +29,7 @@ from pykueue.cluster.binder import PodBinder
 from pykueue.cluster.jobs import JobController
 from pykueue.cluster.jobsets import JobSetController
 from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.pod_user import resolve_run_as
 from pykueue.cluster.podutil import set_condition
 from pykueue.cluster.process import ProcessNodeAgent
 from pykueue.cluster.simulated import SimulatedNodeAgent
@@ -41,8 +42,10 @@ log = logging.getLogger(__name__)
 
 class EmbeddedCluster:
     def __init__(self, client: Client, nodes: list[NodeSpec], clock: Clock, *,
-                 log_root: Path | None = None, workers: int = 4) -> None:
+                 log_root: Path | None = None, workers: int = 4, allow_root_pods: bool = False) -> None:
         self.client = client
+        self.allow_root_pods = allow_root_pods
+        """Process nodes may run pods as root (``pykueue up --allow-root-pods``); never by default."""
         self.node_specs = list(nodes)
         self.clock = clock
         self.log_root = log_root
@@ -116,7 +119,8 @@ class EmbeddedCluster:
         root = self.log_root / spec.name if self.log_root is not None else None
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
-        return ProcessNodeAgent(self.client, spec, self.pods, self.clock, root=root, record=record)
+        return ProcessNodeAgent(self.client, spec, self.pods, self.clock, root=root, record=record,
+                                run_as=resolve_run_as(spec.user, allow_root=self.allow_root_pods))
 
     def _informers(self) -> list[Informer]:
         informers = [self.nodes, self.pods, self.jobs]

@@ -5,7 +5,8 @@ Owned by ``cluster/``; read by ``pykueue up`` (through :func:`load_nodes`) and b
 
 Capacity is *accounting* in embedded mode: a ``process`` node advertises what its spec says
 (default 64 cpu, 256Gi memory, 110 pods) whatever the host has, so a quickstart asking for
-2 x 3 cpu works on a 2-core laptop. Processes are not confined to their requests.
+2 x 3 cpu works on a 2-core laptop. Processes are not confined to their requests; a container's
+memory *limit* becomes its data-size rlimit, and pods run as ``user`` (see :mod:`.pod_user`).
 
 File format (YAML)::
 
@@ -16,6 +17,7 @@ File format (YAML)::
         labels: {cloud.provider.com/accelerator: a100}
         taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
         defaultDuration: 30        # simulated nodes: seconds a pod runs without the annotation
+        user: nobody               # process nodes: NAME, UID or UID:GID pods run as (when pykueue is root)
         count: 4                   # optional: gpu-node-1-0 .. gpu-node-1-3
 """
 
@@ -48,6 +50,9 @@ class NodeSpec:
     taints: list[dict[str, str]] = field(default_factory=list)
     default_duration: float = 10.0
     """Simulated nodes: seconds a pod "runs" when it has no ``pykueue.io/simulated-duration`` annotation."""
+    user: str | None = None
+    """Process nodes: who pods run as when pykueue runs as root (None: ``nobody``; root needs
+    ``--allow-root-pods``)."""
 
     def node_labels(self) -> dict[str, str]:
         """The labels the Node object carries: the well-known ones, then the spec's."""
@@ -92,7 +97,7 @@ def parse_nodes(doc: Any, *, source: str = "nodes") -> list[NodeSpec]:
 
 
 def _parse_entry(entry: dict[str, Any], where: str) -> list[NodeSpec]:
-    unknown = set(entry) - {"name", "kind", "capacity", "labels", "taints", "defaultDuration", "count"}
+    unknown = set(entry) - {"name", "kind", "capacity", "labels", "taints", "defaultDuration", "user", "count"}
     if unknown:
         raise ValueError(f"{where}: unknown fields {sorted(unknown)}")
     name = entry.get("name")
@@ -120,10 +125,14 @@ def _parse_entry(entry: dict[str, Any], where: str) -> list[NodeSpec]:
         duration = float(entry.get("defaultDuration", 10.0))
     except (TypeError, ValueError):
         raise ValueError(f"{where}.defaultDuration: must be a number of seconds") from None
+    user = entry.get("user")
+    if user is not None and (not isinstance(user, (str, int)) or isinstance(user, bool) or str(user) == ""):
+        raise ValueError(f"{where}.user: must be a user name, a uid or uid:gid")
+    user = str(user) if user is not None else None
     count = entry.get("count")
     if count is None:
-        return [NodeSpec(name, kind, capacity, labels, taints, duration)]
+        return [NodeSpec(name, kind, capacity, labels, taints, duration, user)]
     if not isinstance(count, int) or count < 1:
         raise ValueError(f"{where}.count: must be a positive integer")
-    return [NodeSpec(f"{name}-{i}", kind, dict(capacity), dict(labels), list(taints), duration)
+    return [NodeSpec(f"{name}-{i}", kind, dict(capacity), dict(labels), list(taints), duration, user)
             for i in range(count)]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.unit.client.conftest import open_client
 
 from pykueue.api.clock import Clock, SystemClock
@@ -34,6 +37,18 @@ class Env:
     async def pods_of(self, job: str) -> list[JSON]:
         pods, _ = await self.client.list(PODS, "default", label_selector=f"batch.kubernetes.io/job-name={job}")
         return pods
+
+
+@pytest.fixture
+def pod_scratch() -> Iterator[Path]:
+    """A folder pods may write to: they run as an unprivileged user when the tests run as root, and
+    pytest's own ``tmp_path`` is owner-only."""
+    scratch = Path(tempfile.mkdtemp(prefix="pykueue-pod-scratch-"))
+    scratch.chmod(0o777)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @contextlib.asynccontextmanager

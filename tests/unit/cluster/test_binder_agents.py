@@ -127,8 +127,9 @@ async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit
         assert has_condition(long, "Ready")
 
 
-async def test_process_node_runs_commands_and_deleting_a_pod_kills_its_process(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+async def test_process_node_runs_commands_and_deleting_a_pod_kills_its_process(
+        tmp_path: Path, pod_scratch: Path) -> None:
+    pid_file = pod_scratch / "pid"
     node = NodeSpec(name="proc", kind="process")
     async with running_cluster([node], tmp_path) as env:
         pod = make_pod("runner", command=f"echo started; echo $$ > {pid_file}; exec sleep 600")
@@ -142,7 +143,8 @@ async def test_process_node_runs_commands_and_deleting_a_pod_kills_its_process(t
         await wait_for(running)
         pid = int(pid_file.read_text())
         assert _alive(pid)
-        assert "started" in env.cluster.pod_log("default", "runner")
+        # the shim copies output to the log as it comes: wait for it, as `kubectl logs` would
+        await wait_for(lambda: _async("started" in env.cluster.pod_log("default", "runner")))
         await env.client.delete(PODS, "runner", "default")
 
         async def dead() -> bool:
@@ -164,8 +166,9 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
+        tmp_path: Path, pod_scratch: Path) -> None:
+    pid_file = pod_scratch / "pid"
     async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
         pod = make_pod("held", command=f"echo $$ > {pid_file}; exec sleep 600")
         pod["metadata"]["finalizers"] = ["example.com/keep"]
@@ -286,8 +289,8 @@ async def test_pod_log_errors_read_like_the_kubelets(tmp_path: Path) -> None:
             env.cluster.pod_log("default", "waiting")
 
 
-async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path: Path, pod_scratch: Path) -> None:
+    pid_file = pod_scratch / "pid"
     async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
         pod = make_pod("stubborn", command=f"trap '' TERM; echo $$ > {pid_file}; while true; do sleep 0.1; done")
         pod["spec"]["terminationGracePeriodSeconds"] = 1

@@ -150,8 +150,8 @@ def test_completed_indexes_round_trip() -> None:
     assert format_indexes(set()) == ""
 
 
-async def test_deleting_a_job_removes_its_pods_and_stops_their_processes(tmp_path: Path) -> None:
-    marker = tmp_path / "pids"
+async def test_deleting_a_job_removes_its_pods_and_stops_their_processes(tmp_path: Path, pod_scratch: Path) -> None:
+    marker = pod_scratch / "pids"  # pods may not write to tmp_path
     async with running_cluster([PROCESS], tmp_path) as env:
         await env.client.create(JOBS, make_job("doomed", f"echo $$ >> {marker}; exec sleep 600",
                                                parallelism=2, completions=2))
@@ -246,8 +246,9 @@ async def test_a_running_pod_deleted_by_someone_else_counts_as_failed_and_is_rep
         assert not has_condition(job, "Failed")
 
 
-async def test_on_failure_restarts_in_place_and_counts_restarts_against_the_backoff_limit(tmp_path: Path) -> None:
-    marker = tmp_path / "tried"
+async def test_on_failure_restarts_in_place_and_counts_restarts_against_the_backoff_limit(
+        tmp_path: Path, pod_scratch: Path) -> None:
+    marker = pod_scratch / "tried"  # pods may not write to tmp_path
     async with running_cluster([PROCESS], tmp_path) as env:
         second_time_lucky = make_job("retry", f"if [ -f {marker} ]; then echo ok; else touch {marker}; exit 1; fi")
         second_time_lucky["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"

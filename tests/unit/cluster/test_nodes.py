@@ -28,6 +28,7 @@ nodes:
     taints: [{key: nvidia.com/gpu, value: present}]
     defaultDuration: 2.5
   - name: cpu-node
+    user: "1000:1000"
 """)
     nodes = load_nodes(path)
     assert [n.name for n in nodes] == ["gpu-0", "gpu-1", "cpu-node"]
@@ -38,6 +39,8 @@ nodes:
     assert gpu.default_duration == 2.5
     assert gpu.node_labels()["accelerator"] == "a100"
     assert nodes[2].kind == "process"
+    assert nodes[2].user == "1000:1000"
+    assert gpu.user is None
 
 
 @pytest.mark.parametrize(("doc", "message"), [
@@ -49,6 +52,8 @@ nodes:
     ({"nodes": [{"name": "a"}, {"name": "a"}]}, "duplicate node names"),
     ({"nodes": [{"name": "a", "colour": "red"}]}, "unknown fields"),
     ({"nodes": [{"name": "a", "count": 0}]}, "count: must be a positive integer"),
+    ({"nodes": [{"name": "a", "user": ""}]}, r"nodes\[0\].user: must be a user name"),
+    ({"nodes": [{"name": "a", "user": ["root"]}]}, r"nodes\[0\].user: must be a user name"),
 ])
 def test_bad_files_say_what_is_wrong(doc: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
