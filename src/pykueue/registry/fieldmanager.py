@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykueue.api.errors import BadRequest
+from pykueue.api.kinds import KindInfo
+from pykueue.api.list_types import list_keys
 
-__all__ = ["server_side_apply", "update_managed_fields"]
+__all__ = ["list_keys_of", "server_side_apply", "update_managed_fields"]
 
 JSONDict = dict[str, Any]
 
@@ -29,8 +31,20 @@ def _patch_function(name: str) -> Any:
     return getattr(patch, name, None)
 
 
-def update_managed_fields(old: JSONDict | None, new: JSONDict, *, manager: str | None, now: str) -> JSONDict:
-    """Record that ``manager`` wrote the fields that changed between ``old`` and ``new``."""
+def list_keys_of(kind: KindInfo, version: str) -> Mapping[str, str]:
+    """The lists whose items are owned one by one: a custom resource's from its schema's
+    ``x-kubernetes-list-type``/``-map-keys`` (as kube-apiserver reads them), a built-in kind's from
+    its merge keys."""
+    if not kind.is_crd:
+        return kind.strategic_merge_keys
+    schema = kind.schema.get(version) if version in kind.schema else None
+    return list_keys(schema) if schema else {}
+
+
+def update_managed_fields(old: JSONDict | None, new: JSONDict, *, manager: str | None, now: str,
+                          subresource: str = "", merge_keys: Mapping[str, str] | None = None) -> JSONDict:
+    """Record that ``manager`` wrote the fields that changed between ``old`` and ``new`` (through
+    ``subresource``, "" for the main resource)."""
     fn = _patch_function("update_managed_fields")
     if fn is None or not manager:
         return new
@@ -38,7 +52,8 @@ def update_managed_fields(old: JSONDict | None, new: JSONDict, *, manager: str |
         created = _created(new, manager, now)
         if created is not None:
             return created
-    result: JSONDict = fn(old, new, manager=manager, operation="Update", now=now)
+    result: JSONDict = fn(old, new, manager=manager, operation="Update", now=now, subresource=subresource,
+                          merge_keys=merge_keys)
     return result
 
 
@@ -86,9 +101,10 @@ def _owned(value: JSONDict, skip: frozenset[str] = frozenset()) -> JSONDict:
 
 
 def server_side_apply(current: JSONDict | None, applied: JSONDict, *, manager: str, force: bool,
-                      merge_keys: Mapping[str, str], now: str) -> JSONDict:
+                      merge_keys: Mapping[str, str], now: str, subresource: str = "") -> JSONDict:
     fn = _patch_function("server_side_apply")
     if fn is None:
         raise BadRequest("server-side apply is not available in this build")
-    result: JSONDict = fn(current, applied, manager=manager, force=force, merge_keys=merge_keys, now=now)
+    result: JSONDict = fn(current, applied, manager=manager, force=force, merge_keys=merge_keys, now=now,
+                          subresource=subresource)
     return result

@@ -182,16 +182,24 @@ def finalizer_errors(old: JSONDict, new: JSONDict) -> list[FieldError]:
                          f"finalizers {rendered}")]
 
 
-def split_status(kind: KindInfo, current: JSONDict, new: JSONDict, subresource: str) -> JSONDict:
+def split_status(kind: KindInfo, current: JSONDict, new: JSONDict, subresource: str, *,
+                 keep_managed_fields: bool = False) -> JSONDict:
     """Apply the status-subresource split and return the object to admit.
 
     A ``status`` write keeps everything of ``current`` except ``status`` (kube-apiserver also keeps
-    metadata: labels written through /status are ignored). A main-resource write of a kind that has
-    a status subresource keeps the stored status.
+    metadata: labels written through /status are ignored), and except ``managedFields`` when
+    ``keep_managed_fields`` says the server computed them for this write (server-side apply). A
+    main-resource write of a kind that has a status subresource keeps the stored status.
     """
     if subresource == "status":
         merged = dict(current)
         merged["metadata"] = dict(current.get("metadata") or {})
+        if keep_managed_fields:
+            computed = (new.get("metadata") or {}).get("managedFields")
+            if computed:
+                merged["metadata"]["managedFields"] = computed
+            else:
+                merged["metadata"].pop("managedFields", None)
         if "status" in new:
             merged["status"] = new["status"]
         else:

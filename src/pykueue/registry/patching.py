@@ -10,7 +10,6 @@ merges by field ownership; both are computed by :mod:`pykueue.registry.patch`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pykueue.api.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
@@ -19,7 +18,7 @@ from pykueue.api.kinds import KindInfo
 from . import objectmeta as om
 from .admission import clone
 from .decode import check_fields, decode_bytes, typed_body
-from .fieldmanager import server_side_apply
+from .fieldmanager import list_keys_of, server_side_apply
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -91,28 +90,30 @@ class Patcher:
                              f"the URL ({name})")
         metadata["name"] = name
         ns = namespace if kind.namespaced else ""
-        merge_keys: Mapping[str, str] = kind.strategic_merge_keys
+        merge_keys = list_keys_of(kind, version)
+        now = self._registry.now()
         try:
             current = self._registry.get_stored(kind, ns, name)
         except NotFound:
             if subresource:
                 raise
             result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys,
-                                       now=self._registry.now())
+                                       now=now)
             created = self._registry.create_stored(kind, ns, result, version=version, dry_run=dry_run,
                                                    field_manager=None, managed=True)
             return self._registry.to_version(kind, created, version), warnings
-        visible = clone(self._registry.to_version(kind, current, version))
-        result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
-                                   now=self._registry.now())
-        expected = om.meta(obj).get("resourceVersion")
+        if subresource and subresource not in kind.subresources:
+            raise NotFound("the server could not find the requested resource")
+        expected = metadata.get("resourceVersion")
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
+        visible = clone(self._registry.to_version(kind, current, version))
+        result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
+                                   now=now, subresource=subresource)
         new = self._registry.to_storage(kind, typed_body(kind, result, version), version)
         stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
                                               field_manager=None, managed=True)
         return self._registry.to_version(kind, stored, version), warnings
-
 
 
 def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -> Any:

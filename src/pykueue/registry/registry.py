@@ -32,7 +32,7 @@ from . import objectmeta as om
 from .admission import AdmissionChain, AdmissionHook, AdmissionRequest, clone
 from .decode import api_version, check_fields, typed_body
 from .deletion import Deleter
-from .fieldmanager import update_managed_fields
+from .fieldmanager import list_keys_of, update_managed_fields
 from .ownership import OwnerIndex
 from .patching import Patcher
 
@@ -362,19 +362,20 @@ class Registry:
         if subresource and subresource not in kind.subresources:
             raise NotFound("the server could not find the requested resource")
         metadata = current["metadata"]
-        new = om.split_status(kind, current, new, subresource)
+        new = om.split_status(kind, current, new, subresource, keep_managed_fields=managed)
         om.carry_server_metadata(current, new)
         errors = om.finalizer_errors(current, new) + om.metadata_errors(new)
         request = AdmissionRequest("UPDATE", kind, metadata.get("namespace") or "", metadata["name"], new,
                                    current, subresource, dry_run)
         new = self._chain.admit(request, extra_errors=errors)
         if subresource == "status":
-            new = om.split_status(kind, current, new, "status")
+            new = om.split_status(kind, current, new, "status", keep_managed_fields=managed)
         om.carry_server_metadata(current, new)
         if om.spec_changed(current, new):
             om.meta(new)["generation"] = int(metadata.get("generation") or 1) + 1
         if not managed:
-            new = update_managed_fields(current, new, manager=field_manager, now=self.now())
+            new = update_managed_fields(current, new, manager=field_manager, now=self.now(), subresource=subresource,
+                                        merge_keys=list_keys_of(kind, kind.storage_version))
         if _same_object(current, new):
             return current
         if dry_run:
