@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pykueue.api import hooks
+from pykueue.api import builtin_kinds, hooks
 from pykueue.api.kinds import FieldError, JSONDict, KindInfo, PrinterColumn, register
 from pykueue.api.schemas import LazySchemas
 
@@ -135,3 +135,5 @@ _builtin("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", namespaced=True, su
              PrinterColumn("Suspended", "string", ".spec.suspend", description="JobSet suspended"),
              _AGE,
          ))
+for _info in builtin_kinds.kinds():
+    register(_info)

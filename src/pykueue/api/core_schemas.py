@@ -17,6 +17,7 @@ import re
 from functools import cache
 from typing import Any
 
+from pykueue.api.builtin_kinds import MODEL_CLASSES
 from pykueue.api.kinds import JSONDict
 
 __all__ = ["QUANTITY_PATTERN", "model_schema", "quantity_schema", "schema", "shared_model_schema"]
@@ -149,7 +150,7 @@ def model_schema(class_name: str) -> JSONDict:
 
 def schema(group: str, version: str, kind: str) -> JSONDict:
     """The whole-object schema of a built-in kind; a permissive object schema for unknown ones."""
-    class_name = _KINDS.get((group, version, kind))
+    class_name = _KINDS.get((group, version, kind)) or MODEL_CLASSES.get((group, version, kind))
     if class_name is None:
         return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     out = model_schema(class_name)
@@ -161,7 +162,7 @@ def schema(group: str, version: str, kind: str) -> JSONDict:
         if node is not None and node.get("type") == "array":
             # What kube publishes from patchStrategy/patchMergeKey tags; kubectl apply builds SMPs from it.
             node["x-kubernetes-patch-strategy"] = "merge"
-            node["x-kubernetes-patch-merge-key"] = key
+            node["x-kubernetes-patch-merge-key"] = key.split(",", 1)[0]  # SMP merges by the first key
     return out
 
 

@@ -17,7 +17,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from pykueue.api import core_defaults
+from pykueue.api import builtin_defaults, core_defaults
 from pykueue.api.jsoncopy import json_copy
 from pykueue.api.kinds import JSONDict
 
@@ -117,6 +117,7 @@ _BUILT_IN_DEFAULTERS = {
     ("scheduling.k8s.io", "PriorityClass"): core_defaults.default_priority_class,
     ("", "Secret"): core_defaults.default_secret,
     ("jobset.x-k8s.io", "JobSet"): core_defaults.default_jobset,
+    **builtin_defaults.DEFAULTERS,
 }
 """Kinds whose defaulting is hand-written (it edits anywhere): they get a full private copy."""
 

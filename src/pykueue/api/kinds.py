@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "STORED_FORM",
     "FieldError",
     "KindInfo",
     "PrinterColumn",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 JSONDict = dict[str, Any]
+STORED_FORM = "<stored>"
+"""The version a view kind's ``convert`` takes to mean "the form its objects are stored in"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,10 @@ class KindInfo:
     default: Callable[[JSONDict], JSONDict] = _identity
     validate: Callable[[JSONDict, JSONDict | None], list[FieldError]] = _no_errors
     convert: Callable[[JSONDict, str], JSONDict] = _same
+    stored_as: str = ""
+    """For a kind served as a second view of another kind's objects (events.k8s.io/v1 Event of core
+    v1 Events): that kind's resource key. Its objects are stored in the other kind's form, and
+    ``convert(obj, version)`` maps between them (``STORED_FORM`` as version: into the stored form)."""
 
     @property
     def storage_version(self) -> str:
@@ -113,6 +120,13 @@ class KindInfo:
     @property
     def resource_key(self) -> str:
         """``<plural>.<group>`` ("jobs.batch", "pods" for core): the store's resource name."""
+        if self.stored_as:
+            return self.stored_as
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def served_key(self) -> str:
+        """``<plural>.<group>`` as served (differs from ``resource_key`` only for a view)."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 

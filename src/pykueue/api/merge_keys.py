@@ -61,6 +61,20 @@ _BY_KIND: dict[tuple[str, str], dict[str, str]] = {
     ("", "Secret"): dict(_META),
     ("scheduling.k8s.io", "PriorityClass"): dict(_META),
     ("coordination.k8s.io", "Lease"): dict(_META),
+    ("apps", "Deployment"): {**_META, **_pod_spec_at("spec.template.spec"), "status.conditions": "type"},
+    ("apps", "StatefulSet"): {**_META, **_pod_spec_at("spec.template.spec"), "status.conditions": "type"},
+    ("", "Service"): {**_META, "spec.ports": "port,protocol", "status.conditions": "type"},
+    ("", "ServiceAccount"): {**_META, "secrets": "name", "imagePullSecrets": "name"},
+    ("", "LimitRange"): dict(_META),
+    ("node.k8s.io", "RuntimeClass"): dict(_META),
+    ("rbac.authorization.k8s.io", "Role"): dict(_META),
+    ("rbac.authorization.k8s.io", "RoleBinding"): dict(_META),
+    ("rbac.authorization.k8s.io", "ClusterRole"): dict(_META),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): dict(_META),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): {**_META, "webhooks": "name"},
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): {**_META, "webhooks": "name"},
+    ("discovery.k8s.io", "EndpointSlice"): dict(_META),
+    ("events.k8s.io", "Event"): dict(_META),
 }
 
 

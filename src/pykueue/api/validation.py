@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from pykueue.api import core_validation, kueue_validation, names, structural, workload_validation
+from pykueue.api import builtin_validation, core_validation, kueue_validation, names, structural, workload_validation
 from pykueue.api.kinds import FieldError, JSONDict, KindInfo, find_kind
 
 __all__ = ["unknown_fields", "validate", "validate_object"]
@@ -30,6 +30,7 @@ _RULES: dict[tuple[str, str], _KindRule] = {
     ("", "Pod"): core_validation.validate_pod,
     ("scheduling.k8s.io", "PriorityClass"): core_validation.validate_priority_class,
     ("jobset.x-k8s.io", "JobSet"): core_validation.validate_jobset,
+    **builtin_validation.RULES,
 }
 
 _WEBHOOKS: dict[tuple[str, str], str] = {

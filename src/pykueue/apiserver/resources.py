@@ -32,7 +32,7 @@ from .http import (
     read_body,
     table_content_type,
 )
-from .protobuf import PROTOBUF, decode_protobuf
+from .protobuf import PROTOBUF, decode_delete_options, decode_protobuf
 from .tables import table
 from .watch import WatchOptions, serve_watch
 
@@ -305,7 +305,10 @@ class ResourceHandler:
         options: JSONDict = {}
         if request.can_read_body:
             raw = await read_body_optional(request)
-            if raw.strip():
+            media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+            if media == PROTOBUF and raw:
+                options = decode_delete_options(raw)
+            elif raw.strip():
                 decoded = decode_bytes(raw)
                 if not isinstance(decoded, dict):
                     raise BadRequest("DeleteOptions must be an object")

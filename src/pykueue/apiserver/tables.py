@@ -207,10 +207,25 @@ def _node_cells(obj: JSONDict, now: float) -> list[Any]:
 
 def _event_cells(obj: JSONDict, now: float) -> list[Any]:
     involved = obj.get("involvedObject") or {}
-    last = obj.get("lastTimestamp") or obj.get("eventTime") or _meta(obj).get("creationTimestamp")
+    last = (obj.get("lastTimestamp") or ((obj.get("series") or {}).get("lastObservedTime")) or obj.get("eventTime")
+            or _meta(obj).get("creationTimestamp"))
     target = f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
     return [_age(last, now), obj.get("type") or "", obj.get("reason") or "", target, obj.get("message") or ""]
 
+
+def _events_v1_cells(obj: JSONDict, now: float) -> list[Any]:
+    """events.k8s.io/v1 names the same fields differently (regarding, note, deprecated*)."""
+    regarding = obj.get("regarding") or {}
+    last = (((obj.get("series") or {}).get("lastObservedTime")) or obj.get("deprecatedLastTimestamp")
+            or obj.get("eventTime") or _meta(obj).get("creationTimestamp"))
+    target = f"{str(regarding.get('kind', '')).lower()}/{regarding.get('name', '')}"
+    return [_age(last, now), obj.get("type") or "", obj.get("reason") or "", target, obj.get("note") or ""]
+
+
+_EVENT_COLUMNS = [_col("Last Seen", "Time when last event occurred"), _col("Type", "Type of this event."),
+                  _col("Reason", "Reason why this event was generated."),
+                  _col("Object", "The object that this event is about."),
+                  _col("Message", "A human-readable description of the status of this operation.")]
 
 _BUILTIN: dict[str, tuple[list[Column], Callable[[JSONDict, float], list[Any]]]] = {
     "pods": ([_NAME, _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
@@ -230,11 +245,8 @@ _BUILTIN: dict[str, tuple[list[Column], Callable[[JSONDict, float], list[Any]]]]
     "namespaces": ([_NAME, _col("Status", "The status of the namespace"), _AGE], _namespace_cells),
     "nodes": ([_NAME, _col("Status", "The status of the node"), _col("Roles", "The roles of the node"), _AGE,
                _col("Version", "Kubelet Version reported by the node.")], _node_cells),
-    "events": ([_col("Last Seen", "Time when last event occurred"), _col("Type", "Type of this event."),
-                _col("Reason", "Reason why this event was generated."),
-                _col("Object", "The object that this event is about."),
-                _col("Message", "A human-readable description of the status of this operation.")],
-               _event_cells),
+    "events": (_EVENT_COLUMNS, _event_cells),
+    "events.events.k8s.io": (_EVENT_COLUMNS, _events_v1_cells),
 }
 
 
@@ -243,7 +255,7 @@ def _printer_columns(kind: KindInfo, version: str) -> tuple[PrinterColumn, ...]:
 
 
 def table_columns(kind: KindInfo, version: str) -> list[Column]:
-    builtin = _BUILTIN.get(kind.resource_key)
+    builtin = _BUILTIN.get(kind.served_key)
     if builtin is not None:
         return builtin[0]
     columns = [_NAME]
@@ -258,7 +270,7 @@ def table_columns(kind: KindInfo, version: str) -> list[Column]:
 
 
 def table_row(kind: KindInfo, version: str, obj: JSONDict, now: float, include_object: str) -> JSONDict:
-    builtin = _BUILTIN.get(kind.resource_key)
+    builtin = _BUILTIN.get(kind.served_key)
     if builtin is not None:
         cells = builtin[1](obj, now)
     else:

@@ -24,7 +24,7 @@ import orjson
 from pykueue.api.clock import Clock, format_time
 from pykueue.api.core_defaults import generate_job_selector
 from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
-from pykueue.api.kinds import KindInfo, all_kinds
+from pykueue.api.kinds import STORED_FORM, KindInfo, all_kinds
 from pykueue.store import Store
 from pykueue.store.types import ListResult, RawListResult, WatchEvent
 
@@ -59,12 +59,12 @@ class Registry:
         self.clock = clock
         self._kinds: dict[tuple[str, str], KindInfo] = {
             (k.group, k.plural): k for k in (kinds if kinds is not None else all_kinds())}
-        self._by_resource = {k.resource_key: k for k in self._kinds.values()}
+        self._by_resource = {k.resource_key: k for k in self._kinds.values() if not k.stored_as}
         self._chain = AdmissionChain()
         self._terminating: dict[str, tuple[int, bool]] = {}
         """Namespace -> (its rv, being deleted?), as last read by ``_check_namespace_open``."""
         self.owners = OwnerIndex()
-        for kind in self._kinds.values():
+        for kind in self._by_resource.values():
             for obj in store.list(kind.resource_key).items:
                 self.owners.index(kind.resource_key, obj)
         self._write_listeners: _Listeners = []
@@ -99,11 +99,13 @@ class Registry:
 
     def to_version(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
         """A stored object as the client asked for it (``version`` must be served)."""
-        if version == kind.storage_version:
+        if version == kind.storage_version and not kind.stored_as:
             return obj
         return kind.convert(obj, version)
 
     def to_storage(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
+        if kind.stored_as:
+            return kind.convert(obj, STORED_FORM)
         if version == kind.storage_version:
             return obj
         return kind.convert(obj, kind.storage_version)
@@ -186,7 +188,7 @@ class Registry:
         for a 10,000-object list). Only possible in the storage version: ``None`` for any other
         version, and the caller falls back to :meth:`list`.
         """
-        if version != kind.storage_version:
+        if version != kind.storage_version or kind.stored_as:
             return None
         result = self.store.list_raw(kind.resource_key, (namespace or None) if kind.namespaced else None,
                                      label_selector=label_selector, field_selector=field_selector, limit=limit,
@@ -204,7 +206,7 @@ class Registry:
         return [self.convert_event(kind, e, version) for e in events]
 
     def convert_event(self, kind: KindInfo, event: WatchEvent, version: str) -> WatchEvent:
-        if version == kind.storage_version:
+        if version == kind.storage_version and not kind.stored_as:
             return event
         return WatchEvent(event.type, event.resource, self.to_version(kind, event.object, version),
                           event.resource_version, key=event.key, labels=event.label_pairs)

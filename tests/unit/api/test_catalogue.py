@@ -10,14 +10,27 @@ KUEUE = "kueue.x-k8s.io"
 
 
 def test_every_kind_is_served() -> None:
-    keys = {k.resource_key for k in all_kinds()}
+    keys = {k.served_key for k in all_kinds()}
     assert keys == {
         "resourceflavors.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
         "localqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "workloadpriorityclasses.kueue.x-k8s.io",
         "admissionchecks.kueue.x-k8s.io", "topologies.kueue.x-k8s.io",
         "namespaces", "pods", "nodes", "events", "configmaps", "secrets", "jobs.batch",
         "priorityclasses.scheduling.k8s.io", "leases.coordination.k8s.io", "jobsets.jobset.x-k8s.io",
+        "deployments.apps", "statefulsets.apps", "services", "serviceaccounts", "limitranges",
+        "runtimeclasses.node.k8s.io", "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
+        "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
+        "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+        "validatingwebhookconfigurations.admissionregistration.k8s.io", "endpointslices.discovery.k8s.io",
+        "events.events.k8s.io",
     }
+
+
+def test_events_v1_is_stored_with_core_events() -> None:
+    view = find_kind("events.k8s.io", "events")
+    assert view is not None
+    assert view.resource_key == "events"
+    assert view.stored_as == "events"
 
 
 @pytest.mark.parametrize(("group", "name", "kind", "namespaced", "status"), [
@@ -41,6 +54,17 @@ def test_every_kind_is_served() -> None:
     ("scheduling.k8s.io", "pc", "PriorityClass", False, False),
     ("coordination.k8s.io", "leases", "Lease", True, False),
     ("jobset.x-k8s.io", "jobset", "JobSet", True, True),
+    ("apps", "deploy", "Deployment", True, True),
+    ("apps", "sts", "StatefulSet", True, True),
+    ("", "svc", "Service", True, True),
+    ("", "sa", "ServiceAccount", True, False),
+    ("", "limits", "LimitRange", True, False),
+    ("node.k8s.io", "runtimeclass", "RuntimeClass", False, False),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", False, False),
+    ("admissionregistration.k8s.io", "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", False,
+     False),
+    ("discovery.k8s.io", "endpointslices", "EndpointSlice", True, False),
+    ("events.k8s.io", "ev", "Event", True, False),
 ])
 def test_names_scope_and_status(group: str, name: str, kind: str, namespaced: bool, status: bool) -> None:
     info = find_kind(group, name)

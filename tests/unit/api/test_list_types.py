@@ -16,30 +16,48 @@ from pykueue.api.schemas import schema_for
 
 KUEUE = "kueue.x-k8s.io"
 
-_FLAVOR_USAGE = {"status.flavorsReservation": "name", "status.flavorsReservation.resources": "name",
-                 "status.flavorsUsage": "name", "status.flavorsUsage.resources": "name"}
+_FLAVOR_USAGE = {
+    "status.flavorsReservation": "name",
+    "status.flavorsReservation.resources": "name",
+    "status.flavorsUsage": "name",
+    "status.flavorsUsage.resources": "name",
+}
 _RESOURCE_GROUPS = {"spec.resourceGroups.flavors": "name", "spec.resourceGroups.flavors.resources": "name"}
 
 EXPECTED: dict[tuple[str, str, str], dict[str, str]] = {
     (KUEUE, "ResourceFlavor", "v1beta2"): {},
     (KUEUE, "ClusterQueue", "v1beta2"): {
-        **_RESOURCE_GROUPS, "spec.admissionChecksStrategy.admissionChecks": "name",
-        "spec.admissionChecksStrategy.admissionChecks.onFlavors": "", "status.conditions": "type",
-        **_FLAVOR_USAGE},
+        **_RESOURCE_GROUPS,
+        "spec.admissionChecksStrategy.admissionChecks": "name",
+        "spec.admissionChecksStrategy.admissionChecks.onFlavors": "",
+        "status.conditions": "type",
+        **_FLAVOR_USAGE,
+    },
     (KUEUE, "Cohort", "v1beta2"): {**_RESOURCE_GROUPS, "status.conditions": "type"},
     (KUEUE, "LocalQueue", "v1beta2"): {"status.conditions": "type", **_FLAVOR_USAGE},
     (KUEUE, "Workload", "v1beta2"): {
-        "spec.podSets": "name", "spec.preemptionGates": "name", "status.conditions": "type",
-        "status.admission.podSetAssignments": "name", "status.reclaimablePods": "name",
-        "status.admissionChecks": "name", "status.admissionChecks.podSetUpdates": "name",
-        "status.resourceRequests": "name", "status.schedulingStats.evictions": "reason,underlyingCause",
-        "status.nominatedClusterNames": "", "status.unhealthyNodes": "name", "status.preemptionGates": "name"},
+        "spec.podSets": "name",
+        "spec.preemptionGates": "name",
+        "status.conditions": "type",
+        "status.admission.podSetAssignments": "name",
+        "status.reclaimablePods": "name",
+        "status.admissionChecks": "name",
+        "status.admissionChecks.podSetUpdates": "name",
+        "status.resourceRequests": "name",
+        "status.schedulingStats.evictions": "reason,underlyingCause",
+        "status.nominatedClusterNames": "",
+        "status.unhealthyNodes": "name",
+        "status.preemptionGates": "name",
+    },
     (KUEUE, "WorkloadPriorityClass", "v1beta2"): {},
     (KUEUE, "AdmissionCheck", "v1beta2"): {"status.conditions": "type"},
     (KUEUE, "Topology", "v1beta2"): {},
     ("jobset.x-k8s.io", "JobSet", "v1alpha2"): {
-        "spec.replicatedJobs": "name", "spec.replicatedJobs.dependsOn": "name", "status.conditions": "type",
-        "status.replicatedJobsStatus": "name"},
+        "spec.replicatedJobs": "name",
+        "spec.replicatedJobs.dependsOn": "name",
+        "status.conditions": "type",
+        "status.replicatedJobsStatus": "name",
+    },
 }
 
 # Embedded PodTemplateSpecs come from the core types' schemas, not from Kueue's or JobSet's.
@@ -47,8 +65,11 @@ _POD_TEMPLATES = ("spec.podSets.template.", "spec.replicatedJobs.template.")
 
 
 def _own(keys: dict[str, str]) -> dict[str, str]:
-    return {path: key for path, key in keys.items()
-            if not path.startswith(_POD_TEMPLATES) and not path.startswith("metadata.")}
+    return {
+        path: key
+        for path, key in keys.items()
+        if not path.startswith(_POD_TEMPLATES) and not path.startswith("metadata.")
+    }
 
 
 def _unkeyed_lists(node: Any, path: str, out: list[str]) -> None:
@@ -79,4 +100,3 @@ def test_v1beta1_keeps_the_same_keys_where_the_paths_are_the_same() -> None:
     v1beta1 = _own(list_keys(schema_for(KUEUE, "Workload", "v1beta1")))
     for path in ("spec.podSets", "status.conditions", "status.admission.podSetAssignments"):
         assert v1beta1[path] == EXPECTED[(KUEUE, "Workload", "v1beta2")][path]
-

@@ -5,26 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-
 from tests.unit.apiserver.conftest import CQ_PATH, Api, cluster_queue
 
 APPLY = "application/apply-patch+yaml"
 
 
 def _condition(kind: str, status: str = "True") -> dict[str, Any]:
-    return {"type": kind, "status": status, "reason": kind + "Reason", "message": f"{kind} says so",
-            "lastTransitionTime": "2027-01-15T08:00:00Z"}
+    return {
+        "type": kind,
+        "status": status,
+        "reason": kind + "Reason",
+        "message": f"{kind} says so",
+        "lastTransitionTime": "2027-01-15T08:00:00Z",
+    }
 
 
-async def _apply_status(api: Api, manager: str, status: dict[str, Any], *, force: bool = False,
-                        rv: str | None = None) -> tuple[int, Any]:
-    body: dict[str, Any] = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-                            "metadata": {"name": "cq"}, "status": status}
+async def _apply_status(
+    api: Api, manager: str, status: dict[str, Any], *, force: bool = False, rv: str | None = None
+) -> tuple[int, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "status": status,
+    }
     if rv is not None:
         body["metadata"]["resourceVersion"] = rv
     query = f"?fieldManager={manager}" + ("&force=true" if force else "")
-    code, answer, _ = await api.request("PATCH", f"{CQ_PATH}/cq/status{query}", raw=yaml.safe_dump(body).encode(),
-                                        content_type=APPLY)
+    code, answer, _ = await api.request(
+        "PATCH", f"{CQ_PATH}/cq/status{query}", raw=yaml.safe_dump(body).encode(), content_type=APPLY
+    )
     return code, answer
 
 
@@ -68,11 +78,17 @@ async def test_status_apply_conflicts_without_force(api: Api) -> None:
     code, conflict = await _apply_status(api, "beta", {"conditions": [_condition("Alpha", "False")]})
     assert code == 409, conflict
     assert conflict["reason"] == "Conflict"
-    assert conflict["message"] == ('Apply failed with 1 conflict: conflict with "alpha" with subresource "status": '
-                                   '.status.conditions[type="Alpha"].status')
-    assert conflict["details"]["causes"] == [{"reason": "FieldManagerConflict", "field":
-                                              '.status.conditions[type="Alpha"].status',
-                                              "message": 'conflict with "alpha" with subresource "status"'}]
+    assert conflict["message"] == (
+        'Apply failed with 1 conflict: conflict with "alpha" with subresource "status": '
+        '.status.conditions[type="Alpha"].status'
+    )
+    assert conflict["details"]["causes"] == [
+        {
+            "reason": "FieldManagerConflict",
+            "field": '.status.conditions[type="Alpha"].status',
+            "message": 'conflict with "alpha" with subresource "status"',
+        }
+    ]
     code, forced = await _apply_status(api, "beta", {"conditions": [_condition("Alpha", "False")]}, force=True)
     assert code == 200
     assert forced["status"]["conditions"][0]["status"] == "False"
@@ -90,8 +106,11 @@ async def test_status_apply_honours_the_resource_version(api: Api) -> None:
 
 async def test_status_update_records_the_subresource(api: Api) -> None:
     _, created, _ = await api.request("POST", CQ_PATH, cluster_queue("cq"))
-    code, written, _ = await api.request("PUT", f"{CQ_PATH}/cq/status?fieldManager=writer",
-                                         {**created, "status": {"pendingWorkloads": 2}})
+    code, written, _ = await api.request(
+        "PUT", f"{CQ_PATH}/cq/status?fieldManager=writer", {**created, "status": {"pendingWorkloads": 2}}
+    )
     assert code == 200
     writer = [e for e in written["metadata"]["managedFields"] if e["manager"] == "writer"]
-    assert writer and writer[0]["operation"] == "Update" and writer[0]["subresource"] == "status"
+    assert writer
+    assert writer[0]["operation"] == "Update"
+    assert writer[0]["subresource"] == "status"
