@@ -7,7 +7,7 @@ Kubernetes does for atomic lists. Paths are given for every place a PodSpec is e
 
 from __future__ import annotations
 
-__all__ = ["merge_keys_for"]
+__all__ = ["KEY_DEFAULTS", "merge_keys_for"]
 
 _META = {
     "metadata.ownerReferences": "uid",
@@ -81,3 +81,11 @@ _BY_KIND: dict[tuple[str, str], dict[str, str]] = {
 def merge_keys_for(group: str, kind: str) -> dict[str, str]:
     """Merge keys for a built-in kind; empty for custom resources (they use JSON merge semantics)."""
     return dict(_BY_KIND.get((group, kind), {}))
+
+
+KEY_DEFAULTS: dict[tuple[str, str], dict[str, dict[str, str]]] = {
+    ("", "Service"): {"spec.ports": {"protocol": "TCP"}},
+}
+"""List-map key fields that have a default (kind -> list path -> field -> value). Server-side apply
+fills them into an applied configuration before merging, as kube-apiserver does, so a port applied
+without ``protocol`` is the same item as the stored port that was defaulted to TCP."""

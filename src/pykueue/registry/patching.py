@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykueue.api.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
 from pykueue.api.kinds import KindInfo
+from pykueue.api.merge_keys import KEY_DEFAULTS
 
 from . import objectmeta as om
 from .admission import clone
@@ -91,6 +92,7 @@ class Patcher:
         metadata["name"] = name
         ns = namespace if kind.namespaced else ""
         merge_keys = list_keys_of(kind, version)
+        _fill_key_defaults(obj, KEY_DEFAULTS.get((kind.group, kind.kind), {}))
         now = self._registry.now()
         try:
             current = self._registry.get_stored(kind, ns, name)
@@ -114,6 +116,18 @@ class Patcher:
         stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
                                               field_manager=None, managed=True)
         return self._registry.to_version(kind, stored, version), warnings
+
+
+def _fill_key_defaults(obj: JSONDict, defaults: dict[str, dict[str, str]]) -> None:
+    """Set the defaulted key fields an applied list item leaves out (in place; ``obj`` is private)."""
+    for path, fields in defaults.items():
+        node: Any = obj
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        for item in node if isinstance(node, list) else ():
+            if isinstance(item, dict):
+                for name, value in fields.items():
+                    item.setdefault(name, value)
 
 
 def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -> Any:

@@ -242,3 +242,41 @@ async def test_discovery_lists_the_new_groups(api: Api) -> None:
     _code, core, _ = await api.request("GET", "/api/v1")
     served = {r["name"] for r in core["resources"]}
     assert {"services", "serviceaccounts", "limitranges", "events"} <= served
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (
+            "/api/v1/namespaces/default/limitranges",
+            {
+                "apiVersion": "v1",
+                "kind": "LimitRange",
+                "metadata": {"name": "lr"},
+                "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]},
+            },
+        ),
+        (
+            "/apis/node.k8s.io/v1/runtimeclasses",
+            {
+                "apiVersion": "node.k8s.io/v1",
+                "kind": "RuntimeClass",
+                "metadata": {"name": "gvisor"},
+                "handler": "runsc",
+            },
+        ),
+    ],
+)
+async def test_informers_can_list_and_watch_limit_ranges_and_runtime_classes(
+    api: Api, path: str, body: dict[str, Any]
+) -> None:
+    code, created, _ = await api.request("POST", path, body)
+    assert code == 201, created
+    code, listed, _ = await api.request("GET", path)
+    assert code == 200
+    rv = listed["metadata"]["resourceVersion"]
+    code, event, _ = await api.request("GET", f"{path}?watch=true&resourceVersion=0&timeoutSeconds=1")
+    assert code == 200
+    assert event["type"] == "ADDED"  # the one stored object, as a single watch line
+    assert event["object"]["metadata"]["name"] == body["metadata"]["name"]
+    assert int(rv) >= int(created["metadata"]["resourceVersion"])
