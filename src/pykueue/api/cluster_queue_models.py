@@ -152,7 +152,8 @@ class ClusterQueueSpec(KueueModel):
 
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(_BORROWING_NEEDS_COHORT)})
 
-    resourceGroups: list[ResourceGroup] | None = Field(default=None, max_length=16)
+    resourceGroups: list[ResourceGroup] | None = Field(
+        default=None, max_length=16, json_schema_extra={"x-kubernetes-list-type": "atomic"})
     """resourceGroups describes groups of resources. Each resource group defines the list of resources
     and a list of flavors that provide quotas for these resources. Each resource and each flavor can
     only form part of one resource group. resourceGroups can be up to 16, with a max of 256 total
@@ -239,7 +240,8 @@ class CohortSpec(KueueModel):
     """parentName references this Cohort's parent, if any. It satisfies one of three cases: unset
     (this Cohort is the root of its Cohort tree); references a non-existent Cohort (an implicit
     default Cohort is assumed); or references an existing Cohort."""
-    resourceGroups: list[ResourceGroup] | None = Field(default=None, max_length=16)
+    resourceGroups: list[ResourceGroup] | None = Field(
+        default=None, max_length=16, json_schema_extra={"x-kubernetes-list-type": "atomic"})
     """resourceGroups describes groupings of Resources and Flavors. Each ResourceGroup defines a list
     of Resources and a list of Flavors which provide quotas for these Resources. Quota defined here
     is extra capacity shared by the Cohort's members, on top of the members' own quota."""

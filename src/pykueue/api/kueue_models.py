@@ -50,7 +50,8 @@ class ResourceFlavorSpec(KueueModel):
     the ResourceFlavor's nodeLabels should be injected into the pods of the Workload by the
     controller that integrates with the Workload object. nodeLabels can be up to 8 elements."""
     nodeTaints: list[_Core("V1Taint")] | None = Field(  # type: ignore[valid-type]
-        default=None, max_length=8, json_schema_extra={"x-kubernetes-validations": cel(
+        default=None, max_length=8, json_schema_extra={
+            "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": cel(
             (f"self.all(x, x.effect in {_EFFECTS})",
              "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'"))})
     """nodeTaints are taints that the nodes associated with this ResourceFlavor have. Workloads'
@@ -59,7 +60,8 @@ class ResourceFlavorSpec(KueueModel):
     'PreferNoSchedule' is ignored. An example of a nodeTaint is
     cloud.provider.com/preemptible="true":NoSchedule. nodeTaints can be up to 8 elements."""
     tolerations: list[_Core("V1Toleration")] | None = Field(  # type: ignore[valid-type]
-        default=None, max_length=8, json_schema_extra={"x-kubernetes-validations": cel(
+        default=None, max_length=8, json_schema_extra={
+            "x-kubernetes-list-type": "atomic", "x-kubernetes-validations": cel(
             ("self.all(x, !has(x.key) || x.key == '' ? (has(x.operator) && x.operator == 'Exists') : true)",
              "operator must be Exists when 'key' is empty, which means 'match all values and all keys'"),
             ("self.all(x, has(x.tolerationSeconds) ? (has(x.effect) && x.effect == 'NoExecute') : true)",

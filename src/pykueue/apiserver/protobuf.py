@@ -35,7 +35,7 @@ _MAGIC = b"k8s\x00"
 _GO_ZERO_TIME = -62135596800  # time.Time{} (0001-01-01T00:00:00Z) in Unix seconds: JSON writes it as null
 _USE_JSON = "send YAML or JSON instead (kubectl create -f / kubectl apply -f)"
 
-_SCALARS = frozenset({"s", "i", "b", "t", "mt", "q", "ios", "y", "{s}", "{y}", "{q}", "-"})
+_SCALARS = frozenset({"s", "i", "b", "t", "mt", "q", "ios", "y", "{s}", "{y}", "{q}", "-", "~"})
 
 
 class _Field(NamedTuple):
@@ -218,9 +218,9 @@ def _decode(message: str, data: bytes, path: str) -> dict[str, Any]:
         if field is None:
             raise _Malformed(f"{message} has no field number {number} (at {path or 'the top level'})")
         where = f"{path}.{field.name}" if path else field.name
-        if field.kind == "-":
-            if wire == 2 and not raw:
-                continue  # an empty message (gogo writes non-pointer structs even when empty) carries nothing
+        if field.kind == "~" and wire == 2 and not raw:
+            continue  # an empty non-pointer struct: gogo writes it even when the object has none
+        if field.kind in ("-", "~"):
             raise UnsupportedMediaType(f"{where} ({message} field {number}) is not decoded from protobuf bodies: "
                                        f"{_USE_JSON}")
         if field.inline:

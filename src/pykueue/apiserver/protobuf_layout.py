@@ -4,8 +4,8 @@ Owned by ``apiserver/``; data only, read by :mod:`pykueue.apiserver.protobuf`, w
 import. Every kind that client-go's typed clients (and kubectl's typed subcommands) may send as
 ``application/vnd.kubernetes.protobuf`` has its message here, with every field of the official
 client's model of that kind (a test walks the two side by side), plus ``DeleteOptions``, the body
-of typed deletes and delete-collections. A field marked ``-`` is known but not decoded: a body that
-carries it (non-empty) is refused with 415, never silently dropped.
+of typed deletes and delete-collections. A field marked ``-`` or ``~`` is known but not decoded: a
+body that carries it is refused with 415, never silently dropped.
 
 Field numbers are Kubernetes' own (stable across releases: protobuf never renumbers a field).
 """
@@ -18,7 +18,8 @@ __all__ = ["KINDS", "LAYOUT"]
 # even when zero (Go pointer, or a field without omitempty). "<number> ^<Message>" embeds a message
 # inline (Go's embedded structs). Types: s string (default), i int32/int64, b bool, t Time,
 # mt MicroTime, q Quantity, ios IntOrString, y bytes, {s} {y} {q} maps to string/bytes/Quantity,
-# - known but not decoded (415 when present and not empty), or a message name.
+# - known but not decoded (415), ~ a non-pointer struct not decoded (415 unless empty: gogo writes it
+# empty when the object has none), or a message name.
 LAYOUT: dict[str, str] = {
     "TypeMeta": "1 apiVersion, 2 kind",
     "ObjectMeta": "1 name, 2 generateName, 3 namespace, 4 selfLink, 5 uid, 6 resourceVersion, 7 generation:i, "
@@ -225,7 +226,7 @@ LAYOUT: dict[str, str] = {
     "5 updatedReplicas:i, 6 currentRevision, 7 updateRevision, 9 collisionCount?:i, "
     "10 conditions*:StatefulSetCondition, 11 availableReplicas:i",
     "StatefulSetCondition": "1 type, 2 status, 3 lastTransitionTime:t, 4 reason, 5 message",
-    "PersistentVolumeClaim": "1 metadata:ObjectMeta, 2 spec:PersistentVolumeClaimSpec, 3 status:-",
+    "PersistentVolumeClaim": "1 metadata:ObjectMeta, 2 spec:PersistentVolumeClaimSpec, 3 status:~",
     "PersistentVolumeClaimSpec": "1 accessModes*, 2 resources:VolumeResourceRequirements, 3 volumeName, "
     "4 selector:LabelSelector, 5 storageClassName?, 6 volumeMode?, "
     "7 dataSource:TypedLocalObjectReference, 8 dataSourceRef:TypedObjectReference, "

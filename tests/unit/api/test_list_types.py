@@ -100,3 +100,19 @@ def test_v1beta1_keeps_the_same_keys_where_the_paths_are_the_same() -> None:
     v1beta1 = _own(list_keys(schema_for(KUEUE, "Workload", "v1beta1")))
     for path in ("spec.podSets", "status.conditions", "status.admission.podSetAssignments"):
         assert v1beta1[path] == EXPECTED[(KUEUE, "Workload", "v1beta2")][path]
+
+
+EXPLICITLY_ATOMIC = {
+    (KUEUE, "ResourceFlavor", "v1beta2"): ("spec.nodeTaints", "spec.tolerations"),
+    (KUEUE, "ClusterQueue", "v1beta2"): ("spec.resourceGroups",),
+    (KUEUE, "Cohort", "v1beta2"): ("spec.resourceGroups",),
+}
+
+
+@pytest.mark.parametrize(("group", "kind", "version"), sorted(EXPLICITLY_ATOMIC))
+def test_lists_the_real_crds_mark_atomic_say_so(group: str, kind: str, version: str) -> None:
+    for path in EXPLICITLY_ATOMIC[(group, kind, version)]:
+        node: Any = schema_for(group, kind, version)
+        for part in path.split("."):
+            node = node["properties"][part]
+        assert node.get("x-kubernetes-list-type") == "atomic", path

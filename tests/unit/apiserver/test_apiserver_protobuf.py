@@ -52,8 +52,8 @@ def test_decodes_configmap_and_secret() -> None:
 
 
 def test_other_kinds_are_415_and_garbage_is_400() -> None:
-    with pytest.raises(UnsupportedMediaType, match="send YAML or JSON"):
-        decode_protobuf(_envelope("apps/v1", "Deployment", _meta("j")))
+    with pytest.raises(UnsupportedMediaType, match="accepted media types include: application/json"):
+        decode_protobuf(_envelope("kueue.x-k8s.io/v1beta2", "Workload", _meta("j")))
     with pytest.raises(BadRequest):
         decode_protobuf(b"not protobuf")
     with pytest.raises(BadRequest):

@@ -310,9 +310,9 @@ def test_known_but_undecoded_fields_are_415_naming_the_field(body: bytes, path: 
         decode_protobuf(body)
 
 
-def test_other_kinds_are_415_listing_the_decoded_ones() -> None:
-    with pytest.raises(UnsupportedMediaType, match="Secret, PriorityClass, Job and Pod, not Deployment"):
-        decode_protobuf(_envelope("apps/v1", "Deployment", _meta("d")))
+def test_custom_resources_are_415_naming_the_kind() -> None:
+    with pytest.raises(UnsupportedMediaType, match=r"JobSet \(jobset.x-k8s.io/v1alpha2\) is not a built-in kind"):
+        decode_protobuf(_envelope("jobset.x-k8s.io/v1alpha2", "JobSet", _meta("d")))
 
 
 # --- through the HTTP server -----------------------------------------------------------------------
