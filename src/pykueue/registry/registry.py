@@ -376,8 +376,12 @@ class Registry:
         if om.spec_changed(current, new):
             om.meta(new)["generation"] = int(metadata.get("generation") or 1) + 1
         if not managed:
+            # Lists are owned item by item once someone applies to the object (that is where it shows:
+            # an applier's items stay its own); until then a write tracks them whole, which costs a
+            # third of a status write less on the hot path (controllers never apply).
+            keys = list_keys_of(kind, kind.storage_version) if _applied_to(metadata) else None
             new = update_managed_fields(current, new, manager=field_manager, now=self.now(), subresource=subresource,
-                                        merge_keys=list_keys_of(kind, kind.storage_version))
+                                        merge_keys=keys)
         if _same_object(current, new):
             return current
         if dry_run:
@@ -458,6 +462,13 @@ def _check_preconditions(current: JSONDict, preconditions: Mapping[str, Any] | N
     if rv and rv != metadata.get("resourceVersion"):
         raise Conflict(f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in "
                        f"object meta: {metadata.get('resourceVersion')}")
+
+
+def _applied_to(metadata: JSONDict) -> bool:
+    """Does a server-side apply manager own fields of this object?"""
+    entries = metadata.get("managedFields")
+    return isinstance(entries, list) and any(
+        isinstance(e, dict) and e.get("operation") == "Apply" for e in entries)
 
 
 def _without_times(obj: JSONDict) -> JSONDict:

@@ -114,3 +114,18 @@ async def test_status_update_records_the_subresource(api: Api) -> None:
     assert writer
     assert writer[0]["operation"] == "Update"
     assert writer[0]["subresource"] == "status"
+
+
+async def test_an_update_after_an_apply_owns_list_items_by_key(api: Api) -> None:
+    await api.request("POST", CQ_PATH, cluster_queue("cq"))
+    await _apply_status(api, "alpha", {"conditions": [_condition("Alpha")]})
+    _, current, _ = await api.request("GET", f"{CQ_PATH}/cq")
+    current["status"]["conditions"].append(_condition("Writer"))
+    code, written, _ = await api.request("PUT", f"{CQ_PATH}/cq/status?fieldManager=writer", current)
+    assert code == 200, written
+    writer = next(e for e in written["metadata"]["managedFields"] if e["manager"] == "writer")
+    assert list(writer["fieldsV1"]["f:status"]["f:conditions"]) == ['k:{"type":"Writer"}']
+    # alpha applies its condition again without force: the writer's item is not alpha's concern
+    code, again = await _apply_status(api, "alpha", {"conditions": [_condition("Alpha", "False")]})
+    assert code == 200, again
+    assert [(c["type"], c["status"]) for c in again["status"]["conditions"]] == [("Alpha", "False"), ("Writer", "True")]
