@@ -293,7 +293,7 @@ def _webhooks(obj: JSONDict) -> list[FieldError]:
         name = hook.get("name")
         if not name:
             errors.append(fe.required(f"{path}.name", ""))
-        elif "." not in str(name):
+        elif str(name).count(".") < 2:
             errors.append(
                 fe.invalid(f"{path}.name", name, "should be a domain with at least three segments separated by dots")
             )

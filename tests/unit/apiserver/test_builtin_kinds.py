@@ -154,6 +154,13 @@ async def test_webhook_configuration_needs_side_effects_and_client_config(api: A
     code, body, _ = await api.request("POST", WEBHOOKS, config)
     assert code == 422
     assert sorted(_causes(body)) == ["webhooks[0].clientConfig", "webhooks[0].sideEffects"]
+    config["webhooks"][0].update(name="v.example", sideEffects="None", clientConfig={"url": "https://example.com/v"})
+    code, body, _ = await api.request("POST", WEBHOOKS, config)
+    assert code == 422
+    assert _causes(body) == ["webhooks[0].name"]  # a webhook's name is a domain of three or more segments
+    config["webhooks"][0]["name"] = "v.example.com"
+    code, body, _ = await api.request("POST", WEBHOOKS, config)
+    assert code == 201, body
 
 
 async def test_limit_range_and_runtime_class_are_served(api: Api) -> None:
