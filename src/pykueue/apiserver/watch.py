@@ -379,7 +379,7 @@ class _Stream:
         """
         options = self._options
         if options.table_version is None and matcher.plain:
-            key = (id(event), options.kind.resource_key, options.version, options.partial_metadata)
+            key = (id(event), options.kind.served_key, options.version, options.partial_metadata)
             line = _shared.get(key, event)
             if line is None:
                 converted = registry.convert_event(options.kind, event, options.version)

@@ -5,7 +5,9 @@ to the stored object *as the client sees it* (converted to the request's version
 result takes the ordinary update path (admission, metadata rules, status split, no-op detection)
 with the stored resourceVersion as precondition. Strategic merge patch is refused with 415 for
 CRD-served kinds, as kube-apiserver does. Server-side apply creates a missing object and otherwise
-merges by field ownership; both are computed by :mod:`pykueue.registry.patch`.
+merges by field ownership, on the main resource or on ``/status`` (which applies ``status`` only and
+records the subresource in the manager's entry); lists merge by the kind's list-map keys (a custom
+resource's from its schema). Both are computed by :mod:`pykueue.registry.patch`.
 """
 
 from __future__ import annotations

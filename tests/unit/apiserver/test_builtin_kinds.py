@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import orjson
 import pytest
 from tests.unit.apiserver.conftest import Api
 
@@ -287,3 +289,25 @@ async def test_informers_can_list_and_watch_limit_ranges_and_runtime_classes(
     assert event["type"] == "ADDED"  # the one stored object, as a single watch line
     assert event["object"]["metadata"]["name"] == body["metadata"]["name"]
     assert int(rv) >= int(created["metadata"]["resourceVersion"])
+
+
+async def test_watchers_of_both_event_groups_each_get_their_own_shape(api: Api) -> None:
+    """One stored Event, two live watchers: each sees it in its group's form (no shared line mixes them)."""
+    _, listed, _ = await api.request("GET", CORE_EVENTS)
+    rv = listed["metadata"]["resourceVersion"]
+    query = f"?watch=true&resourceVersion={rv}&timeoutSeconds=5"
+    async with (
+        api.session.get(api.url + CORE_EVENTS + query) as core,
+        api.session.get(api.url + EVENTS_V1 + query) as v1,
+    ):
+        # both watchers are subscribed once their headers arrived: the event below reaches them live
+        assert (core.status, v1.status) == (200, 200)
+        code, _, _ = await api.request("POST", EVENTS_V1, events_v1("live"))
+        assert code == 201
+        core_line = await asyncio.wait_for(core.content.readline(), 5)
+        v1_line = await asyncio.wait_for(v1.content.readline(), 5)
+    core_event, v1_event = orjson.loads(core_line), orjson.loads(v1_line)
+    assert core_event["object"]["apiVersion"] == "v1"
+    assert core_event["object"]["message"] == "all good"
+    assert v1_event["object"]["apiVersion"] == "events.k8s.io/v1"
+    assert v1_event["object"]["note"] == "all good"
