@@ -148,8 +148,10 @@ class VirtualCluster:
         elif self.finish_at.get(key) == now_ms:  # finish, unless evicted since it was admitted
             del self.finish_at[key]
             obj = self.objs[key]
-            status = {**obj["status"], "conditions": [*obj["status"]["conditions"],
-                                                      *conditions(now_s, ("Finished", "True", "ByTest"))]}
+            status = {
+                **obj["status"],
+                "conditions": [*obj["status"]["conditions"], *conditions(now_s, ("Finished", "True", "ByTest"))],
+            }
             self._upsert(key, {**obj, "status": status})
             self.observer.finished(key, now_ms)
 
@@ -164,15 +166,31 @@ class VirtualCluster:
             self.observer.evicted(key, now_ms, pre)
             obj = self.objs[key]
             # the eviction completes at once: quota released, requeued (runner + workload controller)
-            self._upsert(key, {**obj, "status": {"conditions": conditions(
-                now_s, ("Evicted", "True", "Preempted"), ("Preempted", "True", pre.reason),
-                ("QuotaReserved", "False", "Pending"), ("Requeued", "True", "Preempted"))}})
+            self._upsert(
+                key,
+                {
+                    **obj,
+                    "status": {
+                        "conditions": conditions(
+                            now_s,
+                            ("Evicted", "True", "Preempted"),
+                            ("Preempted", "True", pre.reason),
+                            ("QuotaReserved", "False", "Pending"),
+                            ("Requeued", "True", "Preempted"),
+                        )
+                    },
+                },
+            )
         for adm in result.admitted:
             key = f"{adm.namespace}/{adm.name}"
             self.admissions += 1
             obj = self.objs[key]
-            status = {"admission": adm.admission, "conditions": conditions(
-                now_s, ("QuotaReserved", "True", "QuotaReserved"), ("Admitted", "True", "Admitted"))}
+            status = {
+                "admission": adm.admission,
+                "conditions": conditions(
+                    now_s, ("QuotaReserved", "True", "QuotaReserved"), ("Admitted", "True", "Admitted")
+                ),
+            }
             self._upsert(key, {**obj, "status": status})
             self.observer.admitted(key, now_ms, adm)
             self.last_activity_ms = now_ms
@@ -183,8 +201,9 @@ class VirtualCluster:
             self.observer.pending(now_ms, pend)
         return bool(result.admitted or result.preempted)
 
-    def run(self, expect_more: Callable[[], bool], *, until_ms: int | None = None,
-            stop: Callable[[], bool] | None = None) -> float:
+    def run(
+        self, expect_more: Callable[[], bool], *, until_ms: int | None = None, stop: Callable[[], bool] | None = None
+    ) -> float:
         """Play every event (up to ``until_ms``); returns the virtual time of the last activity (ms).
 
         ``expect_more`` says whether queued work may still be admitted by a timed requeue once no
