@@ -127,9 +127,15 @@ class _Watch(Observer):
 
 
 def estimate(
-    conf: Configuration, workloads: list[dict[str, Any]], now_s: float, history: dict[str, list[float]] | None = None
+    conf: Configuration,
+    workloads: list[dict[str, Any]],
+    now_s: float,
+    history: dict[str, list[float]] | None = None,
+    *,
+    only: set[str] | None = None,
 ) -> list[Estimate]:
-    """Estimates for every pending workload in ``workloads`` (sorted by namespace, name)."""
+    """Estimates for every pending workload in ``workloads`` (sorted by namespace, name); with
+    ``only`` (``namespace/name`` keys) just those, and the forward run stops once they are placed."""
     history = observed_runtimes(workloads) if history is None else history
     everything = [r for runs in history.values() for r in runs]
     fallback = statistics.median(everything) if everything else DEFAULT_RUNTIME_S
@@ -155,7 +161,7 @@ def estimate(
         elif (obj.get("spec") or {}).get("active", True) is not False:
             key = f"{obj['metadata'].get('namespace', 'default')}/{obj['metadata']['name']}"
             pending[key] = (obj, runtime, basis)
-    watch = _Watch(set(pending))
+    watch = _Watch(set(pending) if only is None else set(pending) & only)
     cluster = VirtualCluster(conf.scheduler, watch, start_s=now_s)
     conf.feed(cluster.engine, cluster.apply)
     for obj, remaining in running:
@@ -165,6 +171,8 @@ def estimate(
     cluster.run(lambda: not watch.done(), until_ms=round(HORIZON_S * 1000), stop=watch.done)
     out: list[Estimate] = []
     for key, (obj, runtime, basis) in pending.items():
+        if key not in watch.wanted:
+            continue
         ns, _, name = key.partition("/")
         queue = (obj.get("spec") or {}).get("queueName", "")
         found = watch.starts.get(key)

@@ -85,8 +85,13 @@ def workload_object(task: Task, namespace: str, queue: str, priority: int) -> di
     meta: dict[str, Any] = {
         "name": task.name,
         "namespace": namespace,
-        "annotations": {EXPECTED_RUNTIME_ANNOTATION: f"{task.runtime_s:g}s"},
+        "annotations": {EXPECTED_RUNTIME_ANNOTATION: _duration(task.runtime_s)},
     }
     if task.labels:
         meta["labels"] = dict(task.labels)
     return {"apiVersion": API, "kind": "Workload", "metadata": meta, "spec": spec}
+
+
+def _duration(seconds: float) -> str:
+    """``90s`` / ``0.5s``: what ``pykueue.io/expected-runtime`` holds (never an exponent)."""
+    return f"{int(seconds)}s" if seconds == int(seconds) else f"{seconds:.3f}s"

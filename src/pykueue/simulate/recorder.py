@@ -37,6 +37,8 @@ class WorkloadRecord:
     finished_ms: int | None = None
     evictions: int = 0
     flavors: str = ""
+    admission: dict | None = None
+    """``status.admission`` of the first admission (the ETA accuracy measurement rebuilds states from it)."""
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     running: bool = False
     reason: str = ""
@@ -110,6 +112,7 @@ class ReplayRecorder(Observer):
         rec = self.records[key]
         if rec.admitted_ms is None:
             rec.admitted_ms = now_ms
+            rec.admission = admit.admission
         rec.cluster_queue = admit.cluster_queue
         rec.usage, rec.flavors = _usage_of(admit)
         rec.running = True

@@ -37,6 +37,8 @@ class Replay:
     preemptions: int
     wall_s: float
     engine_s: float
+    objects: dict[str, dict[str, Any]]
+    """The Workload each task became (no status), by ``namespace/name``."""
 
 
 def assign_queue(task: Task, queues: list[tuple[str, str]]) -> tuple[str, str]:
@@ -75,6 +77,7 @@ def replay(conf: Configuration, tasks: list[Task], *, queues: tuple[str, ...] = 
     cluster = VirtualCluster(conf.scheduler, recorder)
     conf.feed(cluster.engine, cluster.apply)
     pending: list[tuple[int, dict[str, Any], int]] = []
+    objects: dict[str, dict[str, Any]] = {}
     for task in tasks:
         ns, lq = assign_queue(task, targets)
         priority = task.priority if task.priority is not None else priorities.get(task.priority_class or "", 0)
@@ -93,6 +96,7 @@ def replay(conf: Configuration, tasks: list[Task], *, queues: tuple[str, ...] = 
             round(task.runtime_s * 1000),
         )
         pending.append((round(task.submit_s * 1000), obj, round(task.runtime_s * 1000)))
+        objects[key] = obj
     for at_ms, obj, runtime_ms in pending:
         cluster.submit(at_ms, obj, runtime_ms)
 
@@ -109,4 +113,5 @@ def replay(conf: Configuration, tasks: list[Task], *, queues: tuple[str, ...] = 
         cluster.preemptions,
         time.perf_counter() - w0,
         cluster.meter.wall,
+        objects,
     )
