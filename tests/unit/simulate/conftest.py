@@ -81,7 +81,8 @@ def ten_task_trace(tmp_path: Path) -> Path:
     return path
 
 
-OPENB_PODS = """name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+OPENB_PODS = """\
+name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
 pod-a,4000,8192,1,500,,LS,Running,0,100,0
 pod-b,8000,16384,2,1000,V100M16|T4,BE,Running,10,200,20
 pod-c,1000,1024,0,0,,Burstable,Succeeded,5,50,5

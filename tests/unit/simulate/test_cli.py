@@ -53,7 +53,8 @@ def test_init_writes_objects_that_run(openb_nodes: Path, openb_pods: Path, tmp_p
     run = _simulate("run", "--objects", out, "--trace", openb_pods, "--format", "openb", "-o", "json")
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
-    assert doc["workloads"] == 6 and sorted(doc["clusterQueues"]) == ["team-0", "team-1", "team-2"]
+    assert doc["workloads"] == 6
+    assert sorted(doc["clusterQueues"]) == ["team-0", "team-1", "team-2"]
 
 
 @pytest.mark.parametrize(
@@ -91,8 +92,10 @@ def test_bad_input_is_one_line_and_exit_2(
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ") and message in lines[0]
-    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert lines[0].startswith("error: ")
+    assert message in lines[0]
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
 
 
 def test_objects_the_engine_rejects_are_one_line(ten_task_trace: Path, objects_file: Path, tmp_path: Path) -> None:
@@ -100,4 +103,5 @@ def test_objects_the_engine_rejects_are_one_line(ten_task_trace: Path, objects_f
     bad.write_text(objects_file.read_text().replace("nominalQuota: 4", "nominalQuota: lots"))
     result = _simulate("run", "--objects", bad, "--trace", ten_task_trace)
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "ClusterQueue 'cq'" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "ClusterQueue 'cq'" in result.stderr

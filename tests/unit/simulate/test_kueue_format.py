@@ -20,7 +20,8 @@ def test_generator_config_replays_like_the_benchmark() -> None:
     assert (result.admissions, result.preemptions) == (bench.admissions, bench.preemptions)
     assert result.simulated_ms == bench.wall_ms
     doc = summarize(result)
-    assert doc["workloads"] == len(plan.workloads) and doc["neverAdmitted"] == 0
+    assert doc["workloads"] == len(plan.workloads)
+    assert doc["neverAdmitted"] == 0
     assert sorted(doc["classes"]) == sorted({w.class_name for w in plan.workloads})
     # per class, the benchmark's count of evictions is the replay's count of preemptions
     evictions = {name: c["totalEvictions"] for name, c in bench.recorder.workload_classes().items()}

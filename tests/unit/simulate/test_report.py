@@ -34,7 +34,8 @@ def test_report_files_and_html_contents(objects_file: Path, ten_task_trace: Path
     t05 = next(r for r in rows if r["workload"] == "team/t05")
     assert (t05["submitSeconds"], t05["admittedSeconds"], t05["waitSeconds"]) == ("7.0", "25.0", "18.0")
     t08 = next(r for r in rows if r["workload"] == "team/t08")
-    assert t08["admittedSeconds"] == "" and t08["pendingReason"] == "ExceedsMaxQuota"
+    assert t08["admittedSeconds"] == ""
+    assert t08["pendingReason"] == "ExceedsMaxQuota"
     queues = list(csv.DictReader((out / "one-queue" / "queues.csv").read_text().splitlines()))
     assert {(q["group"], q["name"]) for q in queues} >= {("clusterQueues", "cq"), ("localQueues", "team/lq")}
     for figure in ("wait", "utilisation", "queue", "share"):
@@ -55,7 +56,8 @@ def test_report_files_and_html_contents(objects_file: Path, ten_task_trace: Path
     assert "<script" not in html
     # the tables carry the numbers and the never-admitted reason
     assert "<td>cq</td><td>10</td><td>9</td><td>1</td><td>0</td><td>5.0</td><td>18.0</td>" in html
-    assert "ExceedsMaxQuota" in html and "team/t08" in html
+    assert "ExceedsMaxQuota" in html
+    assert "team/t08" in html
 
 
 def test_comparison_report_has_a_column_and_a_section_per_configuration(
@@ -65,10 +67,13 @@ def test_comparison_report_has_a_column_and_a_section_per_configuration(
     bigger.write_text(objects_file.read_text().replace("nominalQuota: 4", "nominalQuota: 8"))
     docs, page = _run([objects_file, bigger], ten_task_trace, tmp_path / "report")
     assert [d["configuration"] for d in docs] == ["one-queue", "bigger"]
-    assert docs[1]["neverAdmitted"] == 0 and docs[1]["waitSeconds"]["max"] < docs[0]["waitSeconds"]["max"]
+    assert docs[1]["neverAdmitted"] == 0
+    assert docs[1]["waitSeconds"]["max"] < docs[0]["waitSeconds"]["max"]
     assert isinstance(json.loads((tmp_path / "report" / "summary.json").read_text()), list)
     html = page.read_text()
-    assert 'id="one-queue"' in html and 'id="bigger"' in html and 'alt="wait per configuration"' in html
+    assert 'id="one-queue"' in html
+    assert 'id="bigger"' in html
+    assert 'alt="wait per configuration"' in html
     header = text_table(docs).splitlines()[0].split()
     assert header == ["configuration", "one-queue", "bigger"]
 
