@@ -296,7 +296,7 @@ def eta(
 
     if output not in ("text", "json"):
         raise _fail(f"--output must be text or json, not {output!r}")
-    now = time.time()
+    now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
 
     async def read() -> list[Estimate]:
         client = _client(kubeconfig)

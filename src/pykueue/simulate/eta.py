@@ -168,6 +168,7 @@ def estimate(
         cluster.admit_running(obj, round(remaining * 1000))
     for obj, runtime, _ in pending.values():
         cluster.load_pending(obj, round(runtime * 1000))
+    cluster.tick(0)
     cluster.run(lambda: not watch.done(), until_ms=round(HORIZON_S * 1000), stop=watch.done)
     out: list[Estimate] = []
     for key, (obj, runtime, basis) in pending.items():

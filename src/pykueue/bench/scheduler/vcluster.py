@@ -125,6 +125,10 @@ class VirtualCluster:
         self._upsert(key, obj)
         return key
 
+    def tick(self, at_ms: int) -> None:
+        """Make sure a scheduling cycle runs at ``at_ms`` (e.g. for workloads loaded already pending)."""
+        self._push(at_ms, _TICK, "")
+
     def _push(self, at_ms: int, kind: int, key: str) -> None:
         heapq.heappush(self.events, (at_ms, kind, self.seq, key))
         self.seq += 1
