@@ -64,7 +64,8 @@ def test_eta_of_pending_workloads(pykueue: Pykueue, tmp_path: Path) -> None:
     assert lines[0].split() == ["NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "ESTIMATED", "START", "RUNTIME", "BASIS"]
     assert len(lines) == 2
     assert lines[1].split()[:4] == ["default", second["name"], "lq", "cq"]
-    assert "(in " in lines[1] and "maximumExecutionTime" in lines[1]
+    assert "(in " in lines[1]
+    assert "maximumExecutionTime" in lines[1]
 
     missing = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "nope")
     assert missing.returncode == 1
@@ -112,5 +113,6 @@ def test_eta_without_a_cluster_is_one_line(tmp_path: Path) -> None:
     config.write_text("not: [a kubeconfig\n")
     result = _simulate("eta", "--kubeconfig", config)
     assert result.returncode != 0
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: ")
     assert time.monotonic() - started < 120
