@@ -67,6 +67,15 @@ def test_eta_of_pending_workloads(pykueue: Pykueue, tmp_path: Path) -> None:
     assert "(in " in lines[1]
     assert "maximumExecutionTime" in lines[1]
 
+    # --annotate writes the estimate on the Workload, where kubectl shows it
+    annotated = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "--annotate", "-o", "json")
+    assert annotated.returncode == 0, annotated.stderr
+    now_second = {e["name"]: e for e in json.loads(annotated.stdout)}[second["name"]]
+    shown = pykueue.kubectl("get", "workload", second["name"], "-o", "json").stdout
+    annotations = json.loads(shown)["metadata"]["annotations"]
+    assert annotations["pykueue.io/estimated-start"] == now_second["estimatedStart"]
+    assert annotations["pykueue.io/estimated-start-basis"].startswith("maximumExecutionTime, estimated at ")
+
     missing = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "nope")
     assert missing.returncode == 1
     assert missing.stderr.strip() == "error: no pending workload 'nope'"

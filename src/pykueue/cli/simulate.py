@@ -6,7 +6,8 @@ Owns the command line only (typer sub-app ``simulate_app``); the work lives in
 * ``init --nodes NODES.csv [--teams N] -o OBJECTS.yaml``
 * ``run --objects OBJECTS.yaml [--objects ...] --trace TRACE [--format openb|jsonl|csv|kueue]
   [--mapping MAP.yaml] [--from-cluster --kubeconfig K] [--report DIR] [-o text|json]``
-* ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json]``
+* ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--annotate]``
+* ``accuracy --objects OBJECTS.yaml --trace TRACE [--samples N] [--waited-only]``
 
 Exit codes: 0 success, 2 bad input (a one-line ``error: ...`` on stderr, never a traceback),
 1 the cluster could not be read.
@@ -233,6 +234,47 @@ def run(
     )
 
 
+@simulate_app.command()
+def accuracy(
+    trace: Annotated[Path, typer.Option("--trace", help="The workload trace.")],
+    objects: Annotated[Path, typer.Option("--objects", help="Kueue objects YAML (one configuration).")],
+    fmt: Annotated[str, typer.Option("--format", help="openb | jsonl | csv | kueue; default: from the name.")] = "auto",
+    mapping: Annotated[Path | None, typer.Option("--mapping", help="openb mapping YAML.")] = None,
+    samples: Annotated[int, typer.Option("--samples", min=1, help="Predictions per runtime mode.")] = 200,
+    waited_only: Annotated[
+        bool, typer.Option("--waited-only", help="Sample only workloads that waited in the replay.")
+    ] = False,
+    output: Annotated[str, typer.Option("--output", "-o", help="text | json")] = "text",
+) -> None:
+    """Measure start-time estimates on a replay: predict at sampled submissions from what was known then
+    (runtimes exact, and estimated from history) and compare with the replayed start."""
+    from pykueue.simulate.accuracy import measure
+    from pykueue.simulate.model import SimulateError
+    from pykueue.simulate.objects import load_objects
+    from pykueue.simulate.replay import replay
+
+    if output not in ("text", "json"):
+        raise _fail(f"--output must be text or json, not {output!r}")
+    if fmt not in FORMATS:
+        raise _fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
+    try:
+        fmt = _detect(trace) if fmt == "auto" else fmt
+        tasks, _, queues = _load_trace(trace, fmt, mapping)
+        result = replay(load_objects([objects]), tasks, queues=queues)
+        found = measure(result, samples=samples, waited_only=waited_only)
+    except (SimulateError, SimulateErrorLazy) as exc:
+        raise _fail(str(exc)) from None
+    if output == "json":
+        typer.echo(json.dumps([r.as_dict() for r in found], indent=2, sort_keys=True))
+        return
+    for r in found:
+        typer.echo(
+            f"{r.mode}: {r.samples} predictions, median |error| {r.median_abs_error_s:.0f} s, "
+            f"{r.within_25:.1%} within ±25 %; of the {r.waited_samples} that waited: median |error| "
+            f"{r.waited_median_abs_error_s:.0f} s, {r.waited_within_25:.1%} within ±25 %"
+        )
+
+
 def _client(kubeconfig: Path | None):  # type: ignore[no-untyped-def]
     from pykueue.client.http import HttpClient
     from pykueue.simulate.model import SimulateError
@@ -287,35 +329,44 @@ def eta(
     ] = None,
     namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="Only this namespace.")] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="text | json")] = "text",
+    annotate: Annotated[
+        bool,
+        typer.Option(
+            "--annotate",
+            help="Also write each estimate on its Workload (annotations pykueue.io/estimated-start and "
+            "pykueue.io/estimated-start-basis), where kubectl describe shows it.",
+        ),
+    ] = False,
 ) -> None:
     """Estimated start of pending workloads: the live state forked and simulated forward with runtime
     estimates (annotation pykueue.io/expected-runtime, maximumExecutionTimeSeconds, or the LocalQueue's
     observed runtimes)."""
-    from pykueue.simulate.eta import cluster_estimates
+    from pykueue.simulate.eta import annotate_estimates, cluster_estimates
     from pykueue.simulate.model import SimulateError
 
     if output not in ("text", "json"):
         raise _fail(f"--output must be text or json, not {output!r}")
     now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
 
+    def wanted(e: Estimate) -> bool:
+        return (namespace is None or e.namespace == namespace) and (workload is None or e.name == workload)
+
     async def read() -> list[Estimate]:
         client = _client(kubeconfig)
         try:
-            return await cluster_estimates(client, now)
+            found = [e for e in await cluster_estimates(client, now) if wanted(e)]
+            if annotate:
+                await annotate_estimates(client, found)
+            return found
         finally:
             await client.close()
 
     try:
-        estimates = asyncio.run(read())
+        chosen = asyncio.run(read())
     except SimulateError as exc:
         raise _fail(str(exc)) from None
-    except Exception as exc:
+    except Exception as exc:  # any failure to reach the cluster is one line for the user
         raise _fail(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}", 1) from None
-    chosen = [
-        e
-        for e in estimates
-        if (namespace is None or e.namespace == namespace) and (workload is None or e.name == workload)
-    ]
     if workload is not None and not chosen:
         raise _fail(f"no pending workload {workload!r}" + (f" in namespace {namespace}" if namespace else ""), 1)
     if output == "json":

@@ -27,14 +27,30 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.clock import parse_time
+from pykueue.api.clock import format_time, parse_time
 from pykueue.bench.scheduler.vcluster import Observer, VirtualCluster
 from pykueue.client.http import HttpClient
+from pykueue.client.res import Res
 from pykueue.scheduler import Admit, Pending
 from pykueue.simulate.model import EXPECTED_RUNTIME_ANNOTATION
 from pykueue.simulate.objects import Configuration, read_cluster
 
-__all__ = ["DEFAULT_RUNTIME_S", "Estimate", "cluster_estimates", "estimate", "observed_runtimes", "parse_duration"]
+__all__ = [
+    "BASIS_ANNOTATION",
+    "DEFAULT_RUNTIME_S",
+    "ESTIMATE_ANNOTATION",
+    "Estimate",
+    "annotate_estimates",
+    "cluster_estimates",
+    "estimate",
+    "observed_runtimes",
+    "parse_duration",
+]
+
+ESTIMATE_ANNOTATION = "pykueue.io/estimated-start"
+"""Written by ``simulate eta --annotate``: RFC 3339 time, or ``unknown`` (not within the horizon)."""
+BASIS_ANNOTATION = "pykueue.io/estimated-start-basis"
+"""How it was made: ``<runtime basis>, estimated at <RFC 3339 time>``."""
 
 DEFAULT_RUNTIME_S = 3600.0
 HORIZON_S = 90 * 86400.0
@@ -186,3 +202,17 @@ def estimate(
 async def cluster_estimates(client: HttpClient, now_s: float | None = None) -> list[Estimate]:
     conf, workloads = await read_cluster(client, with_workloads=True)
     return estimate(conf, workloads, time.time() if now_s is None else now_s)
+
+
+async def annotate_estimates(client: HttpClient, estimates: list[Estimate], now_s: float | None = None) -> None:
+    """Write each estimate on its Workload (a merge patch of two annotations; nothing else changes)."""
+    when = format_time(time.time() if now_s is None else now_s)
+    workloads = Res("kueue.x-k8s.io", "v1beta2", "workloads")
+    for e in estimates:
+        start = "unknown" if e.start_s is None else format_time(e.start_s)
+        patch = {
+            "metadata": {
+                "annotations": {ESTIMATE_ANNOTATION: start, BASIS_ANNOTATION: f"{e.basis}, estimated at {when}"}
+            }
+        }
+        await client.patch(workloads, e.name, patch, namespace=e.namespace, patch_type="merge")
