@@ -178,7 +178,7 @@ def estimate(
             key = f"{obj['metadata'].get('namespace', 'default')}/{obj['metadata']['name']}"
             pending[key] = (obj, runtime, basis)
     watch = _Watch(set(pending) if only is None else set(pending) & only)
-    cluster = VirtualCluster(conf.scheduler, watch, start_s=now_s)
+    cluster = VirtualCluster(conf.scheduler, watch, start_s=now_s, meter_cpu=False)
     conf.feed(cluster.engine, cluster.apply)
     for obj, remaining in running:
         cluster.admit_running(obj, round(remaining * 1000))

@@ -55,7 +55,8 @@ def _waits(replay: Replay, attr: str) -> dict[str, list[float]]:
 def _cdf(ax: Axes, groups: dict[str, list[float]], title: str) -> None:
     for name, waits in groups.items():
         n = len(waits)
-        ax.step([0.0, *waits], [0.0, *((i + 1) / n for i in range(n))], where="post", label=f"{name} ({n})")
+        if n:
+            ax.step([0.0, *waits], [0.0, *((i + 1) / n for i in range(n))], where="post", label=f"{name} ({n})")
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("wait (seconds, log scale above 1 s)")
     ax.set_ylabel("fraction of admitted workloads")
@@ -114,9 +115,14 @@ def draw_all(replay: Replay, out_dir: Path, prefix: str) -> dict[str, Path]:
 
 
 def compare_waits(replays: list[Replay], path: Path) -> Path:
+    """The waits of the workloads that waited at all (most wait 0 s), one curve per configuration."""
     fig, ax = plt.subplots(figsize=(12, 4.2))
     groups: dict[str, list[float]] = {}
     for rp in replays:
-        groups[rp.configuration.name] = sorted(w for waits in _waits(rp, "cluster_queue").values() for w in waits)
-    _cdf(ax, groups, "wait of all admitted workloads, per configuration")
+        waits = [w for ws in _waits(rp, "cluster_queue").values() for w in ws]
+        groups[f"{rp.configuration.name}: {sum(1 for w in waits if w > 0)} of {len(waits)} waited"] = sorted(
+            w for w in waits if w > 0
+        )
+    _cdf(ax, groups, "wait of the workloads that waited, per configuration")
+    ax.set_ylabel("fraction of the workloads that waited")
     return _save(fig, path)

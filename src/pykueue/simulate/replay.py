@@ -74,7 +74,7 @@ def replay(conf: Configuration, tasks: list[Task], *, queues: tuple[str, ...] = 
     cq_of = conf.cluster_queue_of()
     records: dict[str, WorkloadRecord] = {}
     recorder = ReplayRecorder(records, sorted(cq["metadata"]["name"] for cq in conf.of("ClusterQueue")))
-    cluster = VirtualCluster(conf.scheduler, recorder)
+    cluster = VirtualCluster(conf.scheduler, recorder, meter_cpu=False)
     conf.feed(cluster.engine, cluster.apply)
     pending: list[tuple[int, dict[str, Any], int]] = []
     objects: dict[str, dict[str, Any]] = {}
