@@ -10,6 +10,9 @@ Owns the arithmetic, from a :class:`~pykueue.simulate.replay.Replay`:
   over the simulated span (first submission to the last finish); per resource, and per flavor the
   most used resource. Cluster-wide per flavor: all CQs' usage ÷ all CQs' nominal quota. Borrowing
   can take a CQ above 1.
+* **utilisation** of a LocalQueue or priority class: what its workloads held of each flavor ÷ all
+  ClusterQueues' nominal quota of it, time-averaged (so the groups of one kind add up to the
+  cluster-wide figure).
 * **share**: a CQ's dominant share of its cohort (max over resources of usage ÷ the cohort's summed
   nominal quota), time-averaged, against its weighted fair share (its ``fairSharing.weight`` ÷ the
   sum of its cohort's weights).
@@ -110,6 +113,22 @@ def cohort_shares(replay: Replay) -> dict[str, tuple[list[tuple[int, float]], fl
     return out
 
 
+def _group_utilisation(
+    members: list[WorkloadRecord], quota: dict[FlavorResource, int], span_ms: int
+) -> dict[str, float]:
+    """What a LocalQueue or priority class held of each flavor, as a fraction of all ClusterQueues' nominal
+    quota, time-averaged (the flavor's most used resource)."""
+    used: dict[FlavorResource, float] = {}
+    for r in members:
+        for fr, amount in r.used.items():
+            used[fr] = used.get(fr, 0.0) + amount
+    out: dict[str, float] = {}
+    for (flavor, res), amount in sorted(used.items()):
+        if quota.get((flavor, res), 0) > 0 and span_ms > 0:
+            out[flavor] = max(out.get(flavor, 0.0), _r(amount / (quota[(flavor, res)] * span_ms)))
+    return out
+
+
 def _time_average(series: list[tuple[int, float]], end_ms: int) -> float:
     if end_ms <= 0:
         return 0.0
@@ -159,7 +178,13 @@ def summarize(replay: Replay) -> dict[str, Any]:
 
     def groups(key: str) -> dict[str, Any]:
         names = sorted({getattr(r, key) for r in records if getattr(r, key)})
-        return {n: _group([r for r in records if getattr(r, key) == n]) for n in names}
+        out: dict[str, Any] = {}
+        for n in names:
+            members = [r for r in records if getattr(r, key) == n]
+            entry = _group(members)
+            entry["utilisation"] = _group_utilisation(members, flavor_quota, span)
+            out[n] = entry
+        return out
 
     doc: dict[str, Any] = {
         "configuration": replay.configuration.name,

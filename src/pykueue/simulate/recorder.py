@@ -41,6 +41,9 @@ class WorkloadRecord:
     """``status.admission`` of the first admission (the ETA accuracy measurement rebuilds states from it)."""
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     running: bool = False
+    since_ms: int = 0
+    used: dict[FlavorResource, float] = field(default_factory=dict)
+    """Amount × ms held, over all its admissions (for utilisation per LocalQueue and class)."""
     reason: str = ""
     message: str = ""
 
@@ -75,6 +78,12 @@ def _usage_of(admit: Admit) -> tuple[dict[FlavorResource, int], str]:
             flavors.add(flavor)
             usage[(flavor, res)] = usage.get((flavor, res), 0) + to_amount(res, qty)
     return usage, ",".join(sorted(f for f in flavors if f))
+
+
+def _release(rec: WorkloadRecord, now_ms: int) -> None:
+    span = now_ms - rec.since_ms
+    for fr, amount in rec.usage.items():
+        rec.used[fr] = rec.used.get(fr, 0.0) + amount * span
 
 
 class ReplayRecorder(Observer):
@@ -116,6 +125,7 @@ class ReplayRecorder(Observer):
         rec.cluster_queue = admit.cluster_queue
         rec.usage, rec.flavors = _usage_of(admit)
         rec.running = True
+        rec.since_ms = now_ms
         rec.reason = rec.message = ""
         self._pending(admit.cluster_queue, now_ms, -1)
         self._change(admit.cluster_queue, now_ms, rec.usage, +1)
@@ -125,6 +135,7 @@ class ReplayRecorder(Observer):
         rec.evictions += 1
         if rec.running:
             rec.running = False
+            _release(rec, now_ms)
             self._change(rec.cluster_queue, now_ms, rec.usage, -1)
             self._pending(rec.cluster_queue, now_ms, +1)
 
@@ -133,6 +144,7 @@ class ReplayRecorder(Observer):
         rec.finished_ms = now_ms
         if rec.running:
             rec.running = False
+            _release(rec, now_ms)
             self._change(rec.cluster_queue, now_ms, rec.usage, -1)
         self.end_ms = max(self.end_ms, now_ms)
 

@@ -69,10 +69,10 @@ def _rows(docs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
                 "  admitted/never/preempted",
                 [f"{e['admitted']}/{e['neverAdmitted']}/{e['preempted']}" if e else "-" for e in entries],
             )
+            flavors = sorted({f for e in entries if e for f in e.get("utilisation", {})})
+            for flavor in flavors:
+                add(f"  utilisation {flavor}", [e["utilisation"].get(flavor) if e else None for e in entries])
             if section == "clusterQueues":
-                flavors = sorted({f for e in entries if e for f in e["utilisation"]})
-                for flavor in flavors:
-                    add(f"  utilisation {flavor}", [e["utilisation"].get(flavor) if e else None for e in entries])
                 add(
                     "  share mean (fair)",
                     [f"{e['share']['mean']:.3f} ({e['share']['fair']:.3f})" if e else "-" for e in entries],

@@ -73,5 +73,8 @@ def test_utilisation_and_span(doc: dict) -> None:
     cq = doc["clusterQueues"]["cq"]
     assert cq["utilisation"] == {"default": round(165 / 180, 4)}
     assert doc["flavors"]["default"]["utilisation"] == round(165 / 180, 4)
+    # the LocalQueue and the priority class held all of it: the same fraction of the cluster's quota
+    assert doc["localQueues"]["team/lq"]["utilisation"] == {"default": round(165 / 180, 4)}
+    assert doc["priorityClasses"]["batch"]["utilisation"] == {"default": round(165 / 180, 4)}
     # a single queue without a cohort: its share of its own quota, averaged; fair share 1
     assert cq["share"] == {"mean": round(165 / 180, 4), "fair": 1.0}
