@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pykueue.simulate.eta import Estimate
     from pykueue.simulate.model import Task
     from pykueue.simulate.objects import Configuration
+    from pykueue.simulate.replay import Replay
 
 __all__ = ["simulate_app"]
 
@@ -188,6 +189,17 @@ def run(
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="Kubeconfig for --from-cluster.")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write CSV/JSON, plots and index.html here.")] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="text | json")] = "text",
+    realtime: Annotated[
+        bool,
+        typer.Option(
+            "--realtime",
+            help="Play the trace in real time against the cluster of --kubeconfig instead (fidelity check): "
+            "the objects are created there, workloads at their (scaled) submit times.",
+        ),
+    ] = False,
+    time_scale: Annotated[
+        float, typer.Option("--time-scale", min=1e-3, help="--realtime: trace seconds per real second.")
+    ] = 1.0,
 ) -> None:
     """Replay a trace on the scheduler engine in virtual time, for each configuration; print waits,
     utilisation, admitted / preempted / never-admitted counts and shares."""
@@ -215,7 +227,12 @@ def run(
         if len(set(names)) != len(names):
             raise SimulateError(f"two configurations share a name ({', '.join(names)}): rename a file")
         started = time.perf_counter()
-        replays = [replay(c, tasks, queues=queues) for c in configs]
+        if realtime:
+            if len(configs) != 1 or from_cluster:
+                raise SimulateError("--realtime plays one --objects configuration against --kubeconfig's cluster")
+            replays = [_realtime(kubeconfig, configs[0], tasks, time_scale)]
+        else:
+            replays = [replay(c, tasks, queues=queues) for c in configs]
         docs = [summarize(r) for r in replays]
     except (SimulateError, SimulateErrorLazy) as exc:
         raise _fail(str(exc)) from None
@@ -305,6 +322,25 @@ def _cluster_configuration(kubeconfig: Path | None) -> Configuration:
         raise SimulateError(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}") from exc
     conf.check()
     return conf
+
+
+def _realtime(kubeconfig: Path | None, conf: Configuration, tasks: list[Task], time_scale: float) -> Replay:
+    from pykueue.simulate.model import SimulateError
+    from pykueue.simulate.realtime import run_realtime
+
+    async def play() -> Replay:
+        client = _client(kubeconfig)
+        try:
+            return await run_realtime(client, conf, tasks, time_scale=time_scale)
+        finally:
+            await client.close()
+
+    try:
+        return asyncio.run(play())
+    except SimulateError:
+        raise
+    except Exception as exc:  # any failure to reach or drive the cluster is one line for the user
+        raise SimulateError(f"real-time run: {' '.join(str(exc).split()) or type(exc).__name__}") from exc
 
 
 def _when(start: float | None, now: float) -> str:

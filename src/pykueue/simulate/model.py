@@ -80,8 +80,11 @@ def workload_object(task: Task, namespace: str, queue: str, priority: int) -> di
         pod_sets.append(entry)
     spec: dict[str, Any] = {"queueName": queue, "priority": priority, "podSets": pod_sets}
     if task.priority_class:
-        spec["priorityClassName"] = task.priority_class
-        spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass"
+        spec["priorityClassRef"] = {
+            "group": "kueue.x-k8s.io",
+            "kind": "WorkloadPriorityClass",
+            "name": task.priority_class,
+        }
     meta: dict[str, Any] = {
         "name": task.name,
         "namespace": namespace,

@@ -28,10 +28,10 @@ from pykueue.controllers.config import ConfigError, parse_config
 from pykueue.scheduler import InvalidObject, Scheduler, SchedulerConfig
 from pykueue.simulate.model import API, SimulateError
 
-__all__ = ["KINDS", "Configuration", "load_objects", "read_cluster"]
+__all__ = ["KINDS", "RESOURCES", "Configuration", "load_objects", "read_cluster"]
 
 KINDS = ("Namespace", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
-_RES = {
+RESOURCES = {
     "ResourceFlavor": Res("kueue.x-k8s.io", "v1beta2", "resourceflavors"),
     "Cohort": Res("kueue.x-k8s.io", "v1beta2", "cohorts"),
     "ClusterQueue": Res("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
@@ -162,7 +162,7 @@ async def read_cluster(
 ) -> tuple[Configuration, list[dict[str, Any]]]:
     """The configuration a running cluster has, and (optionally) its Workloads."""
     conf = Configuration("cluster")
-    for kind, res in _RES.items():
+    for kind, res in RESOURCES.items():
         items, _ = await client.list(res)
         for item in sorted(items, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])):
             item.setdefault("kind", kind)
