@@ -5,7 +5,8 @@ Owns the command line only (typer sub-app ``simulate_app``); the work lives in
 
 * ``init --nodes NODES.csv [--teams N] -o OBJECTS.yaml``
 * ``run --objects OBJECTS.yaml [--objects ...] --trace TRACE [--format openb|jsonl|csv|kueue]
-  [--mapping MAP.yaml] [--from-cluster --kubeconfig K] [--report DIR] [-o text|json]``
+  [--mapping MAP.yaml] [--from-cluster --kubeconfig K] [--report DIR] [-o text|json]
+  [--realtime --kubeconfig K --time-scale S]``
 * ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--annotate]``
 * ``accuracy --objects OBJECTS.yaml --trace TRACE [--samples N] [--waited-only]``
 
