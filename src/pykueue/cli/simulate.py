@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from pykueue.simulate.eta import Estimate
+    from pykueue.client.http import HttpClient
     from pykueue.simulate.model import Task
     from pykueue.simulate.objects import Configuration
     from pykueue.simulate.replay import Replay
 
-__all__ = ["simulate_app"]
+__all__ = ["client_for", "fail", "simulate_app"]
 
 simulate_app = typer.Typer(
     no_args_is_help=True,
@@ -42,7 +42,7 @@ simulate_app = typer.Typer(
 FORMATS = ("auto", "openb", "jsonl", "csv", "kueue")
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
+def fail(message: str, code: int = 2) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
 
@@ -102,7 +102,7 @@ def init(
             capacity_scale=capacity_scale,
         )
     except SimulateError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     header = (
         f"pykueue simulate init --nodes {nodes.name} --teams {teams}"
         + ("" if preemption else " --no-preemption")
@@ -121,11 +121,13 @@ def init(
         try:
             output.write_text(text)
         except OSError as exc:
-            raise _fail(f"{output}: cannot write: {exc.strerror or exc}") from None
+            raise fail(f"{output}: cannot write: {exc.strerror or exc}") from None
         typer.echo(f"wrote {len(objects)} objects to {output}", err=True)
 
 
 def _detect(trace: Path) -> str:
+    from pykueue.simulate.model import SimulateError
+
     suffix = trace.suffix.lower()
     if suffix == ".jsonl":
         return "jsonl"
@@ -138,11 +140,7 @@ def _detect(trace: Path) -> str:
         except OSError:
             return "openb"
         return "openb" if "gpu_spec" in header or "num_gpu" in header else "csv"
-    raise SimulateErrorLazy(f"{trace}: cannot tell the trace format from the name; give --format openb|jsonl|csv|kueue")
-
-
-class SimulateErrorLazy(ValueError):
-    pass
+    raise SimulateError(f"{trace}: cannot tell the trace format from the name; give --format openb|jsonl|csv|kueue")
 
 
 def _load_trace(
@@ -211,9 +209,9 @@ def run(
     from pykueue.simulate.report import dump_json, text_table, write_report
 
     if output not in ("text", "json"):
-        raise _fail(f"--output must be text or json, not {output!r}")
+        raise fail(f"--output must be text or json, not {output!r}")
     if fmt not in FORMATS:
-        raise _fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
+        raise fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
     try:
         fmt = _detect(trace) if fmt == "auto" else fmt
         tasks, own, queues = _load_trace(trace, fmt, mapping)
@@ -235,14 +233,14 @@ def run(
         else:
             replays = [replay(c, tasks, queues=queues) for c in configs]
         docs = [summarize(r) for r in replays]
-    except (SimulateError, SimulateErrorLazy) as exc:
-        raise _fail(str(exc)) from None
+    except SimulateError as exc:
+        raise fail(str(exc)) from None
     typer.echo(dump_json(docs) if output == "json" else text_table(docs), nl=False)
     if report is not None:
         try:
             page = write_report(report, replays, docs)
         except OSError as exc:
-            raise _fail(f"{report}: cannot write the report: {exc.strerror or exc}") from None
+            raise fail(f"{report}: cannot write the report: {exc.strerror or exc}") from None
         typer.echo(f"report: {page}", err=True)
     elapsed = time.perf_counter() - started
     typer.echo(
@@ -272,16 +270,16 @@ def accuracy(
     from pykueue.simulate.replay import replay
 
     if output not in ("text", "json"):
-        raise _fail(f"--output must be text or json, not {output!r}")
+        raise fail(f"--output must be text or json, not {output!r}")
     if fmt not in FORMATS:
-        raise _fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
+        raise fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
     try:
         fmt = _detect(trace) if fmt == "auto" else fmt
         tasks, _, queues = _load_trace(trace, fmt, mapping)
         result = replay(load_objects([objects]), tasks, queues=queues)
         found = measure(result, samples=samples, waited_only=waited_only)
-    except (SimulateError, SimulateErrorLazy) as exc:
-        raise _fail(str(exc)) from None
+    except SimulateError as exc:
+        raise fail(str(exc)) from None
     if output == "json":
         typer.echo(json.dumps([r.as_dict() for r in found], indent=2, sort_keys=True))
         return
@@ -293,7 +291,7 @@ def accuracy(
         )
 
 
-def _client(kubeconfig: Path | None):  # type: ignore[no-untyped-def]
+def client_for(kubeconfig: Path | None) -> HttpClient:
     from pykueue.client.http import HttpClient
     from pykueue.simulate.model import SimulateError
 
@@ -308,7 +306,7 @@ def _cluster_configuration(kubeconfig: Path | None) -> Configuration:
     from pykueue.simulate.objects import read_cluster
 
     async def read() -> Configuration:
-        client = _client(kubeconfig)
+        client = client_for(kubeconfig)
         try:
             conf, _ = await read_cluster(client)
             return conf
@@ -330,7 +328,7 @@ def _realtime(kubeconfig: Path | None, conf: Configuration, tasks: list[Task], t
     from pykueue.simulate.realtime import run_realtime
 
     async def play() -> Replay:
-        client = _client(kubeconfig)
+        client = client_for(kubeconfig)
         try:
             return await run_realtime(client, conf, tasks, time_scale=time_scale)
         finally:
@@ -344,105 +342,13 @@ def _realtime(kubeconfig: Path | None, conf: Configuration, tasks: list[Task], t
         raise SimulateError(f"real-time run: {' '.join(str(exc).split()) or type(exc).__name__}") from exc
 
 
-def _when(start: float | None, now: float) -> str:
-    if start is None:
-        return "not within 90 days"
-    from pykueue.api.clock import format_time
+def _register() -> None:
+    from pykueue.cli.simulate_eta import eta
 
-    delta = max(0.0, start - now)
-    if delta < 1:
-        return f"{format_time(start)} (now)"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if delta >= size:
-            return f"{format_time(start)} (in {delta / size:.1f}{unit})"
-    return f"{format_time(start)} (in {delta:.0f}s)"
+    simulate_app.command("eta")(eta)
 
 
-@simulate_app.command()
-def eta(
-    workload: Annotated[str | None, typer.Argument(help="Only this Workload.")] = None,
-    kubeconfig: Annotated[
-        Path | None, typer.Option("--kubeconfig", help="Cluster to read (default: $KUBECONFIG or ~/.kube/config).")
-    ] = None,
-    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="Only this namespace.")] = None,
-    output: Annotated[str, typer.Option("--output", "-o", help="text | json")] = "text",
-    annotate: Annotated[
-        bool,
-        typer.Option(
-            "--annotate",
-            help="Also write each estimate on its Workload (annotations pykueue.io/estimated-start and "
-            "pykueue.io/estimated-start-basis), where kubectl describe shows it.",
-        ),
-    ] = False,
-) -> None:
-    """Estimated start of pending workloads: the live state forked and simulated forward with runtime
-    estimates (annotation pykueue.io/expected-runtime, maximumExecutionTimeSeconds, or the LocalQueue's
-    observed runtimes)."""
-    from pykueue.simulate.eta import annotate_estimates, cluster_estimates
-    from pykueue.simulate.model import SimulateError
-
-    if output not in ("text", "json"):
-        raise _fail(f"--output must be text or json, not {output!r}")
-    now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
-
-    def wanted(e: Estimate) -> bool:
-        return (namespace is None or e.namespace == namespace) and (workload is None or e.name == workload)
-
-    async def read() -> list[Estimate]:
-        client = _client(kubeconfig)
-        try:
-            found = [e for e in await cluster_estimates(client, now) if wanted(e)]
-            if annotate:
-                await annotate_estimates(client, found)
-            return found
-        finally:
-            await client.close()
-
-    try:
-        chosen = asyncio.run(read())
-    except SimulateError as exc:
-        raise _fail(str(exc)) from None
-    except Exception as exc:  # any failure to reach the cluster is one line for the user
-        raise _fail(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}", 1) from None
-    if workload is not None and not chosen:
-        raise _fail(f"no pending workload {workload!r}" + (f" in namespace {namespace}" if namespace else ""), 1)
-    if output == "json":
-        from pykueue.api.clock import format_time
-
-        typer.echo(
-            json.dumps(
-                [
-                    {
-                        "namespace": e.namespace,
-                        "name": e.name,
-                        "queueName": e.queue,
-                        "clusterQueue": e.cluster_queue,
-                        "estimatedStart": None if e.start_s is None else format_time(e.start_s),
-                        "estimatedWaitSeconds": None if e.start_s is None else round(max(0.0, e.start_s - now), 1),
-                        "runtimeSeconds": e.runtime_s,
-                        "runtimeBasis": e.basis,
-                        "reason": e.reason,
-                    }
-                    for e in chosen
-                ],
-                indent=2,
-            )
-        )
-        return
-    if not chosen:
-        typer.echo("No pending workloads.", err=True)
-        return
-    rows = [("NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "ESTIMATED START", "RUNTIME", "BASIS")]
-    rows += [
-        (e.namespace, e.name, e.queue, e.cluster_queue or "-", _when(e.start_s, now), f"{e.runtime_s:.0f}s", e.basis)
-        for e in chosen
-    ]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    unplaced = [e for e in chosen if e.start_s is None and e.reason]
-    for e in unplaced:
-        typer.echo(f"{e.namespace}/{e.name}: {e.reason}", err=True)
+_register()
 
 
 if __name__ == "__main__":
