@@ -137,3 +137,18 @@ def test_gpu_spec_restricts_the_flavor_in_a_replay(openb_pods: Path, openb_nodes
     assert flavors["pod-c"] == "cpu"
     assert flavors["pod-f"] == "cpu,gpu-t4"  # gpu_spec T4: the first flavor (V100M16) does not match
     assert {r.priority_class for r in result.records.values()} == {"high", "low", "medium"}
+
+
+def test_mapping_queues_choose_the_local_queues(openb_pods: Path, openb_nodes: Path, tmp_path: Path) -> None:
+    from pykueue.simulate.init import render
+
+    path = tmp_path / "objs.yaml"
+    path.write_text(render(init_objects(read_nodes(openb_nodes), teams=3), "test"))
+    conf = load_objects([path])
+    tasks = read_pods(openb_pods, OpenbMapping())
+    spread = {r.local_queue for r in replay(conf, tasks).records.values()}
+    assert len(spread) > 1  # crc32 of the name spreads tasks over the three teams
+    only = replay(conf, tasks, queues=("team-2/team-2",))
+    assert {r.local_queue for r in only.records.values()} == {"team-2/team-2"}
+    with pytest.raises(SimulateError, match="LocalQueue\\(s\\) the objects lack: team-9/lq"):
+        replay(conf, tasks, queues=("team-9/lq",))
