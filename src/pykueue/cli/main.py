@@ -20,6 +20,7 @@ from pykueue.cli.bench import bench_app
 from pykueue.cli.demo import demo
 from pykueue.cli.kueuectl.actions import version
 from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
+from pykueue.cli.simulate import simulate_app
 from pykueue.cli.up import up
 
 app = typer.Typer(no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
@@ -57,6 +58,8 @@ def _global_options(
 app.command()(up)
 app.command()(demo)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
+app.add_typer(simulate_app, name="simulate", help="What-if trace replays and start-time estimates "
+              "(pykueue simulate init | run | eta).")
 add_verbs(app)  # kueuectl's verbs (create, list, stop, resume, delete, get/describe/edit/patch) and explain
 app.command()(version)
 

@@ -1,0 +1,123 @@
+"""``pykueue simulate eta``: estimated start of pending workloads, read from a running cluster.
+
+Owns the command line of the estimate (registered on ``simulate_app`` by ``cli/simulate.py``); the
+estimating lives in ``pykueue.simulate.eta``. Exit codes: 0 success, 1 the cluster could not be
+read or the named workload is not pending, 2 bad options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from pykueue.cli.simulate import client_for, fail
+
+if TYPE_CHECKING:
+    from pykueue.simulate.eta import Estimate
+
+__all__ = ["eta"]
+
+
+def _when(start: float | None, now: float) -> str:
+    if start is None:
+        return "not within 90 days"
+    from pykueue.api.clock import format_time
+
+    delta = max(0.0, start - now)
+    if delta < 1:
+        return f"{format_time(start)} (now)"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if delta >= size:
+            return f"{format_time(start)} (in {delta / size:.1f}{unit})"
+    return f"{format_time(start)} (in {delta:.0f}s)"
+
+
+def eta(
+    workload: Annotated[str | None, typer.Argument(help="Only this Workload.")] = None,
+    kubeconfig: Annotated[
+        Path | None, typer.Option("--kubeconfig", help="Cluster to read (default: $KUBECONFIG or ~/.kube/config).")
+    ] = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="Only this namespace.")] = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="text | json")] = "text",
+    annotate: Annotated[
+        bool,
+        typer.Option(
+            "--annotate",
+            help="Also write each estimate on its Workload (annotations pykueue.io/estimated-start and "
+            "pykueue.io/estimated-start-basis), where kubectl describe shows it.",
+        ),
+    ] = False,
+) -> None:
+    """Estimated start of pending workloads: the live state forked and simulated forward with runtime
+    estimates (annotation pykueue.io/expected-runtime, maximumExecutionTimeSeconds, or the LocalQueue's
+    observed runtimes)."""
+    from pykueue.simulate.eta import annotate_estimates, cluster_estimates
+    from pykueue.simulate.model import SimulateError
+
+    if output not in ("text", "json"):
+        raise fail(f"--output must be text or json, not {output!r}")
+    now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
+
+    def wanted(e: Estimate) -> bool:
+        return (namespace is None or e.namespace == namespace) and (workload is None or e.name == workload)
+
+    async def read() -> list[Estimate]:
+        client = client_for(kubeconfig)
+        try:
+            found = [e for e in await cluster_estimates(client, now) if wanted(e)]
+            if annotate:
+                await annotate_estimates(client, found)
+            return found
+        finally:
+            await client.close()
+
+    try:
+        chosen = asyncio.run(read())
+    except SimulateError as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:  # any failure to reach the cluster is one line for the user
+        raise fail(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}", 1) from None
+    if workload is not None and not chosen:
+        raise fail(f"no pending workload {workload!r}" + (f" in namespace {namespace}" if namespace else ""), 1)
+    if output == "json":
+        from pykueue.api.clock import format_time
+
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "namespace": e.namespace,
+                        "name": e.name,
+                        "queueName": e.queue,
+                        "clusterQueue": e.cluster_queue,
+                        "estimatedStart": None if e.start_s is None else format_time(e.start_s),
+                        "estimatedWaitSeconds": None if e.start_s is None else round(max(0.0, e.start_s - now), 1),
+                        "runtimeSeconds": e.runtime_s,
+                        "runtimeBasis": e.basis,
+                        "reason": e.reason,
+                    }
+                    for e in chosen
+                ],
+                indent=2,
+            )
+        )
+        return
+    if not chosen:
+        typer.echo("No pending workloads.", err=True)
+        return
+    rows = [("NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "ESTIMATED START", "RUNTIME", "BASIS")]
+    rows += [
+        (e.namespace, e.name, e.queue, e.cluster_queue or "-", _when(e.start_s, now), f"{e.runtime_s:.0f}s", e.basis)
+        for e in chosen
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        typer.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    unplaced = [e for e in chosen if e.start_s is None and e.reason]
+    for e in unplaced:
+        typer.echo(f"{e.namespace}/{e.name}: {e.reason}", err=True)

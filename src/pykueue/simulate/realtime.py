@@ -1,0 +1,229 @@
+"""A trace played in real time against a running cluster (``simulate run --realtime``): the fidelity check.
+
+Owns driving a real API server (``pykueue up`` with its simulated nodes, or any cluster running
+pykueue's or Kueue's controllers) with the same configuration and trace a virtual replay uses:
+it creates the configuration's objects, creates each task's Workload at ``submit ÷ time_scale``
+seconds after the start, and, as the benchmark runner does, marks a Workload ``Finished`` (a JSON
+patch on its status) ``runtime ÷ time_scale`` seconds after it is first seen Admitted; a workload
+evicted before that restarts its runtime at its next admission. What it observes (admissions,
+evictions, finishes, pending reasons) feeds the same :class:`ReplayRecorder`, with real elapsed
+time multiplied back by ``time_scale``, so the summary is directly comparable with the replay's.
+
+Who calls it: the CLI. Invariant: the cluster's scheduler decides everything; this driver only
+creates, observes and finishes. A run stops when every task has finished, or when nothing was
+admitted or finished for ``idle_s`` seconds after the last creation (the rest never admitted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from pykueue.api.clock import format_time
+from pykueue.api.errors import AlreadyExists
+from pykueue.client.http import HttpClient
+from pykueue.client.informer import Informer
+from pykueue.client.res import Res
+from pykueue.scheduler import Admit, Preempt
+from pykueue.simulate.model import Task, workload_object
+from pykueue.simulate.objects import RESOURCES, Configuration
+from pykueue.simulate.recorder import ReplayRecorder, WorkloadRecord
+from pykueue.simulate.replay import Replay, assign_queue
+
+__all__ = ["run_realtime"]
+
+WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
+_ORDER = ("Namespace", "WorkloadPriorityClass", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue")
+
+
+def _true(obj: dict[str, Any], kind: str) -> bool:
+    return any(
+        c.get("type") == kind and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or ()
+    )
+
+
+def _clean(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace", "labels", "annotations")}
+    return {k: v for k, v in obj.items() if k != "status"} | {"metadata": meta}
+
+
+class _Driver:
+    def __init__(self, client: HttpClient, conf: Configuration, tasks: list[Task], scale: float) -> None:
+        self.client, self.conf, self.scale = client, conf, scale
+        targets = conf.local_queues()
+        priorities = conf.priorities()
+        cq_of = conf.cluster_queue_of()
+        self.records: dict[str, WorkloadRecord] = {}
+        self.plan: list[tuple[float, dict[str, Any], float]] = []
+        self.base_s = min((t.submit_s for t in tasks), default=0.0)
+        """The first submission: the run starts there, not at the trace's time 0."""
+        for task in tasks:
+            ns, lq = assign_queue(task, targets)
+            priority = task.priority if task.priority is not None else priorities.get(task.priority_class or "", 0)
+            key = f"{ns}/{task.name}"
+            self.records[key] = WorkloadRecord(
+                key,
+                f"{ns}/{lq}",
+                cq_of.get((ns, lq), ""),
+                task.priority_class or f"priority-{priority}",
+                dict(task.labels).get("class", ""),
+                round(task.submit_s * 1000),
+                round(task.runtime_s * 1000),
+            )
+            self.plan.append(
+                ((task.submit_s - self.base_s) / scale, workload_object(task, ns, lq, priority), task.runtime_s / scale)
+            )
+        self.runtime = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": r for _, o, r in self.plan}
+        self.recorder = ReplayRecorder(self.records, sorted(cq["metadata"]["name"] for cq in conf.of("ClusterQueue")))
+        self.t0 = time.monotonic()
+        self.state: dict[str, str] = {}
+        self.due: dict[str, asyncio.TimerHandle] = {}
+        self.last_progress = time.monotonic()
+        self.created = 0
+        self.finished = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def trace_ms(self) -> int:
+        return round((self.base_s + (time.monotonic() - self.t0) * self.scale) * 1000)
+
+    async def setup(self) -> None:
+        namespaces = [_clean(o) for o in self.conf.of("Namespace")]
+        known = {o["metadata"]["name"] for o in namespaces}
+        namespaces += [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+            for ns in sorted({ns for ns, _ in self.conf.local_queues()} - known)
+        ]
+        for ns_obj in namespaces:
+            with contextlib.suppress(AlreadyExists):
+                await self.client.create(RESOURCES["Namespace"], ns_obj)
+        for kind in _ORDER[1:]:
+            for obj in self.conf.of(kind):
+                with contextlib.suppress(AlreadyExists):
+                    await self.client.create(RESOURCES[kind], _clean(obj), obj["metadata"].get("namespace", ""))
+
+    def on_workload(self, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        meta = obj.get("metadata") or {}
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        if key not in self.records or kind == "DELETED" or key not in self.state:
+            return
+        before, now = self.state[key], self.trace_ms()
+        if _true(obj, "Finished"):
+            return
+        admission = (obj.get("status") or {}).get("admission")
+        if _true(obj, "Admitted") and not _true(obj, "Evicted") and admission:
+            if before != "admitted":
+                self.state[key] = "admitted"
+                self.last_progress = time.monotonic()
+                ns, name = key.split("/", 1)
+                self.recorder.admitted(
+                    key, now, Admit(ns, name, admission.get("clusterQueue", ""), admission, False, [])
+                )
+                loop = asyncio.get_running_loop()
+                self.due[key] = loop.call_later(self.runtime[key], self._spawn_finish, key)
+        elif before == "admitted":
+            self.state[key] = "pending"
+            handle = self.due.pop(key, None)
+            if handle is not None:
+                handle.cancel()
+            ns, name = key.split("/", 1)
+            self.recorder.evicted(key, now, Preempt(ns, name, "", "", "Evicted", ""))
+        else:
+            for cond in (obj.get("status") or {}).get("conditions") or ():
+                if cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
+                    self.records[key].reason = cond.get("reason", "")
+                    self.records[key].message = cond.get("message", "")
+
+    def _spawn_finish(self, key: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._finish(key))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _finish(self, key: str) -> None:
+        self.due.pop(key, None)
+        if self.state.get(key) != "admitted":
+            return
+        self.state[key] = "finished"
+        self.recorder.finished(key, self.trace_ms())
+        self.finished += 1
+        self.last_progress = time.monotonic()
+        ns, name = key.split("/", 1)
+        cond = {
+            "type": "Finished",
+            "status": "True",
+            "reason": "ByTest",
+            "message": "finished by pykueue simulate",
+            "lastTransitionTime": format_time(time.time()),
+        }
+        with contextlib.suppress(Exception):
+            await self.client.patch(
+                WORKLOADS,
+                name,
+                [{"op": "add", "path": "/status/conditions/-", "value": cond}],
+                namespace=ns,
+                patch_type="json",
+                subresource="status",
+            )
+
+    async def generate(self) -> None:
+        for at_s, obj, _ in self.plan:
+            delay = self.t0 + at_s - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+            self.state[key] = "pending"
+            self.recorder.created(key, self.trace_ms())
+            await self.client.create(WORKLOADS, obj, obj["metadata"]["namespace"])
+            self.created += 1
+
+
+async def run_realtime(
+    client: HttpClient,
+    conf: Configuration,
+    tasks: list[Task],
+    *,
+    time_scale: float,
+    idle_s: float = 30.0,
+    timeout_s: float = 3600.0,
+) -> Replay:
+    driver = _Driver(client, conf, tasks, time_scale)
+    await driver.setup()
+    informer = Informer(client, WORKLOADS)
+    informer.add_handler(driver.on_workload)
+    await informer.start()
+    w0 = time.perf_counter()
+    driver.t0 = time.monotonic()
+    generator = asyncio.create_task(driver.generate())
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            if generator.done():
+                generator.result()  # a failed create ends the run with its error
+                if driver.finished == len(driver.plan):
+                    break
+                if time.monotonic() - driver.last_progress > idle_s and not driver.due:
+                    break
+    finally:
+        generator.cancel()
+        for handle in driver.due.values():
+            handle.cancel()
+        await asyncio.gather(generator, *driver.tasks, return_exceptions=True)
+        await informer.stop()
+    end_ms = max([r.finished_ms or 0 for r in driver.records.values()] + [0])
+    driver.recorder.close(end_ms)
+    evictions = sum(r.evictions for r in driver.records.values())
+    admissions = sum(1 for r in driver.records.values() if r.admitted_ms is not None)
+    return Replay(
+        conf,
+        driver.recorder,
+        driver.records,
+        driver.recorder.end_ms,
+        0,
+        admissions,
+        evictions,
+        time.perf_counter() - w0,
+        0.0,
+        {},
+    )

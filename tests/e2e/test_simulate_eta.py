@@ -1,0 +1,127 @@
+"""``pykueue simulate eta`` against a running ``pykueue up``: estimated starts from the live state, read
+with the kubeconfig ``pykueue up`` wrote; ``simulate run --from-cluster`` reads the same objects."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pykueue.api.clock import parse_time
+from tests.e2e.harness import Pykueue
+from tests.e2e.k8s import condition, cpu_queue, is_true, job_manifest, workload_of
+
+
+def _simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pykueue", "simulate", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+
+
+def _job(name: str, max_exec: int) -> str:
+    doc = json.loads(job_manifest(name, "lq", cpu="2", labels={"kueue.x-k8s.io/max-exec-time-seconds": str(max_exec)}))
+    return json.dumps(doc)
+
+
+def test_eta_of_pending_workloads(pykueue: Pykueue, tmp_path: Path) -> None:
+    pykueue.kubectl("apply", "-f", "-", input=cpu_queue(2))
+    pykueue.kubectl("create", "-f", "-", input=_job("first", 600))
+    first = pykueue.wait_for(
+        lambda: (wl := workload_of(pykueue, "first")) is not None and is_true(wl, "Admitted") and wl
+    )
+    assert isinstance(first, dict)
+    pykueue.kubectl("create", "-f", "-", input=_job("second", 120))
+    pykueue.kubectl("create", "-f", "-", input=_job("third", 60))
+    for job in ("second", "third"):
+        pykueue.wait_for(
+            lambda job=job: (
+                (wl := workload_of(pykueue, job)) is not None
+                and condition(wl, "QuotaReserved").get("status") == "False"
+            )
+        )
+    admitted_at = parse_time(condition(first, "QuotaReserved")["lastTransitionTime"])
+
+    result = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    by_job = {e["name"]: e for e in json.loads(result.stdout)}
+    second = by_job[workload_of(pykueue, "second")["metadata"]["name"]]  # type: ignore[index]
+    third = by_job[workload_of(pykueue, "third")["metadata"]["name"]]  # type: ignore[index]
+    assert len(by_job) == 2  # the admitted workload is not estimated
+    assert (second["runtimeBasis"], second["runtimeSeconds"]) == ("maximumExecutionTime", 120.0)
+    assert (second["clusterQueue"], second["queueName"]) == ("cq", "lq")
+    # one at a time on 2 cpu: the next in line starts when first's 600 s are up, the other one after the
+    # next one's runtime (second and third may share a creation second, so either can be next)
+    starts = sorted((parse_time(e["estimatedStart"]), e["runtimeSeconds"]) for e in (second, third))
+    assert starts[0][0] == admitted_at + 600
+    assert starts[1][0] == admitted_at + 600 + starts[0][1]
+    assert 0 < second["estimatedWaitSeconds"] <= 600 + 60
+
+    one = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "-n", "default", second["name"])
+    assert one.returncode == 0, one.stderr
+    lines = one.stdout.splitlines()
+    assert lines[0].split() == ["NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "ESTIMATED", "START", "RUNTIME", "BASIS"]
+    assert len(lines) == 2
+    assert lines[1].split()[:4] == ["default", second["name"], "lq", "cq"]
+    assert "(in " in lines[1]
+    assert "maximumExecutionTime" in lines[1]
+
+    # --annotate writes the estimate on the Workload, where kubectl shows it
+    annotated = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "--annotate", "-o", "json")
+    assert annotated.returncode == 0, annotated.stderr
+    now_second = {e["name"]: e for e in json.loads(annotated.stdout)}[second["name"]]
+    shown = pykueue.kubectl("get", "workload", second["name"], "-o", "json").stdout
+    annotations = json.loads(shown)["metadata"]["annotations"]
+    assert annotations["pykueue.io/estimated-start"] == now_second["estimatedStart"]
+    assert annotations["pykueue.io/estimated-start-basis"].startswith("maximumExecutionTime, estimated at ")
+
+    missing = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "nope")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "error: no pending workload 'nope'"
+
+    # the same objects feed a replay: a 2-cpu job fits, a 3-cpu one never does
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        json.dumps(
+            {
+                "name": "fits",
+                "submit": 0,
+                "runtime": 10,
+                "namespace": "default",
+                "queue": "lq",
+                "podSets": [{"count": 1, "requests": {"cpu": "2"}}],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "name": "toobig",
+                "submit": 0,
+                "runtime": 10,
+                "namespace": "default",
+                "queue": "lq",
+                "podSets": [{"count": 1, "requests": {"cpu": "3"}}],
+            }
+        )
+        + "\n"
+    )
+    replayed = _simulate("run", "--from-cluster", "--kubeconfig", pykueue.kubeconfig, "--trace", trace, "-o", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    doc = json.loads(replayed.stdout)
+    assert (doc["configuration"], doc["admitted"], list(doc["neverAdmittedReasons"])) == (
+        "cluster",
+        1,
+        ["default/toobig"],
+    )
+
+
+def test_eta_without_a_cluster_is_one_line(tmp_path: Path) -> None:
+    started = time.monotonic()
+    config = tmp_path / "kubeconfig"
+    config.write_text("not: [a kubeconfig\n")
+    result = _simulate("eta", "--kubeconfig", config)
+    assert result.returncode != 0
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: ")
+    assert time.monotonic() - started < 120
