@@ -59,8 +59,6 @@ JSONDict = dict[str, Any]
 _TICK = 1.0
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class WatchOptions:
     kind: KindInfo
