@@ -1,10 +1,10 @@
-"""The event loop pykueue's long-running processes run on: uvloop where installed, else the stdlib's.
+"""The event loop pykueue's long-running processes run on: the stdlib's, or uvloop on request.
 
 ``pykueue up``, its controller process and the real-time scheduler benchmark start their loop here.
-``PYKUEUE_LOOP`` chooses: ``auto`` (the default: uvloop if it can be imported, the stdlib loop if not),
-``uvloop`` (required: an error if it is missing) or ``asyncio`` (the stdlib loop). Child processes
-inherit the variable, so one setting covers a server and the processes it starts.
-``docs/performance.md`` has the measured difference.
+``PYKUEUE_LOOP`` chooses: ``asyncio`` (the default: the stdlib loop), ``uvloop`` (an error if it is
+missing) or ``auto`` (uvloop if it can be imported, the stdlib loop if not). Child processes inherit
+the variable, so one setting covers a server and the processes it starts. The default stays the
+stdlib loop because uvloop was not measurably faster here (``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 __all__ = ["ENV", "EventLoopError", "loop_factory", "loop_name", "run"]
 
 ENV = "PYKUEUE_LOOP"
-_CHOICES = ("auto", "uvloop", "asyncio")
+_CHOICES = ("asyncio", "uvloop", "auto")
 T = TypeVar("T")
 
 
@@ -26,8 +26,8 @@ class EventLoopError(ValueError):
 
 
 def loop_factory(choice: str | None = None) -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """The factory for ``choice`` (default: ``$PYKUEUE_LOOP`` or ``auto``); ``None`` is the stdlib loop."""
-    choice = (choice if choice is not None else os.environ.get(ENV, "")).strip().lower() or "auto"
+    """The factory for ``choice`` (default: ``$PYKUEUE_LOOP`` or ``asyncio``); ``None`` is the stdlib loop."""
+    choice = (choice if choice is not None else os.environ.get(ENV, "")).strip().lower() or "asyncio"
     if choice not in _CHOICES:
         raise EventLoopError(f"{ENV}={choice!r}: expected one of {', '.join(_CHOICES)}")
     if choice == "asyncio":
