@@ -50,6 +50,7 @@ from .openapi import OpenAPI
 from .readiness import ReadinessCheck, ReadinessChecks
 from .resources import PodLogHandler, ResourceHandler, handle_resource
 from .tls_options import TLSOptions
+from .watch_limits import WatchTracker
 
 __all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve", "warm_up"]
 
@@ -369,6 +370,11 @@ class Server:
         self.host = host
         self.port = port
         self.url = f"{'https' if tls else 'http'}://{host if ':' not in host else f'[{host}]'}:{port}"
+
+    @property
+    def watches(self) -> WatchTracker:
+        """The open watches, their limits and how many were closed for falling behind or stalling."""
+        return self.app[_STATE].resources.watches
 
     def set_pod_log_handler(self, handler: PodLogHandler | None) -> None:
         """Serve ``GET pods/<name>/log`` with ``handler(namespace, name, container)`` (404 until set)."""

@@ -34,7 +34,7 @@ from .http import (
 )
 from .protobuf import PROTOBUF, decode_delete_options, decode_protobuf
 from .tables import table
-from .watch import WatchOptions, serve_watch
+from .watch import WatchOptions, WatchTracker, serve_watch
 
 __all__ = ["PodLogHandler", "Target", "handle_resource", "resolve"]
 
@@ -130,6 +130,7 @@ class ResourceHandler:
         self.durable = durable
         self.stopping = stopping
         self.bookmark_interval = bookmark_interval
+        self.watches = WatchTracker()
         self.pod_log: PodLogHandler | None = None
 
     def now(self) -> float:
@@ -181,7 +182,7 @@ class ResourceHandler:
                 timeout_seconds=float(timeout) if timeout else None, table_version=table_version,
                 include_object=include_object, bookmark_interval=self.bookmark_interval,
                 partial_metadata=accepts_partial_metadata(request.headers.get("Accept", "")))
-            return await serve_watch(request, self.registry, options, self.stopping, self.now)
+            return await serve_watch(request, self.registry, options, self.stopping, self.now, self.watches)
         partial = accepts_partial_metadata(request.headers.get("Accept", ""))
         if target.name:
             obj = self.registry.get(kind, target.namespace or "", target.name, version=version)

@@ -12,6 +12,18 @@ Owned by ``apiserver/``; :mod:`.resources` hands GET requests with ``watch`` her
 - ``timeoutSeconds`` ends the stream; a client disconnect or server shutdown ends it within a
   second, and the store subscription is always released.
 
+Limits (:class:`WatchLimits`, enforced per server by :class:`WatchTracker`), so that no watcher can
+hurt the server:
+- a watcher's queue of undelivered events is bounded (``max_pending``). One that falls that far behind
+  is closed the way kube-apiserver's watch cache closes a watcher whose channel is full: its queue is
+  dropped and the stream simply ends (no ERROR event). The client watches again from the last
+  resourceVersion it saw, and lists again if that has left the watch log (410 Gone);
+- each write to the connection may take at most ``write_timeout`` seconds; a connection that does not
+  drain by then (a client that stopped reading) is aborted;
+- at most ``max_per_client`` watches are open at once per remote address (not per bearer token: every
+  client of an embedded cluster shares one token). One more is refused with kube-apiserver's 429
+  ``TooManyRequests`` Status and ``Retry-After: 1``.
+
 Invariant: events are written in resourceVersion order, each exactly once. Cost: queued events are
 drained and written in one write per batch, and a live event's JSON line is encoded once and shared
 by every watcher of the same kind, version and format (``_SharedLines``).
@@ -21,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +46,15 @@ from pykueue.registry import Registry
 from pykueue.store import parse_field_selector, parse_label_selector
 from pykueue.store.types import WatchEvent
 
-from .http import partial_metadata
+from .http import error_response, partial_metadata
 from .tables import table
+from .watch_limits import Inbox, TooManyWatches, WatchLimits, WatchTracker
 
-__all__ = ["TooLargeResourceVersion", "WatchOptions", "serve_watch"]
+__all__ = ["TooLargeResourceVersion", "TooManyWatches", "WatchLimits", "WatchOptions", "WatchTracker",
+           "serve_watch"]
 
+log = logging.getLogger(__name__)
+_default_tracker = WatchTracker()
 JSONDict = dict[str, Any]
 _TICK = 1.0
 
@@ -154,12 +170,29 @@ def _bookmark(options: WatchOptions, rv: int, *, initial_end: bool = False) -> J
 
 
 async def serve_watch(request: web.Request, registry: Registry, options: WatchOptions,
-                      stopping: asyncio.Event, now: Any) -> web.StreamResponse:
-    """Stream events until timeout, disconnect or shutdown (``now()`` gives table ages)."""
+                      stopping: asyncio.Event, now: Any, tracker: WatchTracker | None = None) -> web.StreamResponse:
+    """Stream events until timeout, disconnect, shutdown or a limit (``now()`` gives table ages)."""
+    tracker = tracker or _default_tracker
+    try:
+        release = tracker.open(request.remote or "")
+    except TooManyWatches as err:
+        refused = error_response(err)
+        refused.headers["Retry-After"] = "1"
+        return refused
+    queue = Inbox(tracker.limits.max_pending)
+    tracker.inboxes.add(queue)
+    try:
+        return await _serve(request, registry, options, stopping, now, tracker, queue)
+    finally:
+        tracker.inboxes.discard(queue)
+        release()
+
+
+async def _serve(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
+                 now: Any, tracker: WatchTracker, queue: Inbox) -> web.StreamResponse:
     kind = options.kind
     resource = kind.resource_key
     namespace = options.namespace if kind.namespaced else None
-    queue = _Inbox()
     progress = [0]
 
     def on_event(event: WatchEvent) -> None:
@@ -207,7 +240,7 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
                                                "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
         await response.prepare(request)
-        stream = _Stream(response, options, now)
+        stream = _Stream(request, response, options, now, tracker)
         if gone is not None:
             await stream.send({"type": "ERROR", "object": gone.to_status()})
             return response
@@ -248,7 +281,7 @@ async def _send_batched(stream: _Stream, lines: list[bytes]) -> None:
 
 
 async def _follow(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
-                  queue: _Inbox, progress: list[int], stream: _Stream, matcher: _Filter,
+                  queue: Inbox, progress: list[int], stream: _Stream, matcher: _Filter,
                   last: int) -> None:
     """Deliver live events until timeout, disconnect or shutdown.
 
@@ -260,6 +293,11 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
     deadline = None if options.timeout_seconds is None else loop.time() + options.timeout_seconds
     next_bookmark = loop.time() + options.bookmark_interval
     while not stopping.is_set():
+        if queue.overflowed:
+            stream.tracker.closed_slow += 1
+            log.info("closing a watch of %s from %s: more than %d events behind; it will resume or relist",
+                     options.kind.resource_key, request.remote, queue.limit)
+            return
         now = loop.time()
         if deadline is not None and now >= deadline:
             return
@@ -277,6 +315,8 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
                     await queue.wait()
             except TimeoutError:
                 continue
+            if queue.overflowed:
+                continue
         events = queue.drain()
         lines: list[bytes] = []
         for event in events:
@@ -288,45 +328,6 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
                 lines.append(line)
         if lines:
             await stream.write(b"".join(lines))
-
-
-class _Inbox:
-    """A watch's pending events: the store's callback appends, the stream drains them all at once.
-
-    Cheaper than ``asyncio.Queue`` (which pays a method call, size checks and a waiter scan per
-    item): appending is a deque append, and the one waiter is woken only when it sleeps.
-    Single consumer, loop thread only (store subscribers run inside the flush, on the loop).
-    """
-
-    __slots__ = ("_items", "_waiter")
-
-    def __init__(self) -> None:
-        self._items: deque[WatchEvent] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put(self, event: WatchEvent) -> None:
-        self._items.append(event)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def empty(self) -> bool:
-        return not self._items
-
-    async def wait(self) -> None:
-        """Return once an event is pending (callers bound it with ``asyncio.timeout``)."""
-        if self._items:
-            return
-        waiter = self._waiter = asyncio.get_running_loop().create_future()
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-
-    def drain(self) -> list[WatchEvent]:
-        events = list(self._items)
-        self._items.clear()
-        return events
 
 
 class _SharedLines:
@@ -360,16 +361,30 @@ _shared = _SharedLines()
 
 
 class _Stream:
-    def __init__(self, response: web.StreamResponse, options: WatchOptions, now: Any) -> None:
+    def __init__(self, request: web.Request, response: web.StreamResponse, options: WatchOptions, now: Any,
+                 tracker: WatchTracker) -> None:
+        self._request = request
         self._response = response
         self._options = options
         self._now = now
+        self.tracker = tracker
 
     async def write(self, data: bytes) -> None:
-        await self._response.write(data)
+        """Write, aborting the connection if it does not drain within the write timeout."""
+        try:
+            async with asyncio.timeout(self.tracker.limits.write_timeout):
+                await self._response.write(data)
+        except TimeoutError:
+            self.tracker.closed_stalled += 1
+            log.info("aborting a watch of %s from %s: a write blocked for %.0fs (the client stopped reading)",
+                     self._options.kind.resource_key, self._request.remote, self.tracker.limits.write_timeout)
+            transport = self._request.transport
+            if transport is not None:
+                transport.abort()
+            raise ConnectionResetError("watch write timed out") from None
 
     async def send(self, event: JSONDict) -> None:
-        await self._response.write(orjson.dumps(event) + b"\n")
+        await self.write(orjson.dumps(event) + b"\n")
 
     def line_for(self, registry: Registry, matcher: _Filter, event: WatchEvent) -> bytes | None:
         """The encoded line for a live event (``None`` if the selector filters it out).
@@ -417,4 +432,4 @@ class _Stream:
         return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
 
     async def send_object(self, event_type: str, obj: JSONDict) -> None:
-        await self._response.write(self.encode_object(event_type, obj))
+        await self.write(self.encode_object(event_type, obj))

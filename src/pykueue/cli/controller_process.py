@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pykueue.cli.logsetup import FORMATS, LEVELS, configure_logging
+from pykueue.eventloop import run as run_loop
 
 if TYPE_CHECKING:
     from pykueue.controllers.config import KueueConfig
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     from pykueue.controllers.config import embedded_default, load_config
 
     config = load_config(args.config.read_text()) if args.config is not None else embedded_default()
-    asyncio.run(_run(args.kubeconfig, config))
+    run_loop(_run(args.kubeconfig, config))
     return 0
 
 

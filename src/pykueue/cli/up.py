@@ -18,6 +18,8 @@ from pykueue.cli.option_checks import durability_error, port_error
 from pykueue.cluster import load_nodes
 from pykueue.cluster.pod_user import resolve_run_as
 from pykueue.controllers.config import ConfigError, embedded_default, load_config
+from pykueue.eventloop import EventLoopError
+from pykueue.eventloop import run as run_loop
 from pykueue.store import StoreFileError
 
 __all__ = ["up"]
@@ -124,7 +126,10 @@ def up(
         typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
                    f"token in the kubeconfig{runs}", err=True)
     try:
-        asyncio.run(_run(options))
+        run_loop(_run(options))
+    except EventLoopError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     except (OSError, StoreFileError) as exc:  # port in use, data dir held by another pykueue up, ...
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)

@@ -56,6 +56,7 @@ from pykueue.bench.scheduler.objects import (
 from pykueue.bench.scheduler.progress import Counts, ProgressLine
 from pykueue.bench.scheduler.recorder import CQSample, Recorder
 from pykueue.bench.scheduler.report import RunStats, summarize
+from pykueue.eventloop import run as run_loop
 
 __all__ = ["RealtimeError", "Runner", "run_realtime"]
 
@@ -402,11 +403,11 @@ def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: 
             await asyncio.sleep(0.25)  # TLS transports finish closing (aiohttp's advice), no socket left to GC
 
     if kubeconfig is not None:
-        return asyncio.run(main(kubeconfig, 0.0))
+        return run_loop(main(kubeconfig, 0.0))
     with tempfile.TemporaryDirectory(prefix="pykueue-bench-") as tmp:
         proc, path, start_ms = _start_server(Path(tmp), out, controllers)
         try:
-            summary = asyncio.run(main(path, start_ms, proc))
+            summary = run_loop(main(path, start_ms, proc))
         except RealtimeError as exc:
             tail = (Path(tmp) / "server.log").read_text(errors="replace").splitlines()[-10:]
             raise RealtimeError(f"{exc}\n  server log (last lines):\n    " + "\n    ".join(tail)) from None
