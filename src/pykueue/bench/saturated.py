@@ -84,17 +84,20 @@ def run_saturated(
     depth: float = 1.0,
     out: Callable[[str], None] = print,
     isolate: bool = False,
+    repeats: int = 1,
     measure: Callable[[int, float], SaturatedResult] = run_saturated_size,
 ) -> list[SaturatedResult]:
     """Print one row per size and the cost-per-cycle growth; return the rows (smallest first).
 
     ``measure`` is the per-size run (tests inject a fake); ``isolate`` runs each size in a fresh
-    interpreter so no size inherits the heap of the previous one."""
+    interpreter so no size inherits the heap of the previous one; each size runs ``repeats`` times
+    and the run with the least engine CPU is reported (on a shared machine a single run's CPU time
+    moves by 10-40 % with the other processes' cache pressure; the work itself is deterministic)."""
     from pykueue.bench.core import fresh_process
 
     out(
         f"pykueue bench core --saturated: saturated-large's cohorts of {COHORT_SIZE} ClusterQueues (cohorts full, "
-        f"queues deep; workloads per ClusterQueue x{depth:g}), virtual time"
+        f"queues deep; workloads per ClusterQueue x{depth:g}), virtual time, best of {max(1, repeats)} per size"
     )
     out("  engine cpu: schedule() plus the write-backs (admitted, evicted, finished); a cycle is one schedule()")
     out(
@@ -103,7 +106,8 @@ def run_saturated(
     )
     results: list[SaturatedResult] = []
     for n in sorted(set(sizes)):
-        r = fresh_process(isolate, measure, n, depth)
+        runs = [fresh_process(isolate, measure, n, depth) for _ in range(max(1, repeats))]
+        r = min(runs, key=lambda run: run.engine_cpu_s)  # the least disturbed by other processes
         results.append(r)
         out(
             f"{r.cqs:>6} {r.workloads:>10} {r.cycles:>7} {r.admissions:>11} {r.preemptions:>12} "

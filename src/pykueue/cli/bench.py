@@ -30,6 +30,8 @@ def core(
                                    "per cycle and how it grows."),
     depth: float = typer.Option(1.0, "--depth", min=0.1, help="--saturated: multiply the workloads per "
                                 "ClusterQueue (deeper queues)."),
+    repeats: int = typer.Option(3, "--repeats", min=1, help="--saturated: runs per size; the one with the "
+                                "least engine CPU is reported."),
 ) -> None:
     """Admission decisions per second of the scheduler engine at N/10 .. N pending workloads,
     the per-decision cost ratio, and Kueue's baseline shape in virtual time. The last line is
@@ -41,7 +43,7 @@ def core(
             typer.echo(f"error: --saturated needs --cqs a multiple of {10 * COHORT_SIZE} (whole cohorts of "
                        f"{COHORT_SIZE} at a tenth of it): {cqs}", err=True)
             raise typer.Exit(2)
-        run_saturated((cqs // 10, cqs, 2 * cqs), depth=depth, out=typer.echo, isolate=True)
+        run_saturated((cqs // 10, cqs, 2 * cqs), depth=depth, out=typer.echo, isolate=True, repeats=repeats)
         return
     from pykueue.bench.core import run_core
 

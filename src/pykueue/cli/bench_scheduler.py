@@ -39,7 +39,8 @@ def resolve(value: str, file_name: str) -> Path:
 
 def scheduler(
     config: Annotated[str, typer.Option("--config", "-c", help="Generator YAML (Kueue's format) or a packaged "
-                                        "scenario name: baseline, large-scale, smoke.")] = "baseline",
+                                        "scenario name: baseline, large-scale, saturated-large, "
+                                        "saturated-large-full, smoke.")] = "baseline",
     virtual_time: Annotated[bool, typer.Option("--virtual-time/--real-time", help="Drive the scheduler engine in "
                                                "virtual time (fast, deterministic) instead of a real pykueue up "
                                                "over HTTP.")] = False,
@@ -63,6 +64,10 @@ def scheduler(
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Real time: a live line "
                                                   "(admitted / pending / finished / elapsed) on stderr; default: "
                                                   "only when stderr is a terminal.")] = None,
+    finish_with: Annotated[str, typer.Option("--finish-with", help="Real time: how the runner marks a workload "
+                                             "Finished: 'patch' (a JSON patch to /status) or 'apply' (server-side "
+                                             "apply to /status with the resourceVersion, as Kueue's runner does).")
+                           ] = "patch",
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
     beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
@@ -71,6 +76,9 @@ def scheduler(
 
     if (problem := mode_error(controllers)) is not None:
         typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    if finish_with not in ("patch", "apply"):
+        typer.echo(f"error: --finish-with must be 'patch' or 'apply', not {finish_with!r}", err=True)
         raise typer.Exit(2)
     try:
         spec = load_rangespec(resolve(check, "rangespec.yaml")) if check else None
@@ -92,7 +100,8 @@ def scheduler(
             run_growth(generator, sched_config, typer.echo)
             return
         summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout,
-                       controllers=controllers, progress=progress)
+                       controllers=controllers, progress=progress,
+                       finish_with=finish_with)
         if output is not None:
             from pykueue.bench.scheduler.report import write_summary
 
@@ -108,7 +117,7 @@ def scheduler(
 
 def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
          kubeconfig: Path | None, timeout: float, controllers: str = "in-process",
-         progress: bool | None = None) -> dict[str, Any]:
+         progress: bool | None = None, finish_with: str = "patch") -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
 
@@ -129,7 +138,8 @@ def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_t
 
         try:
             summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo,
-                                   controllers=controllers, progress=wanted(progress, sys.stderr))
+                                   controllers=controllers, progress=wanted(progress, sys.stderr),
+                                   finish_with=finish_with)
         except RealtimeError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None

@@ -287,7 +287,7 @@ class Round:
         assert e.assignment is not None
         counts = [ps.count for ps in e.assignment.podsets]
         self._lift(e.cq.tree_key)  # only victims of this tree can change what this entry sees
-        s.preemptor.excluded = set(self._victims)
+        s.preemptor.excluded = {wl.key for wl in self._victims_by_tree.get(e.cq.tree_key, ())}
         try:
             assignment, targets = self._assign(e.wl, e.cq, counts, pin=e.assignment.nominated())
         finally:

@@ -115,3 +115,15 @@ def test_a_nomination_asks_each_preemption_question_once(monkeypatch: pytest.Mon
     run_saturated_size(100, depth=0.5)
     assert searches[0] > 0
     assert repeats == []
+
+
+def test_repeats_report_the_least_disturbed_run() -> None:
+    costs = iter([30.0, 10.0, 20.0, 500.0, 400.0, 600.0])
+
+    def measure(cqs: int, depth: float) -> SaturatedResult:
+        return SaturatedResult(cqs, 10 * cqs, 10, cqs, cqs, next(costs), 1.0, 11_200.0)
+
+    lines: list[str] = []
+    rows = run_saturated((100, 1000), out=lines.append, repeats=3, measure=measure)
+    assert [r.engine_cpu_s for r in rows] == [10.0, 400.0]
+    assert "cost per cycle per ClusterQueue, 1000 vs 100: 4.000 (WORSE THAN LINEAR)" in lines
