@@ -148,3 +148,21 @@ def test_finish_with_refuses_other_modes(value: str) -> None:
     result = CliRunner().invoke(app, ["--finish-with", value, "--config", "smoke"])
     assert result.exit_code == 2
     assert "--finish-with must be 'patch' or 'apply'" in result.output
+
+
+def test_profile_writes_stats_of_the_virtual_run(tmp_path: Any) -> None:
+    import pstats
+
+    import typer
+
+    app = typer.Typer()
+    app.command()(scheduler)
+    out = tmp_path / "run.prof"
+    result = CliRunner().invoke(app, ["--config", "smoke", "--virtual-time", "--profile", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "cProfile stats:" in result.output
+    names = {func[2] for func in pstats.Stats(str(out)).stats}  # type: ignore[attr-defined]
+    assert "schedule" in names
+    refused = CliRunner().invoke(app, ["--config", "smoke", "--profile", str(out)])
+    assert refused.exit_code == 2
+    assert "--profile profiles the virtual-time run" in refused.output
