@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from pykueue.api.clock import ManualClock, format_time
 from pykueue.scheduler import Scheduler, SchedulerConfig
 
-__all__ = ["BaselineResult", "ScaleResult", "run_baseline", "run_core", "run_scale"]
+__all__ = ["BaselineResult", "ScaleResult", "fresh_process", "run_baseline", "run_core", "run_scale"]
 
 API = "kueue.x-k8s.io/v1beta2"
 START = 1_700_000_000.0
@@ -372,7 +372,7 @@ def _cpu_of(cls: str) -> int:
     return next(c[5] for c in BASELINE_CLASSES if c[0] == cls)
 
 
-def _fresh(isolate: bool, fn: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
+def fresh_process(isolate: bool, fn: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
     """Run one measurement, in a new interpreter when ``isolate``: each size then starts from the
     heap a controller has after its initial sync, not from the fragments the benchmark's earlier
     (smaller) runs left behind; in one process the 100k run measured 20-30 % slower for that
@@ -403,7 +403,7 @@ def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, b
         f"{'gc_out_us':>10}")
     results = []
     for n in sizes:
-        r = _fresh(isolate, run_scale, n, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock)
+        r = fresh_process(isolate, run_scale, n, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock)
         results.append(r)
         out(f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
             f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
@@ -412,7 +412,7 @@ def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, b
     wall_ratio = last.wall_us / first.wall_us if first.wall_us else 0.0
     cpu_ratio = last.cpu_us / first.cpu_us if first.cpu_us else 0.0
     out(f"per-decision cost ratio {last.workloads} vs {first.workloads}: wall {wall_ratio:.3f}, cpu {cpu_ratio:.3f}")
-    b = _fresh(isolate, run_baseline, baseline_scale, wall_clock=wall_clock, cpu_clock=cpu_clock)
+    b = fresh_process(isolate, run_baseline, baseline_scale, wall_clock=wall_clock, cpu_clock=cpu_clock)
     out(f"baseline shape (spec 6.3, scale {baseline_scale:g}): 5 cohorts x 6 CQs, {b.workloads} workloads, "
         f"virtual time")
     bound = f" (lower bound {BASELINE_LOWER_BOUND_S}; ratio {b.makespan_s / BASELINE_LOWER_BOUND_S:.3f})" \
@@ -425,7 +425,7 @@ def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, b
     rate = b.admissions / b.wall_s if b.wall_s > 0 else 0.0
     out(f"  decisions: {b.admissions} admissions, {b.preemptions} preemptions, {b.cycles} cycles in "
         f"{b.wall_s:.3f} s wall / {b.cpu_s:.3f} s cpu ({rate:.1f} admissions/s)")
-    frozen = _fresh(isolate, run_scale, workloads, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock,
+    frozen = fresh_process(isolate, run_scale, workloads, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock,
                     freeze_gc=True)
     out(f"with gc.freeze() after setup (as a controller does after its initial sync), {frozen.workloads} "
         f"workloads: cpu_us/decision {frozen.cpu_us:.2f} (gc {frozen.gc_cpu_us:.2f}), "

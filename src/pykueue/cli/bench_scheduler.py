@@ -8,8 +8,9 @@ alone. Exit codes: 0 success, 1 a range of ``--check`` violated (or the real-tim
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from pykueue.scheduler import SchedulerConfig
 
 __all__ = ["CONFIGS", "resolve", "scheduler"]
+
+_T = TypeVar("_T")
 
 CONFIGS = Path(__file__).resolve().parent.parent / "bench" / "configs"
 
@@ -39,7 +42,8 @@ def resolve(value: str, file_name: str) -> Path:
 
 def scheduler(
     config: Annotated[str, typer.Option("--config", "-c", help="Generator YAML (Kueue's format) or a packaged "
-                                        "scenario name: baseline, large-scale, smoke.")] = "baseline",
+                                        "scenario name: baseline, large-scale, saturated-large, "
+                                        "saturated-large-full, smoke.")] = "baseline",
     virtual_time: Annotated[bool, typer.Option("--virtual-time/--real-time", help="Drive the scheduler engine in "
                                                "virtual time (fast, deterministic) instead of a real pykueue up "
                                                "over HTTP.")] = False,
@@ -63,6 +67,13 @@ def scheduler(
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Real time: a live line "
                                                   "(admitted / pending / finished / elapsed) on stderr; default: "
                                                   "only when stderr is a terminal.")] = None,
+    finish_with: Annotated[str, typer.Option("--finish-with", help="Real time: how the runner marks a workload "
+                                             "Finished: 'patch' (a JSON patch to /status) or 'apply' (server-side "
+                                             "apply to /status with the resourceVersion, as Kueue's runner does).")
+                           ] = "patch",
+    profile: Annotated[Path | None, typer.Option("--profile", help="Virtual time: run the simulation under "
+                                                 "cProfile (CPU time), write its stats to this file and print "
+                                                 "the top functions by cumulative time.")] = None,
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
     beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
@@ -71,6 +82,9 @@ def scheduler(
 
     if (problem := mode_error(controllers)) is not None:
         typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    if finish_with not in ("patch", "apply"):
+        typer.echo(f"error: --finish-with must be 'patch' or 'apply', not {finish_with!r}", err=True)
         raise typer.Exit(2)
     try:
         spec = load_rangespec(resolve(check, "rangespec.yaml")) if check else None
@@ -91,8 +105,12 @@ def scheduler(
 
             run_growth(generator, sched_config, typer.echo)
             return
+        if profile is not None and not virtual_time:
+            typer.echo("error: --profile profiles the virtual-time run; add --virtual-time", err=True)
+            raise typer.Exit(2)
         summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout,
-                       controllers=controllers, progress=progress)
+                       controllers=controllers, progress=progress,
+                       finish_with=finish_with, profile=profile)
         if output is not None:
             from pykueue.bench.scheduler.report import write_summary
 
@@ -108,7 +126,8 @@ def scheduler(
 
 def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
          kubeconfig: Path | None, timeout: float, controllers: str = "in-process",
-         progress: bool | None = None) -> dict[str, Any]:
+         progress: bool | None = None, finish_with: str = "patch",
+         profile: Path | None = None) -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
 
@@ -117,7 +136,8 @@ def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_t
     typer.echo(f"{len(plan.cluster_queues)} ClusterQueues in {len(plan.cohorts)} cohorts, {len(plan.workloads)} "
                f"workloads; theoretical bound {bound.ms / 1000:.2f} s")
     if virtual_time:
-        r = simulate(plan, sched_config)
+        r = simulate(plan, sched_config) if profile is None else \
+            _profiled(profile, lambda: simulate(plan, sched_config))
         stats = RunStats("virtual-time", r.wall_ms, r.run_wall_s, r.run_cpu_s, r.admissions, r.preemptions, r.cycles,
                          r.engine_wall_s, r.engine_cpu_s)
         summary = summarize(r.recorder, bound, stats)
@@ -129,12 +149,33 @@ def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_t
 
         try:
             summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo,
-                                   controllers=controllers, progress=wanted(progress, sys.stderr))
+                                   controllers=controllers, progress=wanted(progress, sys.stderr),
+                                   finish_with=finish_with)
         except RealtimeError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
     format_report(summary, typer.echo)
     return summary
+
+
+def _profiled(path: Path, run: Callable[[], _T]) -> _T:
+    """``run()`` under cProfile on the CPU clock (the machine is shared: wall time counts others)."""
+    import cProfile
+    import io
+    import pstats
+    import time
+
+    profiler = cProfile.Profile(time.process_time)
+    profiler.enable()
+    try:
+        return run()
+    finally:
+        profiler.disable()
+        profiler.dump_stats(str(path))
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
+        typer.echo(text.getvalue().rstrip())
+        typer.echo(f"cProfile stats: {path} (python -m pstats {path})")
 
 
 if __name__ == "__main__":

@@ -82,13 +82,20 @@ class Round:
         self.changed_trees: set[str] = set()
         self._overlay: list[tuple[ClusterQueue, dict[FR, int]]] = []
         self._victims: dict[tuple[str, str], WorkloadInfo] = {}
+        self._victims_by_tree: dict[str, list[WorkloadInfo]] = {}
+        self._lifted: set[str] = set()
+        """Cohort trees whose victims' usage is currently subtracted from the live quota tree."""
         self.now = engine.clock.now()
 
     # -- step 1: heads -------------------------------------------------------------------------
     def run(self, cq_names: Iterable[str]) -> None:
         entries = [self._nominate(wl, cq) for wl, cq in self._heads(cq_names)]
+        settle_each = self.s.config.fair_sharing is not None  # the tournament reads usage between entries
         for entry in self._order(entries):
             self._process(entry)
+            if settle_each and self._lifted:
+                self._settle_all()
+        self._settle_all()
         self._revert_overlay()
         self._requeue(entries)
 
@@ -143,18 +150,23 @@ class Round:
             if fast is not None:
                 return fast, _NO_TARGETS
         fair_sharing = s.config.fair_sharing is not None
-        assignment = plain_no_fit(wl, cq, s.eligibility, s.preemptor.oracle, fair_sharing=fair_sharing) \
-            if counts is None and pin is None else None
-        if assignment is None:
-            assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle,
-                                      fungibility=s.config.flavor_fungibility, fair_sharing=fair_sharing,
-                                      ignore_undeclared=s.config.ignore_undeclared_resources,
-                                      eligibility=s.eligibility, pin=pin)
-            assignment = assigner.assign(counts)
-        targets = _NO_TARGETS
-        if assignment.mode == PREEMPT and s.preemptor.may_preempt(cq):
-            ctx = s.preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
-            targets = s.preemptor.targets(ctx)
+        preemptor = s.preemptor
+        preemptor.memo = {}  # nothing below changes the quota tree: equal searches give equal answers
+        try:
+            assignment = plain_no_fit(wl, cq, s.eligibility, preemptor.oracle, fair_sharing=fair_sharing) \
+                if counts is None and pin is None else None
+            if assignment is None:
+                assigner = FlavorAssigner(wl, cq, s.cache.flavors, preemptor.oracle,
+                                          fungibility=s.config.flavor_fungibility, fair_sharing=fair_sharing,
+                                          ignore_undeclared=s.config.ignore_undeclared_resources,
+                                          eligibility=s.eligibility, pin=pin)
+                assignment = assigner.assign(counts)
+            targets = _NO_TARGETS
+            if assignment.mode == PREEMPT and preemptor.may_preempt(cq):
+                ctx = preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
+                targets = preemptor.targets(ctx)
+        finally:
+            preemptor.memo = None
         return assignment, targets
 
     def _viable(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int]) -> bool:
@@ -238,6 +250,7 @@ class Round:
             e.reason, e.message, e.immediate = "WaitingForQuota", assignment.message(), strict
             e.requeue_reason = "PreemptionNoCandidates"
             if cq.reclaim_within_cohort != ANY:
+                self._settle(cq.tree_key)  # reserves against usage with this round's victims still counted
                 self._add_overlay(cq, self._to_reserve(e, cq))
             return
         if mode == PREEMPT and e.wl.preemption_gated:
@@ -255,8 +268,8 @@ class Round:
             e.status = SKIPPED
             e.reason, e.message, e.immediate = "WaitingForQuota", NO_LONGER_FITS, True
             return
-        for t in e.targets:
-            self._victims[t.wl.key] = t.wl
+        if e.targets:
+            self._add_victims(cq.tree_key, e.targets)
         if mode == PREEMPT:
             self._add_overlay(cq, assignment.usage)
             self._issue(e)
@@ -273,17 +286,12 @@ class Round:
         s = self.s
         assert e.assignment is not None
         counts = [ps.count for ps in e.assignment.podsets]
-        victims = list(self._victims.values())
-        cqs = s.cache.cqs
-        for wl in victims:
-            cqs[wl.cq_name].add_usage(wl.usage, -1)
-        s.preemptor.excluded = set(self._victims)
+        self._lift(e.cq.tree_key)  # only victims of this tree can change what this entry sees
+        s.preemptor.excluded = {wl.key for wl in self._victims_by_tree.get(e.cq.tree_key, ())}
         try:
             assignment, targets = self._assign(e.wl, e.cq, counts, pin=e.assignment.nominated())
         finally:
             s.preemptor.excluded = set()
-            for wl in victims:
-                cqs[wl.cq_name].add_usage(wl.usage, 1)
         if assignment.mode == FIT:
             # DeferredFit: it fits once the victims chosen earlier in this cycle are gone
             self._add_overlay(e.cq, assignment.usage)
@@ -298,22 +306,67 @@ class Round:
         return False
 
     def _fits(self, cq: ClusterQueue, usage: dict[FR, int], targets: list[Target]) -> bool:
-        if not self._victims and not targets:
+        """Does ``usage`` fit in ``cq`` with this round's victims and ``targets`` gone?
+
+        The victims of ``cq``'s tree stay subtracted from the quota tree between entries (``_lift``)
+        instead of being removed and restored for each entry: in a saturated cohort a round issues
+        hundreds of preemptions, and undoing them per entry made the round quadratic in them.
+        Victims of other trees cannot change what ``cq`` sees and are left alone.
+        """
+        tree = cq.tree_key
+        if not targets and tree not in self._victims_by_tree:
             available = cq.available
             for fr, amount in usage.items():  # noqa: SIM110 - a loop: no generator frame on the hot path
                 if amount > available(fr):
                     return False
             return True
-        removed = list(self._victims.values())
-        removed.extend(t.wl for t in targets if t.wl.key not in self._victims)
+        self._lift(tree)
+        victims = self._victims
+        extra = [t.wl for t in targets if t.wl.key not in victims]
         cqs = self.s.cache.cqs
-        for wl in removed:
+        for wl in extra:
             cqs[wl.cq_name].add_usage(wl.usage, -1)
         try:
             return all(amount <= cq.available(fr) for fr, amount in usage.items())
         finally:
-            for wl in removed:
+            for wl in extra:
                 cqs[wl.cq_name].add_usage(wl.usage, 1)
+
+    def _add_victims(self, tree: str, targets: list[Target]) -> None:
+        victims = self._victims
+        listed = self._victims_by_tree.setdefault(tree, [])
+        lifted = tree in self._lifted
+        cqs = self.s.cache.cqs
+        for t in targets:
+            wl = t.wl
+            if wl.key in victims:
+                continue
+            victims[wl.key] = wl
+            listed.append(wl)
+            if lifted:
+                cqs[wl.cq_name].add_usage(wl.usage, -1)
+
+    def _lift(self, tree: str) -> None:
+        """Subtract the usage of ``tree``'s victims (kept so until ``_settle``)."""
+        if tree in self._lifted:
+            return
+        self._lifted.add(tree)
+        cqs = self.s.cache.cqs
+        for wl in self._victims_by_tree.get(tree, ()):
+            cqs[wl.cq_name].add_usage(wl.usage, -1)
+
+    def _settle(self, tree: str) -> None:
+        """Count ``tree``'s victims' usage again (the live state outside ``_fits``/``_recompute``)."""
+        if tree not in self._lifted:
+            return
+        self._lifted.discard(tree)
+        cqs = self.s.cache.cqs
+        for wl in self._victims_by_tree.get(tree, ()):
+            cqs[wl.cq_name].add_usage(wl.usage, 1)
+
+    def _settle_all(self) -> None:
+        for tree in list(self._lifted):
+            self._settle(tree)
 
     @staticmethod
     def _to_reserve(e: Entry, cq: ClusterQueue) -> dict[FR, int]:

@@ -390,6 +390,7 @@ def test_realtime_run_against_a_real_pykueue_up(tmp_path: Path) -> None:
     assert summary["mode"] == "real-time"
     assert summary["timedOut"] is False
     assert (summary["createErrors"], summary["finishErrors"]) == (0, 0)
+    assert summary["finishWith"] == "patch"  # the default runner: a JSON patch to /status
     w = summary["workloadClasses"]["w"]
     assert (w["count"], w["admitted"], w["finished"], w["totalEvictions"]) == (3, 3, 3, 0)
     assert summary["boundMs"] == 1_000  # 0.1 s + 3 x 0.3 s of one cpu

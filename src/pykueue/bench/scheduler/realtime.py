@@ -10,10 +10,13 @@ Owns the generator, the runner and the recorder's event feed for a real cluster:
   deadlines from the start of generation, so a slow create does not shift the rest), all streams
   concurrently like Kueue's generator.
 * **Runner**: watches Workloads; ``runtimeMs`` after a workload is first seen Admitted (and not
-  Evicted) it adds ``Finished=True`` reason ``ByTest`` through the status subresource (a JSON patch
-  appending the condition, so nothing else in the status is overwritten); a workload evicted
-  before that restarts its full runtime when admitted again. Releasing an evicted workload's quota
-  is the workload controller's job (it owns workloads no job integration owns).
+  Evicted) it adds ``Finished=True`` reason ``ByTest`` through the status subresource; a workload
+  evicted before that restarts its full runtime when admitted again. ``--finish-with patch`` (the
+  default) sends a JSON patch appending the condition, so nothing else in the status is
+  overwritten; ``--finish-with apply`` does what Kueue's own runner does: a server-side apply to
+  ``/status`` with field manager ``kueue-job-controller-Finished``, ``force=true`` and the
+  resourceVersion last seen (with the UID) in the body, re-read and retried on a 409 Conflict.
+  Releasing an evicted workload's quota is the workload controller's job (it owns workloads no job integration owns).
 * **Recorder feed**: Workload transitions (created when the create request is sent, admitted,
   evicted, finished) and ClusterQueue status events (``flavorsUsage[0].resources[0].total``,
   pending/reserving counts, Active), all timed on this process's monotonic clock.
@@ -61,6 +64,10 @@ from pykueue.eventloop import run as run_loop
 __all__ = ["RealtimeError", "Runner", "run_realtime"]
 
 CREATE_CONCURRENCY = 64
+FINISH_MODES = ("patch", "apply")
+FINISH_FIELD_MANAGER = "kueue-job-controller-Finished"
+FINISH_APPLY_ATTEMPTS = 5
+"""Server-side apply of Finished: the first try plus re-reads after a 409 Conflict."""
 STARTUP_TIMEOUT_S = 60.0
 DRAIN_GRACE_S = 5.0
 
@@ -105,16 +112,40 @@ class Runner:
         return out
 
 
+def finished_condition(now_s: float) -> dict[str, Any]:
+    return {"type": "Finished", "status": "True", "reason": "ByTest", "message": "finished by the benchmark runner",
+            "lastTransitionTime": format_time(now_s)}
+
+
+def finish_apply_body(namespace: str, name: str, uid: str, resource_version: str,
+                      condition: dict[str, Any]) -> dict[str, Any]:
+    """The apply configuration Kueue's runner sends to ``/status``: identity, the resourceVersion it
+    read (so a stale write is a 409, not a silent overwrite) and the one condition it owns."""
+    from pykueue.client.res import WORKLOADS
+
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if uid:
+        meta["uid"] = uid
+    if resource_version:
+        meta["resourceVersion"] = resource_version
+    return {"apiVersion": WORKLOADS.api_version, "kind": "Workload", "metadata": meta,
+            "status": {"conditions": [condition]}}
+
+
 def _cond(obj: dict[str, Any], kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True"
                for c in (obj.get("status") or {}).get("conditions") or ())
 
 
 class _Driver:
-    def __init__(self, client: Any, plan: Plan, out: Callable[[str], None]) -> None:
+    def __init__(self, client: Any, plan: Plan, out: Callable[[str], None], finish_with: str = "patch") -> None:
         from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
 
         self.client = client
+        self.finish_with = finish_with
+        self.seen: dict[str, tuple[str, str]] = {}
+        """key -> (uid, resourceVersion) of the latest object the watch delivered (for ``apply``)."""
+        self.finish_conflicts = 0
         self.plan = plan
         self.out = out
         self.rec = Recorder()
@@ -151,6 +182,7 @@ class _Driver:
         w = self.plans.get(key)
         if w is None or key not in self.rec.workloads or kind == "DELETED":
             return
+        self.seen[key] = (meta.get("uid") or "", meta.get("resourceVersion") or "")
         now = self.ms()
         before = self.state.get(key, "pending")
         if _cond(obj, "Finished"):
@@ -259,13 +291,32 @@ class _Driver:
 
     async def _finish(self, key: str) -> None:
         ns, _, name = key.partition("/")
-        cond = {"type": "Finished", "status": "True", "reason": "ByTest", "message": "finished by the benchmark runner",
-                "lastTransitionTime": format_time(time.time())}
+        cond = finished_condition(time.time())
         try:
+            if self.finish_with == "apply":
+                await self._finish_apply(key, ns, name, cond)
+                return
             await self.client.patch(self.res_wl, name, [{"op": "add", "path": "/status/conditions/-", "value": cond}],
                                     namespace=ns, patch_type="json", subresource="status")
         except Exception:
             self.finish_errors += 1
+
+    async def _finish_apply(self, key: str, ns: str, name: str, cond: dict[str, Any]) -> None:
+        from pykueue.api.errors import Conflict
+
+        uid, version = self.seen.get(key, ("", ""))
+        for attempt in range(FINISH_APPLY_ATTEMPTS):
+            body = finish_apply_body(ns, name, uid, version, cond)
+            try:
+                await self.client.patch(self.res_wl, name, body, namespace=ns, patch_type="apply",
+                                        subresource="status", field_manager=FINISH_FIELD_MANAGER, force=True)
+                return
+            except Conflict:
+                self.finish_conflicts += 1
+                if attempt == FINISH_APPLY_ATTEMPTS - 1:
+                    raise
+                meta = (await self.client.get(self.res_wl, name, namespace=ns)).get("metadata") or {}
+                uid, version = meta.get("uid") or uid, meta.get("resourceVersion") or ""
 
     def done(self) -> bool:
         if not self.rec.done():
@@ -298,11 +349,11 @@ def _milli(value: Any) -> int:
 
 async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Callable[[str], None],
                  server_start_ms: float, server: subprocess.Popen[bytes] | None,
-                 progress: bool = False) -> dict[str, Any]:
+                 progress: bool = False, finish_with: str = "patch") -> dict[str, Any]:
     from pykueue.client.informer import Informer
     from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
 
-    d = _Driver(client, plan, out)
+    d = _Driver(client, plan, out, finish_with)
     await d.setup()
     cq_informer = Informer(client, CLUSTER_QUEUES, label_selector=CLASS_LABEL)
     wl_informer = Informer(client, WORKLOADS, label_selector=CLASS_LABEL)
@@ -341,7 +392,8 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
         await cq_informer.stop()
     stats = RunStats("real-time", wall_ms, wall_ms / 1000, time.process_time() - c0, d.admissions, d.evictions, 0,
                      extra={"serverStartMs": int(server_start_ms), "timedOut": timed_out,
-                            "createErrors": len(d.create_errors), "finishErrors": d.finish_errors})
+                            "createErrors": len(d.create_errors), "finishErrors": d.finish_errors,
+                            "finishWith": finish_with, "finishConflicts": d.finish_conflicts})
     for err in d.create_errors[:5]:
         out(f"create failed: {err}")
     return summarize(d.rec, bound, stats)
@@ -390,14 +442,14 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: float,
                  out: Callable[[str], None], controllers: str = "in-process",
-                 progress: bool = False) -> dict[str, Any]:
+                 progress: bool = False, finish_with: str = "patch") -> dict[str, Any]:
     """Run the benchmark in real time; the summary has the same fields as the virtual-time one."""
     from pykueue.client.http import HttpClient
 
     async def main(path: Path, start_ms: float, server: subprocess.Popen[bytes] | None = None) -> dict[str, Any]:
         client = HttpClient.from_kubeconfig(path, field_manager="pykueue-bench")
         try:
-            return await _drive(client, plan, bound, timeout, out, start_ms, server, progress)
+            return await _drive(client, plan, bound, timeout, out, start_ms, server, progress, finish_with)
         finally:
             await client.close()
             await asyncio.sleep(0.25)  # TLS transports finish closing (aiohttp's advice), no socket left to GC

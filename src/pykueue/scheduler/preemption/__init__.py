@@ -33,6 +33,10 @@ class Preemptor:
         self.afs_usage = afs_usage
         self.excluded: set[WorkloadKey] = set()
         """Set by the cycle while it recomputes an entry with this cycle's victims removed."""
+        self.memo: dict[tuple[object, ...], list[Target]] | None = None
+        """Set by the cycle around one nomination, while the quota tree cannot change: the flavor
+        assigner's oracle and the nomination's own target search ask the same question for a
+        single-resource preemptor, and the second asking reuses the first answer."""
 
     def context(self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FR, int],
                 frs_need: set[FR]) -> PreemptionCtx:
@@ -48,6 +52,16 @@ class Preemptor:
     def targets(self, ctx: PreemptionCtx) -> list[Target]:
         if not self.may_preempt(ctx.cq):
             return []
+        memo = self.memo
+        if memo is None:
+            return self._search(ctx)
+        key = (ctx.wl.key, ctx.cq.name, frozenset(ctx.requests.items()), frozenset(ctx.frs_need))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = self._search(ctx)
+        return found
+
+    def _search(self, ctx: PreemptionCtx) -> list[Target]:
         if self.fair_sharing is not None:
             return fair_targets(ctx, self.fair_sharing)
         return classic_targets(ctx)
