@@ -20,28 +20,44 @@ from functools import cache
 from typing import Any
 
 import orjson
+import re2
 
 from pykueue.api import field_errors as fe
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity
 
-__all__ = ["compile_rules", "strict_decoding_error", "unknown_field_paths", "validate_schema"]
+__all__ = ["compile_rules", "pattern_error", "rule_compile_error", "strict_decoding_error", "unknown_field_paths",
+           "validate_schema"]
 
 _MISSING = object()
+_EMBEDDED_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
+"""What an ``x-kubernetes-embedded-resource`` object holds besides its declared properties."""
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
 @cache
-def _regex(pattern: str) -> re.Pattern[str] | None:
-    """Compile an ECMA/RE2 schema pattern; RE2's inline ``(?i)`` may sit anywhere, Python's may not."""
-    flags = 0
-    if "(?i)" in pattern:
-        pattern, flags = pattern.replace("(?i)", ""), re.IGNORECASE
+def _regex(pattern: str) -> Any:
+    """Compile a schema ``pattern`` with RE2 semantics (linear time: a user's regex cannot hang the
+    server, as in kube-apiserver); None when RE2 rejects it."""
     try:
-        return re.compile(pattern, flags)
-    except re.error:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error:
         return None
+
+
+def pattern_error(pattern: str) -> str | None:
+    """Why RE2 rejects ``pattern`` (None when it compiles)."""
+    try:
+        re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        return detail.decode() if isinstance(detail, bytes) else str(detail)
+    return None
 
 
 @cache
@@ -49,6 +65,15 @@ def _program(rule: str) -> Any:
     import cel
 
     return cel.compile(rule)
+
+
+def rule_compile_error(rule: str) -> str | None:
+    """Why a CEL expression does not compile (None when it does)."""
+    try:
+        _program(rule)
+    except Exception as exc:  # the cel library raises its own error types
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def _map_key(item: JSONDict, keys: list[str]) -> str:
@@ -338,6 +363,10 @@ class _Walker:
         for name in schema.get("required") or ():
             if value.get(name) is None:
                 self.errors.append(fe.required(fe.join(_render(path), name)))
+        if schema.get("x-kubernetes-embedded-resource"):
+            for name in ("apiVersion", "kind"):
+                if not value.get(name):
+                    self.errors.append(fe.required(fe.join(_render(path), name), "must not be empty"))
         if "maxProperties" in schema and len(value) > schema["maxProperties"]:
             self.errors.append(fe.too_many(_render(path), len(value), schema["maxProperties"]))
         if "minProperties" in schema and len(value) < schema["minProperties"]:
@@ -423,8 +452,7 @@ class _Walker:
                 continue  # a CEL library we do not implement: skip rather than reject
             if ok is True:
                 continue
-            message = f"evaluation error: {error}" if error is not None else \
-                rule.get("message") or f"failed rule: {text}"
+            message = f"evaluation error: {error}" if error is not None else _message(rule, value, old, text)
             path = _render(lazy_path)
             target = path
             field_path = rule.get("fieldPath")
@@ -437,6 +465,20 @@ class _Walker:
                 self.errors.append(fe.required(target, message))
             else:
                 self.errors.append(fe.invalid(target, schema.get("type", "object"), message))
+
+
+def _message(rule: JSONDict, value: Any, old: Any, text: str) -> str:
+    """A failed rule's message: its ``messageExpression`` evaluated (when it yields a non-empty
+    string), else ``message``, else kube's "failed rule: <rule>"."""
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str) and expression:
+        variables: dict[str, Any] = {"self": value}
+        if "oldSelf" in expression and old is not _MISSING:
+            variables["oldSelf"] = old
+        result, error = _evaluate(expression, variables)
+        if error is None and isinstance(result, str) and result.strip():
+            return result
+    return str(rule.get("message") or f"failed rule: {text}")
 
 
 _OUTCOMES: dict[tuple[str, bytes], tuple[Any, str | None]] = {}
@@ -529,7 +571,8 @@ def _unknown(schema: JSONDict, value: Any, path: _Path, found: list[str], old: A
                 _unknown(properties[name], child, (path, name, False), found, old_child)
             elif isinstance(extra, dict):
                 _unknown(extra, child, (path, name, False), found, old_child)
-            elif properties is not None and not extra and not schema.get("x-kubernetes-preserve-unknown-fields"):
+            elif properties is not None and not extra and not schema.get("x-kubernetes-preserve-unknown-fields") \
+                    and not (schema.get("x-kubernetes-embedded-resource") and name in _EMBEDDED_FIELDS):
                 found.append(_render((path, name, False)))
     elif isinstance(value, list):
         items = schema.get("items")
