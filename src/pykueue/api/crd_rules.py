@@ -25,9 +25,11 @@ from pykueue.api.structural import pattern_error, rule_compile_error
 __all__ = ["validate_crd"]
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035_MESSAGE = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
-                    "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
-                    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+_DNS1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
 _COLUMN_TYPES = ("integer", "number", "string", "boolean", "date")
 _COLUMN_FORMATS = ("int32", "int64", "float", "double", "byte", "date", "date-time", "password")
 _LIST_TYPES = ("atomic", "set", "map")
@@ -61,14 +63,21 @@ def _names_errors(names: JSONDict) -> list[FieldError]:
     if not kind:
         errors.append(fe.required(f"{path}.kind"))
     elif not isinstance(kind, str) or _dns1035(kind.lower()) is not None:
-        errors.append(fe.invalid(f"{path}.kind", kind,
-                                 "may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?"))
+        errors.append(
+            fe.invalid(
+                f"{path}.kind", kind, "may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?"
+            )
+        )
     list_kind = names.get("listKind")
     if list_kind is not None:
         if not isinstance(list_kind, str) or _dns1035(list_kind.lower()) is not None:
-            errors.append(fe.invalid(f"{path}.listKind", list_kind,
-                                     "may have mixed case, but should otherwise match: "
-                                     "[a-z]([-a-z0-9]*[a-z0-9])?"))
+            errors.append(
+                fe.invalid(
+                    f"{path}.listKind",
+                    list_kind,
+                    "may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
+                )
+            )
         elif list_kind == kind:
             errors.append(fe.invalid(f"{path}.listKind", list_kind, "kind and listKind may not be the same"))
     for key in ("shortNames", "categories"):
@@ -87,30 +96,41 @@ def _schema_errors(schema: Any, path: str, *, root: bool = False) -> list[FieldE
     int_or_string = schema.get("x-kubernetes-int-or-string") is True
     preserve = schema.get("x-kubernetes-preserve-unknown-fields")
     if preserve is not None and preserve is not True:
-        errors.append(fe.invalid(f"{path}.x-kubernetes-preserve-unknown-fields", preserve,
-                                 "must be true or undefined"))
+        errors.append(fe.invalid(f"{path}.x-kubernetes-preserve-unknown-fields", preserve, "must be true or undefined"))
     if kind is not None and kind not in _SCHEMA_TYPES:
         errors.append(fe.not_supported(f"{path}.type", kind, _SCHEMA_TYPES))
     if int_or_string and kind:
         errors.append(fe.invalid(f"{path}.type", kind, "must be empty if x-kubernetes-int-or-string is true"))
     if root:
         if kind != "object":
-            errors.append(fe.required(f"{path}.type", "must not be empty at the root") if not kind else
-                          fe.invalid(f"{path}.type", kind, "must be object at the root"))
+            errors.append(
+                fe.required(f"{path}.type", "must not be empty at the root")
+                if not kind
+                else fe.invalid(f"{path}.type", kind, "must be object at the root")
+            )
         metadata = _dict(schema.get("properties")).get("metadata")
         if isinstance(metadata, dict) and set(_dict(metadata.get("properties"))) - {"name", "generateName"}:
-            errors.append(fe.forbidden(f"{path}.properties[metadata]", "must not specify anything other than "
-                                       "name and generateName, but metadata is implicitly specified"))
+            errors.append(
+                fe.forbidden(
+                    f"{path}.properties[metadata]",
+                    "must not specify anything other than name and generateName, but metadata is implicitly specified",
+                )
+            )
     if schema.get("x-kubernetes-embedded-resource") is True and kind != "object":
         errors.append(fe.required(f"{path}.type", "must be object if x-kubernetes-embedded-resource is true"))
     properties = schema.get("properties")
     if properties is not None and schema.get("additionalProperties") not in (None, False):
-        errors.append(fe.forbidden(f"{path}.additionalProperties",
-                                   "additionalProperties and properties are mutual exclusive"))
+        errors.append(
+            fe.forbidden(f"{path}.additionalProperties", "additionalProperties and properties are mutual exclusive")
+        )
     for name, sub in _dict(properties).items():
         sub_path = f"{path}.properties[{name}]"
-        if isinstance(sub, dict) and not sub.get("type") and not sub.get("x-kubernetes-int-or-string") \
-                and not sub.get("x-kubernetes-preserve-unknown-fields"):
+        if (
+            isinstance(sub, dict)
+            and not sub.get("type")
+            and not sub.get("x-kubernetes-int-or-string")
+            and not sub.get("x-kubernetes-preserve-unknown-fields")
+        ):
             errors.append(fe.required(f"{sub_path}.type", "must not be empty for specified object fields"))
         errors.extend(_schema_errors(sub, sub_path))
     extra = schema.get("additionalProperties")
@@ -120,15 +140,19 @@ def _schema_errors(schema: Any, path: str, *, root: bool = False) -> list[FieldE
     if kind == "array" and items is None:
         errors.append(fe.required(f"{path}.items", "must be specified"))
     if isinstance(items, dict):
-        if not items.get("type") and not items.get("x-kubernetes-int-or-string") \
-                and not items.get("x-kubernetes-preserve-unknown-fields"):
+        if (
+            not items.get("type")
+            and not items.get("x-kubernetes-int-or-string")
+            and not items.get("x-kubernetes-preserve-unknown-fields")
+        ):
             errors.append(fe.required(f"{path}.items.type", "must not be empty for specified array items"))
         errors.extend(_schema_errors(items, f"{path}.items"))
     errors.extend(_list_type_errors(schema, path))
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and (problem := pattern_error(pattern)) is not None:
-        errors.append(fe.invalid(f"{path}.pattern", pattern,
-                                 f"must be a valid regular expression, but isn't: {problem}"))
+        errors.append(
+            fe.invalid(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: {problem}")
+        )
     for index, rule in enumerate(schema.get("x-kubernetes-validations") or ()):
         errors.extend(_rule_errors(rule, f"{path}.x-kubernetes-validations[{index}]"))
     return errors
@@ -140,33 +164,52 @@ def _list_type_errors(schema: JSONDict, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     if list_type is None:
         if keys:
-            errors.append(fe.forbidden(f"{path}.x-kubernetes-list-map-keys",
-                                       "must be empty if x-kubernetes-list-type is not map"))
+            errors.append(
+                fe.forbidden(f"{path}.x-kubernetes-list-map-keys", "must be empty if x-kubernetes-list-type is not map")
+            )
         return errors
     if list_type not in _LIST_TYPES:
         return [fe.not_supported(f"{path}.x-kubernetes-list-type", list_type, _LIST_TYPES)]
     if schema.get("type") != "array":
-        errors.append(fe.invalid(f"{path}.type", schema.get("type"),
-                                 "must be array if x-kubernetes-list-type is specified"))
+        errors.append(
+            fe.invalid(f"{path}.type", schema.get("type"), "must be array if x-kubernetes-list-type is specified")
+        )
     items = _dict(schema.get("items"))
     if list_type == "map":
         if not keys:
-            errors.append(fe.required(f"{path}.x-kubernetes-list-map-keys",
-                                      "must not be empty if x-kubernetes-list-type is map"))
+            errors.append(
+                fe.required(f"{path}.x-kubernetes-list-map-keys", "must not be empty if x-kubernetes-list-type is map")
+            )
         if items.get("type") != "object":
-            errors.append(fe.invalid(f"{path}.items.type", items.get("type"),
-                                     "must be object if parent array's x-kubernetes-list-type is map"))
+            errors.append(
+                fe.invalid(
+                    f"{path}.items.type",
+                    items.get("type"),
+                    "must be object if parent array's x-kubernetes-list-type is map",
+                )
+            )
         properties = _dict(items.get("properties"))
         for index, key in enumerate(keys or ()):
             if key not in properties:
-                errors.append(fe.invalid(f"{path}.x-kubernetes-list-map-keys[{index}]", key,
-                                         "entries must all be names of item properties"))
+                errors.append(
+                    fe.invalid(
+                        f"{path}.x-kubernetes-list-map-keys[{index}]",
+                        key,
+                        "entries must all be names of item properties",
+                    )
+                )
     elif keys:
-        errors.append(fe.forbidden(f"{path}.x-kubernetes-list-map-keys",
-                                   "must be empty if x-kubernetes-list-type is not map"))
+        errors.append(
+            fe.forbidden(f"{path}.x-kubernetes-list-map-keys", "must be empty if x-kubernetes-list-type is not map")
+        )
     if list_type == "set" and items.get("type") in ("object", "array"):
-        errors.append(fe.invalid(f"{path}.items.type", items.get("type"),
-                                 "must be a scalar type if parent array's x-kubernetes-list-type is set"))
+        errors.append(
+            fe.invalid(
+                f"{path}.items.type",
+                items.get("type"),
+                "must be a scalar type if parent array's x-kubernetes-list-type is set",
+            )
+        )
     return errors
 
 
@@ -181,8 +224,11 @@ def _rule_errors(rule: Any, path: str) -> list[FieldError]:
         errors.append(fe.invalid(f"{path}.rule", text, f"compilation failed: {problem}"))
     message_expression = rule.get("messageExpression")
     if isinstance(message_expression, str) and (problem := rule_compile_error(message_expression)) is not None:
-        errors.append(fe.invalid(f"{path}.messageExpression", message_expression,
-                                 f"messageExpression compilation failed: {problem}"))
+        errors.append(
+            fe.invalid(
+                f"{path}.messageExpression", message_expression, f"messageExpression compilation failed: {problem}"
+            )
+        )
     message = rule.get("message")
     if isinstance(message, str) and message and not message.strip():
         errors.append(fe.invalid(f"{path}.message", message, "must be non-empty if specified"))
@@ -232,10 +278,10 @@ def _scale_errors(scale: Any, path: str) -> list[FieldError]:
         elif not isinstance(value, str) or not value.startswith(under) or value.endswith("."):
             errors.append(fe.invalid(f"{path}.{key}", value, f"should be a json path under {under[:-1]}"))
     selector = scale.get("labelSelectorPath")
-    if selector is not None and (not isinstance(selector, str)
-                                 or not selector.startswith((".spec.", ".status."))):
-        errors.append(fe.invalid(f"{path}.labelSelectorPath", selector,
-                                 "should be a json path under either .spec or .status"))
+    if selector is not None and (not isinstance(selector, str) or not selector.startswith((".spec.", ".status."))):
+        errors.append(
+            fe.invalid(f"{path}.labelSelectorPath", selector, "should be a json path under either .spec or .status")
+        )
     return errors
 
 
@@ -259,8 +305,13 @@ def _versions_errors(versions: Any) -> list[FieldError]:
 
 def _check_versions(versions: Any) -> list[FieldError]:
     if not isinstance(versions, list) or not versions:
-        return [fe.invalid("spec.versions", versions if versions is not None else [],
-                           "must have exactly one version marked as storage version")]
+        return [
+            fe.invalid(
+                "spec.versions",
+                versions if versions is not None else [],
+                "must have exactly one version marked as storage version",
+            )
+        ]
     errors: list[FieldError] = []
     names: list[Any] = []
     for index, version in enumerate(versions):
@@ -284,11 +335,21 @@ def _check_versions(versions: Any) -> list[FieldError]:
     if len(set(map(str, names))) != len(names):
         errors.append(fe.invalid("spec.versions", [n for n in names], "must contain unique version names"))
     if sum(1 for v in versions if _dict(v).get("storage") is True) != 1:
-        errors.append(fe.invalid("spec.versions", [_dict(v).get("name") for v in versions],
-                                 "must have exactly one version marked as storage version"))
+        errors.append(
+            fe.invalid(
+                "spec.versions",
+                [_dict(v).get("name") for v in versions],
+                "must have exactly one version marked as storage version",
+            )
+        )
     if not any(_dict(v).get("served") is True for v in versions):
-        errors.append(fe.invalid("spec.versions", [_dict(v).get("name") for v in versions],
-                                 "must have at least one version marked as served"))
+        errors.append(
+            fe.invalid(
+                "spec.versions",
+                [_dict(v).get("name") for v in versions],
+                "must have at least one version marked as served",
+            )
+        )
     return errors
 
 
@@ -331,5 +392,8 @@ def _stored_versions_errors(crd: JSONDict, spec: JSONDict) -> list[FieldError]:
     if not stored:
         return []
     listed = {_dict(v).get("name") for v in spec.get("versions") or ()}
-    return [fe.invalid(f"status.storedVersions[{index}]", version, "must appear in spec.versions")
-            for index, version in enumerate(stored) if version not in listed]
+    return [
+        fe.invalid(f"status.storedVersions[{index}]", version, "must appear in spec.versions")
+        for index, version in enumerate(stored)
+        if version not in listed
+    ]

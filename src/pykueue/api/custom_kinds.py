@@ -43,10 +43,18 @@ def crd_names(crd: JSONDict) -> JSONDict:
 
 
 def _columns(version: JSONDict) -> tuple[PrinterColumn, ...]:
-    return tuple(PrinterColumn(str(c.get("name", "")), str(c.get("type", "string")), str(c.get("jsonPath", "")),
-                               int(c.get("priority") or 0), str(c.get("description") or ""),
-                               str(c.get("format") or ""))
-                 for c in version.get("additionalPrinterColumns") or () if isinstance(c, dict))
+    return tuple(
+        PrinterColumn(
+            str(c.get("name", "")),
+            str(c.get("type", "string")),
+            str(c.get("jsonPath", "")),
+            int(c.get("priority") or 0),
+            str(c.get("description") or ""),
+            str(c.get("format") or ""),
+        )
+        for c in version.get("additionalPrinterColumns") or ()
+        if isinstance(c, dict)
+    )
 
 
 def _version_name(obj: JSONDict, fallback: str) -> str:
@@ -67,27 +75,39 @@ def custom_kind(crd: JSONDict, known: Mapping[tuple[str, str], KindInfo] | None 
     schemas = {str(v["name"]): _dict(_dict(v.get("schema")).get("openAPIV3Schema")) for v in versions}
     first = versions[0] if versions else {}
     subresources = _dict(first.get("subresources"))
-    selectable = tuple(str(f.get("jsonPath", "")) for f in first.get("selectableFields") or ()
-                       if isinstance(f, dict))
+    selectable = tuple(str(f.get("jsonPath", "")) for f in first.get("selectableFields") or () if isinstance(f, dict))
     info = KindInfo(
-        group=group, kind=str(names.get("kind") or ""), plural=str(names.get("plural") or ""),
-        singular=str(names["singular"]), versions=tuple(str(v["name"]) for v in versions),
+        group=group,
+        kind=str(names.get("kind") or ""),
+        plural=str(names.get("plural") or ""),
+        singular=str(names["singular"]),
+        versions=tuple(str(v["name"]) for v in versions),
         namespaced=spec.get("scope") == "Namespaced",
-        short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
+        short_names=tuple(names.get("shortNames") or ()),
+        categories=tuple(names.get("categories") or ()),
         subresources=tuple(s for s in ("status", "scale") if s in subresources),
         printer_columns={str(v["name"]): _columns(v) for v in versions},
-        schema=schemas, is_crd=True, selectable_fields=selectable,
-        deprecated_versions={str(v["name"]): str(v.get("deprecationWarning") or
-                                                 f"{group}/{v['name']} {names.get('kind')} is deprecated")
-                             for v in versions if v.get("deprecated")},
+        schema=schemas,
+        is_crd=True,
+        selectable_fields=selectable,
+        deprecated_versions={
+            str(v["name"]): str(v.get("deprecationWarning") or f"{group}/{v['name']} {names.get('kind')} is deprecated")
+            for v in versions
+            if v.get("deprecated")
+        },
         scale={k: str(v) for k, v in _dict(subresources.get("scale")).items() if isinstance(v, str)},
     )
     hooked = (known or {}).get((group, info.kind))
     if hooked is not None:
         # Kueue's and JobSet's admission logic (defaulting, validation, conversion webhooks).
-        return dataclasses.replace(info, default=hooked.default, validate=hooked.validate,
-                                   convert=hooked.convert, schema=hooked.schema,
-                                   deprecated_versions=hooked.deprecated_versions or info.deprecated_versions)
+        return dataclasses.replace(
+            info,
+            default=hooked.default,
+            validate=hooked.validate,
+            convert=hooked.convert,
+            schema=hooked.schema,
+            deprecated_versions=hooked.deprecated_versions or info.deprecated_versions,
+        )
     holder: list[KindInfo] = []
 
     def default(obj: JSONDict) -> JSONDict:
@@ -110,6 +130,7 @@ def custom_kind(crd: JSONDict, known: Mapping[tuple[str, str], KindInfo] | None 
 
 # ---------------------------------------------------------------------- the CRD kind itself
 
+
 def _object(description: str, properties: JSONDict | None = None, **extra: Any) -> JSONDict:
     out: JSONDict = {"type": "object", "description": description, **extra}
     if properties is not None:
@@ -125,59 +146,102 @@ def _strings(description: str) -> JSONDict:
     return {"type": "array", "description": description, "items": {"type": "string"}}
 
 
-_NAMES = _object("names specify the resource and kind names for the custom resource.", {
-    "plural": _string("plural is the plural name of the resource to serve. Must be all lowercase."),
-    "singular": _string("singular is the singular name of the resource. Defaults to lowercased kind."),
-    "kind": _string("kind is the serialized kind of the resource. It is normally CamelCase and singular."),
-    "listKind": _string("listKind is the serialized kind of the list for this resource. Defaults to "
-                        "\"`kind`List\"."),
-    "shortNames": _strings("shortNames are short names for the resource, exposed in API discovery."),
-    "categories": _strings("categories is a list of grouped resources this custom resource belongs to "
-                           "(e.g. 'all')."),
-}, required=["plural", "kind"])
+_NAMES = _object(
+    "names specify the resource and kind names for the custom resource.",
+    {
+        "plural": _string("plural is the plural name of the resource to serve. Must be all lowercase."),
+        "singular": _string("singular is the singular name of the resource. Defaults to lowercased kind."),
+        "kind": _string("kind is the serialized kind of the resource. It is normally CamelCase and singular."),
+        "listKind": _string('listKind is the serialized kind of the list for this resource. Defaults to "`kind`List".'),
+        "shortNames": _strings("shortNames are short names for the resource, exposed in API discovery."),
+        "categories": _strings(
+            "categories is a list of grouped resources this custom resource belongs to (e.g. 'all')."
+        ),
+    },
+    required=["plural", "kind"],
+)
 _OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-_VERSION = _object("CustomResourceDefinitionVersion describes a version for CRD.", {
-    "name": _string("name is the version name, e.g. \"v1\", \"v2beta1\"."),
-    "served": {"type": "boolean", "description": "served is a flag enabling/disabling this version from "
-                                                 "being served via REST APIs"},
-    "storage": {"type": "boolean", "description": "storage indicates this version should be used when "
-                                                  "persisting custom resources to storage. There must be "
-                                                  "exactly one version with storage=true."},
-    "deprecated": {"type": "boolean", "description": "deprecated indicates this version of the custom "
-                                                     "resource API is deprecated."},
-    "deprecationWarning": _string("deprecationWarning overrides the default warning returned to API clients."),
-    "schema": _object("schema describes the schema used for validation, pruning, and defaulting of this "
-                      "version of the custom resource.", {"openAPIV3Schema": {
-                          **_OPEN, "description": "openAPIV3Schema is the OpenAPI v3 schema to use for "
-                                                  "validation and pruning."}}),
-    "subresources": _object("subresources specify what subresources this version of the defined custom "
-                            "resource have.", {"status": _OPEN, "scale": _OPEN}),
-    "additionalPrinterColumns": {"type": "array", "description": "additionalPrinterColumns specifies "
-                                 "additional columns returned in Table output.", "items": _OPEN},
-    "selectableFields": {"type": "array", "description": "selectableFields specifies paths to fields that "
-                         "may be used as field selectors.", "items": _OPEN},
-}, required=["name", "served", "storage"])
+_VERSION = _object(
+    "CustomResourceDefinitionVersion describes a version for CRD.",
+    {
+        "name": _string('name is the version name, e.g. "v1", "v2beta1".'),
+        "served": {
+            "type": "boolean",
+            "description": "served is a flag enabling/disabling this version from being served via REST APIs",
+        },
+        "storage": {
+            "type": "boolean",
+            "description": "storage indicates this version should be used when "
+            "persisting custom resources to storage. There must be "
+            "exactly one version with storage=true.",
+        },
+        "deprecated": {
+            "type": "boolean",
+            "description": "deprecated indicates this version of the custom resource API is deprecated.",
+        },
+        "deprecationWarning": _string("deprecationWarning overrides the default warning returned to API clients."),
+        "schema": _object(
+            "schema describes the schema used for validation, pruning, and defaulting of this "
+            "version of the custom resource.",
+            {
+                "openAPIV3Schema": {
+                    **_OPEN,
+                    "description": "openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.",
+                }
+            },
+        ),
+        "subresources": _object(
+            "subresources specify what subresources this version of the defined custom resource have.",
+            {"status": _OPEN, "scale": _OPEN},
+        ),
+        "additionalPrinterColumns": {
+            "type": "array",
+            "description": "additionalPrinterColumns specifies additional columns returned in Table output.",
+            "items": _OPEN,
+        },
+        "selectableFields": {
+            "type": "array",
+            "description": "selectableFields specifies paths to fields that may be used as field selectors.",
+            "items": _OPEN,
+        },
+    },
+    required=["name", "served", "storage"],
+)
 CRD_SCHEMA: JSONDict = _object(
     "CustomResourceDefinition represents a resource that should be exposed on the API server. Its name "
-    "MUST be in the format <.spec.name>.<.spec.group>.", {
+    "MUST be in the format <.spec.name>.<.spec.group>.",
+    {
         "apiVersion": _string("APIVersion defines the versioned schema of this representation of an object."),
         "kind": _string("Kind is a string value representing the REST resource this object represents."),
         "metadata": {"type": "object"},
-        "spec": _object("spec describes how the user wants the resources to appear", {
-            "group": _string("group is the API group of the defined custom resource."),
-            "names": _NAMES,
-            "scope": _string("scope indicates whether the defined custom resource is cluster- or "
-                             "namespace-scoped. Allowed values are `Cluster` and `Namespaced`."),
-            "versions": {"type": "array", "description": "versions is the list of all API versions of the "
-                         "defined custom resource.", "items": _VERSION},
-            "conversion": {**_OPEN, "description": "conversion defines conversion settings for the CRD."},
-            "preserveUnknownFields": {"type": "boolean", "description": "preserveUnknownFields indicates "
-                                      "that object fields which are not specified in the OpenAPI schema "
-                                      "should be preserved when persisting to storage."},
-        }, required=["group", "names", "scope", "versions"]),
-        "status": {**_OPEN, "description": "status indicates the actual state of the "
-                   "CustomResourceDefinition"},
-    }, required=["spec"])
+        "spec": _object(
+            "spec describes how the user wants the resources to appear",
+            {
+                "group": _string("group is the API group of the defined custom resource."),
+                "names": _NAMES,
+                "scope": _string(
+                    "scope indicates whether the defined custom resource is cluster- or "
+                    "namespace-scoped. Allowed values are `Cluster` and `Namespaced`."
+                ),
+                "versions": {
+                    "type": "array",
+                    "description": "versions is the list of all API versions of the defined custom resource.",
+                    "items": _VERSION,
+                },
+                "conversion": {**_OPEN, "description": "conversion defines conversion settings for the CRD."},
+                "preserveUnknownFields": {
+                    "type": "boolean",
+                    "description": "preserveUnknownFields indicates "
+                    "that object fields which are not specified in the OpenAPI schema "
+                    "should be preserved when persisting to storage.",
+                },
+            },
+            required=["group", "names", "scope", "versions"],
+        ),
+        "status": {**_OPEN, "description": "status indicates the actual state of the CustomResourceDefinition"},
+    },
+    required=["spec"],
+)
 
 
 def _validate_crd(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
@@ -198,9 +262,17 @@ def _default_crd(obj: JSONDict) -> JSONDict:
 
 
 CRD_KIND = KindInfo(
-    group=CRD_GROUP, kind="CustomResourceDefinition", plural="customresourcedefinitions",
-    singular="customresourcedefinition", versions=(CRD_VERSION,), namespaced=False,
-    short_names=("crd", "crds"), categories=("api-extensions",), subresources=("status",),
+    group=CRD_GROUP,
+    kind="CustomResourceDefinition",
+    plural="customresourcedefinitions",
+    singular="customresourcedefinition",
+    versions=(CRD_VERSION,),
+    namespaced=False,
+    short_names=("crd", "crds"),
+    categories=("api-extensions",),
+    subresources=("status",),
     printer_columns={CRD_VERSION: (PrinterColumn("Created At", "string", ".metadata.creationTimestamp"),)},
-    schema={CRD_VERSION: CRD_SCHEMA}, default=_default_crd, validate=_validate_crd,
+    schema={CRD_VERSION: CRD_SCHEMA},
+    default=_default_crd,
+    validate=_validate_crd,
 )

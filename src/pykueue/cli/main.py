@@ -17,6 +17,7 @@ import typer
 from typer.exceptions import TyperException
 
 from pykueue.cli.bench import bench_app
+from pykueue.cli.crds import crds
 from pykueue.cli.demo import demo
 from pykueue.cli.kueuectl.actions import version
 from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
@@ -56,6 +57,7 @@ def _global_options(
 
 app.command()(up)
 app.command()(demo)
+app.command()(crds)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
 add_verbs(app)  # kueuectl's verbs (create, list, stop, resume, delete, get/describe/edit/patch) and explain
 app.command()(version)

@@ -33,8 +33,12 @@ if TYPE_CHECKING:
 __all__ = ["CrdController"]
 
 _MANAGER = "kube-apiserver"
-_NAME_KEYS = (("plural", "PluralConflict"), ("singular", "SingularConflict"), ("kind", "KindConflict"),
-              ("listKind", "ListKindConflict"))
+_NAME_KEYS = (
+    ("plural", "PluralConflict"),
+    ("singular", "SingularConflict"),
+    ("kind", "KindConflict"),
+    ("listKind", "ListKindConflict"),
+)
 _RENDERED: dict[int, tuple[KindInfo, JSONDict]] = {}
 
 
@@ -47,8 +51,13 @@ def _rendered(info: KindInfo) -> JSONDict:
 
 
 def _condition(kind: str, ok: bool, reason: str, message: str, now: str) -> JSONDict:
-    return {"type": kind, "status": "True" if ok else "False", "lastTransitionTime": now,
-            "reason": reason, "message": message}
+    return {
+        "type": kind,
+        "status": "True" if ok else "False",
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def _dict(value: Any) -> JSONDict:
@@ -95,8 +104,7 @@ class CrdController:
                 continue
             if current.get("spec") != crd["spec"]:
                 new = {**current, "spec": crd["spec"]}
-                registry.update_stored(CRD_KIND, current, new, subresource="", dry_run=False,
-                                       field_manager="pykueue")
+                registry.update_stored(CRD_KIND, current, new, subresource="", dry_run=False, field_manager="pykueue")
 
     # ------------------------------------------------------------------ after writes
 
@@ -123,17 +131,20 @@ class CrdController:
             self._kinds.add(kind)
             self._served_by[name] = (group, kind.plural)
             status["acceptedNames"] = names
-            conditions = [_condition("NamesAccepted", True, "NoConflicts", "no conflicts found", now),
-                          _condition("Established", True, "InitialNamesAccepted",
-                                     "the initial names have been accepted", now)]
+            conditions = [
+                _condition("NamesAccepted", True, "NoConflicts", "no conflicts found", now),
+                _condition("Established", True, "InitialNamesAccepted", "the initial names have been accepted", now),
+            ]
             stored_versions = list(status.get("storedVersions") or ())
             if kind.storage_version not in stored_versions:
                 stored_versions.append(kind.storage_version)
             status["storedVersions"] = stored_versions
         else:
             reason, message = conflict
-            conditions = [_condition("NamesAccepted", False, reason, message, now),
-                          _condition("Established", False, "NotAccepted", "not all names are accepted", now)]
+            conditions = [
+                _condition("NamesAccepted", False, reason, message, now),
+                _condition("Established", False, "NotAccepted", "not all names are accepted", now),
+            ]
             status.setdefault("acceptedNames", {"plural": "", "kind": ""})
             status.setdefault("storedVersions", [])
         for condition in conditions:  # an unchanged condition keeps its transition time
@@ -142,14 +153,20 @@ class CrdController:
                 condition["lastTransitionTime"] = old["lastTransitionTime"]
         status["conditions"] = conditions
         if status != crd.get("status"):
-            self._registry.update_stored(CRD_KIND, crd, {**crd, "status": status}, subresource="status",
-                                         dry_run=False, field_manager=_MANAGER)
+            self._registry.update_stored(
+                CRD_KIND, crd, {**crd, "status": status}, subresource="status", dry_run=False, field_manager=_MANAGER
+            )
 
     def _conflict(self, name: str, group: str, names: JSONDict) -> tuple[str, str] | None:
         """(reason, message) when another kind of ``group`` already uses one of ``names``."""
         own = self._served_by.get(name)
-        used: dict[str, set[str]] = {"plural": set(), "singular": set(), "kind": set(), "listKind": set(),
-                                     "shortNames": set()}
+        used: dict[str, set[str]] = {
+            "plural": set(),
+            "singular": set(),
+            "kind": set(),
+            "listKind": set(),
+            "shortNames": set(),
+        }
         for kind in self._kinds:
             if kind.group != group or (kind.group, kind.plural) == own:
                 continue

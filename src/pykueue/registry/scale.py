@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = ["get_scale", "patch_scale", "update_scale"]
 
-_MERGE_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json",
-                "application/apply-patch+yaml")
+_MERGE_TYPES = (
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
 
 
 def _path(path: str) -> list[str]:
@@ -65,18 +68,33 @@ def _scale_of(kind: KindInfo, obj: JSONDict) -> JSONDict:
         selector = _read(obj, selector_path)
         if isinstance(selector, str) and selector:
             status["selector"] = selector
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {k: metadata[k] for k in ("name", "namespace", "uid", "resourceVersion",
-                                                  "creationTimestamp") if k in metadata},
-            "spec": {"replicas": replicas if isinstance(replicas, int) else 0}, "status": status}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: metadata[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in metadata
+        },
+        "spec": {"replicas": replicas if isinstance(replicas, int) else 0},
+        "status": status,
+    }
 
 
 def get_scale(registry: Registry, kind: KindInfo, namespace: str, name: str) -> JSONDict:
     return _scale_of(kind, registry.get_stored(kind, namespace, name))
 
 
-def update_scale(registry: Registry, kind: KindInfo, namespace: str, name: str, scale: Any, *,
-                 dry_run: bool = False, field_manager: str | None = None) -> JSONDict:
+def update_scale(
+    registry: Registry,
+    kind: KindInfo,
+    namespace: str,
+    name: str,
+    scale: Any,
+    *,
+    dry_run: bool = False,
+    field_manager: str | None = None,
+) -> JSONDict:
     """Set the replicas of ``scale`` (an autoscaling/v1 Scale) on the object; the new Scale."""
     if not isinstance(scale, dict):
         raise BadRequest("the body of the request must be a JSON or YAML object")
@@ -84,25 +102,39 @@ def update_scale(registry: Registry, kind: KindInfo, namespace: str, name: str, 
     if replicas is None:
         replicas = 0
     if isinstance(replicas, bool) or not isinstance(replicas, int):
-        raise Invalid("Scale", name, [fe.type_invalid("spec.replicas", replicas, "must be an integer")],
-                      group="autoscaling")
+        raise Invalid(
+            "Scale", name, [fe.type_invalid("spec.replicas", replicas, "must be an integer")], group="autoscaling"
+        )
     if replicas < 0:
-        raise Invalid("Scale", name, [fe.invalid("spec.replicas", replicas,
-                                                 "must be greater than or equal to 0")], group="autoscaling")
+        raise Invalid(
+            "Scale",
+            name,
+            [fe.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+            group="autoscaling",
+        )
     current = registry.get_stored(kind, namespace, name)
-    expected = (scale.get("metadata") or {}).get("resourceVersion") if isinstance(scale.get("metadata"),
-                                                                                  dict) else None
+    expected = (scale.get("metadata") or {}).get("resourceVersion") if isinstance(scale.get("metadata"), dict) else None
     if expected and expected != current["metadata"].get("resourceVersion"):
         raise Conflict.stale(kind.plural, name, kind.group)
     new = json_copy(current)
     _write(new, kind.scale.get("specReplicasPath", ".spec.replicas"), replicas)
-    stored = registry.update_stored(kind, current, new, subresource="scale", dry_run=dry_run,
-                                    field_manager=field_manager)
+    stored = registry.update_stored(
+        kind, current, new, subresource="scale", dry_run=dry_run, field_manager=field_manager
+    )
     return _scale_of(kind, stored)
 
 
-def patch_scale(registry: Registry, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str,
-                *, dry_run: bool = False, field_manager: str | None = None) -> JSONDict:
+def patch_scale(
+    registry: Registry,
+    kind: KindInfo,
+    namespace: str,
+    name: str,
+    patch: bytes,
+    content_type: str,
+    *,
+    dry_run: bool = False,
+    field_manager: str | None = None,
+) -> JSONDict:
     """``kubectl scale``: a merge (or JSON) patch of the Scale, written as :func:`update_scale`."""
     media = content_type.split(";", 1)[0].strip().lower()
     scale = get_scale(registry, kind, namespace, name)
@@ -117,8 +149,10 @@ def patch_scale(registry: Registry, kind: KindInfo, namespace: str, name: str, p
             raise BadRequest("the body of the request must be a JSON or YAML object")
         patched = json_merge_patch.merge(json_copy(scale), body)
     else:
-        raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
-                                   f"types include: application/json-patch+json, {', '.join(_MERGE_TYPES)}")
+        raise UnsupportedMediaType(
+            f"the body of the request was in an unknown format - accepted media "
+            f"types include: application/json-patch+json, {', '.join(_MERGE_TYPES)}"
+        )
     if isinstance(patched, dict) and isinstance(patched.get("metadata"), dict):
         patched["metadata"].pop("resourceVersion", None)  # a patch applies to the latest version
     return update_scale(registry, kind, namespace, name, patched, dry_run=dry_run, field_manager=field_manager)
