@@ -22,7 +22,7 @@ from pykueue.api.defaulting import apply_schema_defaults
 from pykueue.api.jsoncopy import json_copy
 from pykueue.api.kinds import FieldError, JSONDict, KindInfo, PrinterColumn
 
-__all__ = ["CRD_GROUP", "CRD_KIND", "CRD_RESOURCE", "CRD_VERSION", "crd_names", "custom_kind"]
+__all__ = ["CRD_GROUP", "CRD_KIND", "CRD_RESOURCE", "CRD_VERSION", "crd_names", "custom_kind", "list_keys"]
 
 CRD_GROUP = "apiextensions.k8s.io"
 CRD_VERSION = "v1"
@@ -55,6 +55,24 @@ def _columns(version: JSONDict) -> tuple[PrinterColumn, ...]:
         for c in version.get("additionalPrinterColumns") or ()
         if isinstance(c, dict)
     )
+
+
+def list_keys(schema: Any, path: str = "") -> dict[str, str]:
+    """Server-side apply's list identities from a structural schema: the dotted path of every list
+    (indices elided) -> its ``x-kubernetes-list-map-keys`` joined by commas, or "" for a set."""
+    out: dict[str, str] = {}
+    if not isinstance(schema, dict):
+        return out
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type == "map" and schema.get("x-kubernetes-list-map-keys"):
+        out[path] = ",".join(str(k) for k in schema["x-kubernetes-list-map-keys"])
+    elif list_type == "set":
+        out[path] = ""
+    for name, sub in _dict(schema.get("properties")).items():
+        out.update(list_keys(sub, f"{path}.{name}" if path else str(name)))
+    if isinstance(schema.get("items"), dict):
+        out.update(list_keys(schema["items"], path))
+    return out
 
 
 def _version_name(obj: JSONDict, fallback: str) -> str:
@@ -96,6 +114,7 @@ def custom_kind(crd: JSONDict, known: Mapping[tuple[str, str], KindInfo] | None 
             if v.get("deprecated")
         },
         scale={k: str(v) for k, v in _dict(subresources.get("scale")).items() if isinstance(v, str)},
+        strategic_merge_keys=list_keys(schemas.get(str(first.get("name")), {})),
     )
     hooked = (known or {}).get((group, info.kind))
     if hooked is not None:
@@ -106,6 +125,7 @@ def custom_kind(crd: JSONDict, known: Mapping[tuple[str, str], KindInfo] | None 
             validate=hooked.validate,
             convert=hooked.convert,
             schema=hooked.schema,
+            strategic_merge_keys=hooked.strategic_merge_keys or info.strategic_merge_keys,
             deprecated_versions=hooked.deprecated_versions or info.deprecated_versions,
         )
     holder: list[KindInfo] = []

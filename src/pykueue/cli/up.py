@@ -42,7 +42,10 @@ async def _run(options: EmbeddedOptions) -> None:
     kubeconfig = options.kubeconfig.resolve()
     print(f"pykueue is up at {embedded.url}", flush=True)
     print(f"  kubeconfig: {kubeconfig} (context 'pykueue')", flush=True)
-    print(f"  try: KUBECONFIG={kubeconfig} kubectl get clusterqueues", flush=True)
+    if options.kueue:
+        print(f"  try: KUBECONFIG={kubeconfig} kubectl get clusterqueues", flush=True)
+    else:  # a bare cluster: Kueue's kinds come with their CRDs
+        print(f"  try: pykueue crds | KUBECONFIG={kubeconfig} kubectl apply --server-side -f -", flush=True)
     try:
         await stop.wait()
     finally:

@@ -228,3 +228,28 @@ def test_a_bare_registry_serves_kueue_once_its_crds_are_created(clock: ManualClo
     ]
     v1beta1 = registry.kind_for("kueue.x-k8s.io", "v1beta1", "clusterqueues")
     assert v1beta1.deprecated_versions["v1beta1"] == "This version is deprecated. Use v1beta2 instead."
+
+
+def test_server_side_apply_merges_lists_by_the_schemas_map_keys(registry: Registry) -> None:
+    crd = widget_crd(
+        ports={
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}, "number": {"type": "integer"}},
+            },
+        }
+    )
+    kind = install(registry, crd)
+    for manager, port in (("one", {"name": "http", "number": 80}), ("two", {"name": "https", "number": 443})):
+        body = orjson.dumps(widget("a", ports=[port]))
+        applied, _ = registry.patch(
+            kind, "default", "a", body, "application/apply-patch+yaml", version="v1", field_manager=manager
+        )
+    assert applied["spec"]["ports"] == [{"name": "http", "number": 80}, {"name": "https", "number": 443}]
+    with pytest.raises(ApiError) as refused:  # CRDs take no strategic merge patch, as in kube-apiserver
+        registry.patch(kind, "default", "a", b"{}", "application/strategic-merge-patch+json", version="v1")
+    assert refused.value.code == 415
