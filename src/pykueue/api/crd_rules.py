@@ -20,7 +20,7 @@ import orjson
 
 from pykueue.api import field_errors as fe
 from pykueue.api.kinds import FieldError, JSONDict
-from pykueue.api.structural import pattern_error, rule_compile_error
+from pykueue.api.structural import pattern_error, rule_compile_error, validate_schema
 
 __all__ = ["validate_crd"]
 
@@ -155,6 +155,11 @@ def _schema_errors(schema: Any, path: str, *, root: bool = False) -> list[FieldE
         )
     for index, rule in enumerate(schema.get("x-kubernetes-validations") or ()):
         errors.extend(_rule_errors(rule, f"{path}.x-kubernetes-validations[{index}]"))
+    if "default" in schema and not errors:
+        # a default must itself be valid against its schema (CEL rules aside: kube runs those too,
+        # but a rule may read siblings a lone default does not have)
+        plain = {k: v for k, v in schema.items() if k not in ("default", "x-kubernetes-validations")}
+        errors.extend(validate_schema(plain, schema["default"], path=f"{path}.default"))
     return errors
 
 
@@ -375,6 +380,15 @@ def validate_crd(crd: JSONDict, old: JSONDict | None) -> list[FieldError]:
         errors.append(fe.not_supported("spec.scope", scope, ("Cluster", "Namespaced")))
     errors.extend(_names_errors(names))
     errors.extend(_versions_errors(spec.get("versions")))
+    if spec.get("preserveUnknownFields") is True:
+        errors.append(
+            fe.invalid(
+                "spec.preserveUnknownFields",
+                True,
+                "cannot set to true, set "
+                "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+            )
+        )
     strategy = _dict(spec.get("conversion")).get("strategy")
     if strategy is not None and strategy not in ("None", "Webhook"):
         errors.append(fe.not_supported("spec.conversion.strategy", strategy, ("None", "Webhook")))

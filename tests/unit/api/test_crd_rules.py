@@ -301,6 +301,34 @@ CASES: list[tuple[str, Callable[[Crd], None], FieldError]] = [
         ),
     ),
     (
+        "default-not-in-enum",
+        _add_prop("size", {"type": "string", "enum": ["s", "m"], "default": "xl"}),
+        FieldError(
+            f"{SCHEMA}.properties[spec].properties[size].default",
+            'Unsupported value: "xl": supported values: "s", "m"',
+            "FieldValueNotSupported",
+        ),
+    ),
+    (
+        "default-wrong-type",
+        _add_prop("n", {"type": "integer", "default": "one"}),
+        FieldError(
+            f"{SCHEMA}.properties[spec].properties[n].default",
+            f'Invalid value: "string": {SCHEMA}.properties[spec].properties[n].default in body must be of '
+            'type integer: "string"',
+            "FieldValueTypeInvalid",
+        ),
+    ),
+    (
+        "preserve-unknown-fields",
+        _set("spec.preserveUnknownFields", True),
+        FieldError(
+            "spec.preserveUnknownFields",
+            "Invalid value: true: cannot set to true, set "
+            "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+        ),
+    ),
+    (
         "column-path",
         _set("spec.versions.0.additionalPrinterColumns", [{"name": "Size", "type": "string", "jsonPath": "spec.size"}]),
         FieldError(
