@@ -74,8 +74,9 @@ class CrdController:
         self._served_by: dict[str, tuple[str, str]] = {}
         """CRD name -> (group, plural) of the kind it serves."""
         self._pinned: dict[str, Any] = {}
-        """CRD name -> the spec rendered for a kind the registry was given: while the stored CRD
-        keeps that spec, the given KindInfo is served as it is."""
+        """CRD name -> the spec its served kind was built from (or rendered from, for a kind the
+        registry was given): while the stored CRD keeps that spec, the served kind stays as it is
+        (a status write neither rebuilds it nor invalidates the OpenAPI documents)."""
 
     # ------------------------------------------------------------------ start-up
 
@@ -121,14 +122,16 @@ class CrdController:
         status = dict(_dict(crd.get("status")))
         old_conditions = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, dict)}
         if conflict is None:
-            kind = self._kinds.get(*self._served_by[name]) if self._pinned.get(name) == spec else None
-            if kind is None:
+            previous = self._served_by.get(name)
+            kind = self._kinds.get(*previous) if previous is not None and self._pinned.get(name) == spec else None
+            if kind is None:  # not a kind the registry was given, or its CRD changed since
                 self._pinned.pop(name, None)
                 kind = custom_kind(crd, self._known)
-            previous = self._served_by.get(name)
+                self._pinned[name] = spec  # a status write of this spec keeps the kind as it is
             if previous is not None and previous != (group, kind.plural):
                 self._kinds.remove(*previous)
-            self._kinds.add(kind)
+            if self._kinds.get(group, kind.plural) is not kind:
+                self._kinds.add(kind)
             self._served_by[name] = (group, kind.plural)
             status["acceptedNames"] = names
             conditions = [
@@ -186,6 +189,7 @@ class CrdController:
 
     def deleted(self, crd: JSONDict) -> None:
         """A CRD is gone: stop serving its kind and delete every object of it."""
+        self._pinned.pop(crd["metadata"]["name"], None)
         served = self._served_by.pop(crd["metadata"]["name"], None)
         if served is None:
             return

@@ -253,3 +253,35 @@ def test_server_side_apply_merges_lists_by_the_schemas_map_keys(registry: Regist
     with pytest.raises(ApiError) as refused:  # CRDs take no strategic merge patch, as in kube-apiserver
         registry.patch(kind, "default", "a", b"{}", "application/strategic-merge-patch+json", version="v1")
     assert refused.value.code == 415
+
+
+def test_list_with_selectors_and_pages(registry: Registry) -> None:
+    kind = install(registry)
+    for name, team in (("a", "x"), ("b", "y"), ("c", "x"), ("d", "x")):
+        body = widget(name)
+        body["metadata"]["labels"] = {"team": team}
+        registry.create(kind, "default", body, version="v1")
+    first = registry.list(kind, "default", version="v1beta1", label_selector="team=x", limit=2)
+    assert [o["metadata"]["name"] for o in first["items"]] == ["a", "c"]
+    assert first["items"][0]["apiVersion"] == "example.com/v1beta1"
+    rest = registry.list(
+        kind, "default", version="v1", label_selector="team=x", continue_token=first["metadata"]["continue"]
+    )
+    assert [o["metadata"]["name"] for o in rest["items"]] == ["d"]
+    by_name = registry.list(kind, "default", version="v1", field_selector="metadata.name=b")
+    assert [o["metadata"]["name"] for o in by_name["items"]] == ["b"]
+
+
+def test_the_served_kind_is_rebuilt_only_when_the_crd_spec_changes(registry: Registry) -> None:
+    kind = install(registry)
+    generation = registry.kinds_generation
+    crd = registry.get(CRD_KIND, "", "widgets.example.com", version="v1")
+    crd["metadata"]["labels"] = {"touched": "yes"}
+    registry.update(CRD_KIND, "", "widgets.example.com", crd, version="v1")
+    assert registry.kind_for(GROUP, "v1", "widgets") is kind
+    assert registry.kinds_generation == generation  # the OpenAPI documents stay valid
+    crd = registry.get(CRD_KIND, "", "widgets.example.com", version="v1")
+    crd["spec"]["names"]["shortNames"] = ["wdg"]
+    registry.update(CRD_KIND, "", "widgets.example.com", crd, version="v1")
+    assert registry.kind_for(GROUP, "v1", "widgets").short_names == ("wdg",)
+    assert registry.kinds_generation > generation
