@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -26,8 +27,8 @@ from pykueue.api import field_errors as fe
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity
 
-__all__ = ["compile_rules", "pattern_error", "rule_compile_error", "strict_decoding_error", "unknown_field_paths",
-           "validate_schema"]
+__all__ = ["compile_rules", "pattern_error", "rule_compile_error", "strict_decoding_error", "trust_patterns",
+           "unknown_field_paths", "validate_schema"]
 
 _MISSING = object()
 _EMBEDDED_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
@@ -38,16 +39,47 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
+_UNANCHORED = re2._Anchor.UNANCHORED
+_TRUSTED_PATTERNS: set[str] = set()
+"""Patterns of pykueue's own schemas (Kueue's, JobSet's, the built-in kinds'): known to run in linear
+time under Python's ``re`` too, which is ~3x faster per match than RE2's binding on these short
+values. Every other pattern (any CRD's) is matched by RE2."""
+
+
+def trust_patterns(schema: Any) -> None:
+    """Record the patterns of one of pykueue's own schemas (see ``_TRUSTED_PATTERNS``)."""
+    if isinstance(schema, dict):
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            _TRUSTED_PATTERNS.add(pattern)
+        for value in schema.values():
+            if isinstance(value, (dict, list)):
+                trust_patterns(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            trust_patterns(item)
 
 
 @cache
-def _regex(pattern: str) -> Any:
-    """Compile a schema ``pattern`` with RE2 semantics (linear time: a user's regex cannot hang the
-    server, as in kube-apiserver); None when RE2 rejects it."""
+def _regex(pattern: str) -> Callable[[str], bool] | None:
+    """A matcher for a schema ``pattern`` with RE2 semantics (linear time: a user's regex cannot hang
+    the server, as in kube-apiserver); None when RE2 rejects the pattern."""
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
+        compiled = re2.compile(pattern, _RE2_OPTIONS)
     except re2.error:
         return None
+    if pattern in _TRUSTED_PATTERNS:
+        with contextlib.suppress(re.error):
+            return re.compile(pattern).search  # type: ignore[return-value]
+    regexp = getattr(compiled, "_regexp", None)
+    if regexp is None:  # another binding version: the public (slower) search
+        return lambda value: compiled.search(value) is not None
+
+    def matches(value: str) -> bool:
+        encoded = value.encode()
+        return bool(regexp.Match(_UNANCHORED, encoded, 0, len(encoded))[0][0] >= 0)
+
+    return matches
 
 
 def pattern_error(pattern: str) -> str | None:
@@ -334,7 +366,7 @@ class _Walker:
                     parse_quantity(value)
                 except QuantityError as exc:
                     errors.append(fe.invalid(_render(lazy_path), value, str(exc)))
-            elif pattern and (compiled := _regex(pattern)) is not None and not compiled.search(value):
+            elif pattern and (matcher := _regex(pattern)) is not None and not matcher(value):
                 path = _render(lazy_path)
                 errors.append(fe.invalid(path, value, f"{path} in body should match '{pattern}'"))
             if fmt == "date-time" and not _DATE_TIME.match(value):

@@ -230,3 +230,38 @@ def test_unknown_fields_are_pruned_except_where_preserved() -> None:
         "extra": {"anything": {"goes": 1}},
         "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": "1"}},
     }
+
+
+def test_a_crds_patterns_have_re2_semantics() -> None:
+    # Python's re would let "$" match before a trailing newline; RE2 (as kube-apiserver) does not
+    crd = {
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {"code": {"type": "string", "pattern": "^[a-z]+$"}},
+                                }
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    info = custom_kind(crd)
+    assert info.validate(thing(code="abc"), None) == []
+    assert info.validate(thing(code="abc\n"), None) == [
+        FieldError("spec.code", "Invalid value: \"abc\\n\": spec.code in body should match '^[a-z]+$'")
+    ]
