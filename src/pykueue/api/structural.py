@@ -24,6 +24,7 @@ import orjson
 import re2
 
 from pykueue.api import field_errors as fe
+from pykueue.api.formats import format_ok
 from pykueue.api.kinds import FieldError, JSONDict
 from pykueue.api.quantity import QuantityError, parse_quantity
 
@@ -33,7 +34,6 @@ __all__ = ["compile_rules", "pattern_error", "rule_compile_error", "strict_decod
 _MISSING = object()
 _EMBEDDED_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
 """What an ``x-kubernetes-embedded-resource`` object holds besides its declared properties."""
-_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 
@@ -369,11 +369,13 @@ class _Walker:
             elif pattern and (matcher := _regex(pattern)) is not None and not matcher(value):
                 path = _render(lazy_path)
                 errors.append(fe.invalid(path, value, f"{path} in body should match '{pattern}'"))
-            if fmt == "date-time" and not _DATE_TIME.match(value):
+            if fmt == "byte":
+                if len(value) % 4 or not _BASE64.match(value):
+                    errors.append(fe.invalid(_render(lazy_path), value, "illegal base64 data"))
+            elif fmt and not format_ok(fmt, value):
                 path = _render(lazy_path)
-                errors.append(fe.invalid(path, value, f"{path} in body must be of type date-time: {value!r}"))
-            elif fmt == "byte" and (len(value) % 4 or not _BASE64.match(value)):
-                errors.append(fe.invalid(_render(lazy_path), value, "illegal base64 data"))
+                detail = f"{path} in body must be of type {fmt}: {fe.render_value(value)}"
+                errors.append(fe.invalid(path, value, detail))
             if "maxLength" in schema and len(value) > schema["maxLength"]:
                 errors.append(fe.too_long(_render(lazy_path), schema["maxLength"]))
             if "minLength" in schema and len(value) < schema["minLength"]:

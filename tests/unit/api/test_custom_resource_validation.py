@@ -17,6 +17,8 @@ SPEC: dict[str, Any] = {
         "size": {"type": "string", "enum": ["small", "large"]},
         "name": {"type": "string", "pattern": "^(a+)+$"},
         "at": {"type": "string", "format": "date-time"},
+        "id": {"type": "string", "format": "uuid"},
+        "ip": {"type": "string", "format": "ipv4"},
         "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
         "ports": {
             "type": "array",
@@ -106,9 +108,15 @@ def errors(spec: dict[str, Any], old: dict[str, Any] | None = None) -> list[Fiel
         ),
         (
             {"at": "yesterday"},
-            FieldError(
-                "spec.at", "Invalid value: \"yesterday\": spec.at in body must be of type date-time: 'yesterday'"
-            ),
+            FieldError("spec.at", 'Invalid value: "yesterday": spec.at in body must be of type date-time: "yesterday"'),
+        ),
+        (
+            {"id": "not-a-uuid"},
+            FieldError("spec.id", 'Invalid value: "not-a-uuid": spec.id in body must be of type uuid: "not-a-uuid"'),
+        ),
+        (
+            {"ip": "10.0.0.256"},
+            FieldError("spec.ip", 'Invalid value: "10.0.0.256": spec.ip in body must be of type ipv4: "10.0.0.256"'),
         ),
         ({"tags": ["a", "a"]}, FieldError("spec.tags[1]", 'Duplicate value: "a"', "FieldValueDuplicate")),
         (
@@ -141,6 +149,8 @@ def test_valid_values_pass() -> None:
                 "size": "small",
                 "name": "aaa",
                 "at": "2026-01-01T00:00:00Z",
+                "id": "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d",
+                "ip": "10.0.0.1",
                 "tags": ["a", "b"],
                 "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}},
                 "secret": "s-1",
