@@ -74,6 +74,7 @@ def _crd(schema: dict[str, Any] | None = None) -> dict[str, Any]:
             "name": name,
             "served": True,
             "storage": storage,
+            "deprecated": not storage,
             "schema": {"openAPIV3Schema": copy.deepcopy(schema or _SCHEMA)},
             "subresources": {
                 "status": {},
@@ -190,7 +191,9 @@ def test_custom_resource_definition_served_validated_and_deleted(api_only: Pykue
     assert table[0].split() == ["NAME", "SIZE", "REPLICAS"]
     assert table[1].split() == ["w1", "medium", "1"]
     assert "widget.example.com/w1" in server.kubectl("get", "all").stdout
-    old = _get(server, "widgets.v1beta1.example.com", "w1")
+    old_read = server.kubectl("get", "widgets.v1beta1.example.com", "w1", "-o", "json")
+    assert "Warning: example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget" in old_read.stderr
+    old = json.loads(old_read.stdout)
     assert old["apiVersion"] == "example.com/v1beta1"
     assert old["spec"]["size"] == "medium"
 

@@ -80,6 +80,14 @@ def _version_name(obj: JSONDict, fallback: str) -> str:
     return api_version.rsplit("/", 1)[-1] if api_version else fallback
 
 
+def _deprecation(group: str, version: str, names: JSONDict, versions: list[JSONDict]) -> str:
+    """kube-apiserver's default warning: "<group>/<version> <Kind> is deprecated; use <group>/<v> <Kind>"."""
+    kind = names.get("kind")
+    message = f"{group}/{version} {kind} is deprecated"
+    current = next((v["name"] for v in versions if not v.get("deprecated")), None)
+    return f"{message}; use {group}/{current} {kind}" if current else message
+
+
 def custom_kind(crd: JSONDict, known: Mapping[tuple[str, str], KindInfo] | None = None) -> KindInfo:
     """The kind an (accepted) CRD serves. ``known``: kinds whose hooks pykueue implements."""
     spec = _dict(crd.get("spec"))
@@ -109,7 +117,7 @@ def custom_kind(crd: JSONDict, known: Mapping[tuple[str, str], KindInfo] | None 
         is_crd=True,
         selectable_fields=selectable,
         deprecated_versions={
-            str(v["name"]): str(v.get("deprecationWarning") or f"{group}/{v['name']} {names.get('kind')} is deprecated")
+            str(v["name"]): str(v.get("deprecationWarning") or _deprecation(group, str(v["name"]), names, versions))
             for v in versions
             if v.get("deprecated")
         },
