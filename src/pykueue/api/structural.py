@@ -497,6 +497,8 @@ class _Walker:
                 self.errors.append(fe.forbidden(target, message))
             elif reason == "FieldValueRequired":
                 self.errors.append(fe.required(target, message))
+            elif reason == "FieldValueDuplicate":  # kube reports the node's type, not the message
+                self.errors.append(fe.duplicate(target, schema.get("type", "object")))
             else:
                 self.errors.append(fe.invalid(target, schema.get("type", "object"), message))
 

@@ -41,6 +41,13 @@ SPEC: dict[str, Any] = {
             "type": "string",
             "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "owner is immutable"}],
         },
+        "peers": {
+            "type": "array",
+            "items": {"type": "string"},
+            "x-kubernetes-validations": [
+                {"rule": "self.all(p, self.exists_one(q, q == p))", "reason": "FieldValueDuplicate"}
+            ],
+        },
         "secret": {
             "type": "string",
             "x-kubernetes-validations": [
@@ -118,6 +125,7 @@ def errors(spec: dict[str, Any], old: dict[str, Any] | None = None) -> list[Fiel
             {"ip": "10.0.0.256"},
             FieldError("spec.ip", 'Invalid value: "10.0.0.256": spec.ip in body must be of type ipv4: "10.0.0.256"'),
         ),
+        ({"peers": ["a", "a"]}, FieldError("spec.peers", 'Duplicate value: "array"', "FieldValueDuplicate")),
         ({"tags": ["a", "a"]}, FieldError("spec.tags[1]", 'Duplicate value: "a"', "FieldValueDuplicate")),
         (
             {"ports": [{"name": "http"}, {"name": "http"}]},
