@@ -17,12 +17,13 @@ Invariant: a CRD's kind is served iff its stored status says ``Established=True`
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pykueue.api.crds import custom_resource_definition
 from pykueue.api.custom_kinds import CRD_KIND, CRD_RESOURCE, crd_names, custom_kind
-from pykueue.api.errors import NotFound
+from pykueue.api.errors import Conflict, NotFound
 from pykueue.api.jsoncopy import json_copy
 from pykueue.api.kinds import JSONDict, KindInfo
 from pykueue.api.kindset import KindSet
@@ -130,8 +131,11 @@ class CrdController:
                 self._pinned[name] = spec  # a status write of this spec keeps the kind as it is
             if previous is not None and previous != (group, kind.plural):
                 self._kinds.remove(*previous)
-            if self._kinds.get(group, kind.plural) is not kind:
+            served = self._kinds.get(group, kind.plural)
+            if served is not kind:
                 self._kinds.add(kind)
+                if served is not None and served.storage_version != kind.storage_version:
+                    self._migrate(kind)
             self._served_by[name] = (group, kind.plural)
             status["acceptedNames"] = names
             conditions = [
@@ -159,6 +163,21 @@ class CrdController:
             self._registry.update_stored(
                 CRD_KIND, crd, {**crd, "status": status}, subresource="status", dry_run=False, field_manager=_MANAGER
             )
+
+    def _migrate(self, kind: KindInfo) -> None:
+        """The storage version changed: rewrite the stored objects in it (reads in the storage version
+        return the stored object as it is). kube-apiserver leaves that to a storage migrator; here the
+        objects' watchers see one MODIFIED event each."""
+        registry = self._registry
+        target = f"{kind.group}/{kind.storage_version}"
+        for item in registry.store.list(kind.resource_key).items:
+            if item.get("apiVersion") != target:
+                with contextlib.suppress(NotFound, Conflict):
+                    registry.store_update(
+                        kind,
+                        kind.convert(item, kind.storage_version),
+                        expected_rv=item["metadata"].get("resourceVersion"),
+                    )
 
     def _conflict(self, name: str, group: str, names: JSONDict) -> tuple[str, str] | None:
         """(reason, message) when another kind of ``group`` already uses one of ``names``."""

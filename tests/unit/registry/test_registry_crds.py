@@ -285,3 +285,20 @@ def test_the_served_kind_is_rebuilt_only_when_the_crd_spec_changes(registry: Reg
     registry.update(CRD_KIND, "", "widgets.example.com", crd, version="v1")
     assert registry.kind_for(GROUP, "v1", "widgets").short_names == ("wdg",)
     assert registry.kinds_generation > generation
+
+
+def test_a_new_storage_version_is_what_reads_in_it_return(registry: Registry) -> None:
+    kind = install(registry)
+    registry.create(kind, "default", widget("a"), version="v1")
+    crd = registry.get(CRD_KIND, "", "widgets.example.com", version="v1")
+    v1, v1beta1 = crd["spec"]["versions"]
+    v1["storage"], v1beta1["storage"] = False, True
+    registry.update(CRD_KIND, "", "widgets.example.com", crd, version="v1")
+    kind = registry.kind_for(GROUP, "v1beta1", "widgets")
+    assert kind.storage_version == "v1beta1"
+    assert registry.get(kind, "default", "a", version="v1beta1")["apiVersion"] == "example.com/v1beta1"
+    listed = orjson.loads(registry.list_json(kind, "default", version="v1beta1") or b"{}")
+    assert [o["apiVersion"] for o in listed["items"]] == ["example.com/v1beta1"]
+    assert registry.get(kind, "default", "a", version="v1")["apiVersion"] == "example.com/v1"
+    crd = registry.get(CRD_KIND, "", "widgets.example.com", version="v1")
+    assert crd["status"]["storedVersions"] == ["v1", "v1beta1"]
