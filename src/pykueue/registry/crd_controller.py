@@ -6,13 +6,15 @@ CRD and :meth:`CrdController.deleted` after one is removed:
   a clash sets ``NamesAccepted=False`` with reason ``PluralConflict``/``SingularConflict``/
   ``ShortNamesConflict``/``KindConflict``/``ListKindConflict`` and the kind is not served;
 - otherwise the kind is served at once (``NamesAccepted`` and ``Established`` True,
-  ``acceptedNames`` and ``storedVersions`` filled in), and re-served with the new schema on update;
+  ``acceptedNames`` and ``storedVersions`` filled in), and re-served with the new schema on update
+  (a new storage version rewrites the stored objects in it);
 - deleting a CRD stops serving its kind and deletes every object of it (watchers see DELETED).
 At start, :meth:`load` serves the CRDs found in the store (they survive restarts with
 ``--data-dir``), and :meth:`install` writes the CRDs of kinds pykueue serves as CRDs (Kueue's,
 JobSet's): exactly the objects ``pykueue crds`` prints for real clusters.
 
-Invariant: a CRD's kind is served iff its stored status says ``Established=True``.
+Invariant: a CRD's kind is served from the moment its names are accepted until the CRD is deleted
+(a later update whose names clash keeps the kind served under its accepted names, as in kube).
 """
 
 from __future__ import annotations
