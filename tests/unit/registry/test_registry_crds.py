@@ -302,3 +302,19 @@ def test_a_new_storage_version_is_what_reads_in_it_return(registry: Registry) ->
     assert registry.get(kind, "default", "a", version="v1")["apiVersion"] == "example.com/v1"
     crd = registry.get(CRD_KIND, "", "widgets.example.com", version="v1")
     assert crd["status"]["storedVersions"] == ["v1", "v1beta1"]
+
+
+def test_status_is_written_only_through_its_subresource(registry: Registry) -> None:
+    kind = install(registry)
+    body = widget("a")
+    body["status"] = {"replicas": 5}
+    created, _ = registry.create(kind, "default", body, version="v1")
+    assert "status" not in created
+    created["status"] = {"replicas": 2}
+    with_status, _ = registry.update(kind, "default", "a", created, version="v1", subresource="status")
+    assert with_status["status"] == {"replicas": 2}
+    with_status["status"] = {"replicas": 9}
+    with_status["spec"]["size"] = "large"
+    main, _ = registry.update(kind, "default", "a", with_status, version="v1")
+    assert (main["spec"]["size"], main["status"]) == ("large", {"replicas": 2})
+    assert main["metadata"]["generation"] == 2
