@@ -76,8 +76,9 @@ def up(
     config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.", **_env("CONFIG"))] = None,
     nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).",
                                                **_env("NODES"))] = None,
-    no_kueue: Annotated[bool, typer.Option("--no-kueue", help="Serve the API only, no pykueue controllers.",
-                                           **_env("NO_KUEUE"))] = False,
+    no_kueue: Annotated[bool, typer.Option(
+        "--no-kueue", help="A bare cluster: the API server alone, no pykueue controllers and no Kueue or "
+                           "JobSet kinds until their CRDs are applied.", **_env("NO_KUEUE"))] = False,
     controllers: Annotated[str, typer.Option(
         help="Where the controllers run: 'in-process' (one process) or 'process' (a second process, "
              "like Kueue's controller-manager: uses a second core).", **_env("CONTROLLERS"))] = "in-process",
