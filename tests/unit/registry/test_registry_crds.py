@@ -13,7 +13,7 @@ import pytest
 from pykueue.api.clock import ManualClock
 from pykueue.api.crds import custom_resource_definitions
 from pykueue.api.custom_kinds import CRD_KIND
-from pykueue.api.errors import ApiError, Invalid, NotFound
+from pykueue.api.errors import ApiError, Invalid, NotFound, WebhookDenied
 from pykueue.api.kinds import FieldError
 from pykueue.api.kindset import catalogue_kinds
 from pykueue.registry import Registry
@@ -218,8 +218,9 @@ def test_a_bare_registry_serves_kueue_once_its_crds_are_created(clock: ManualClo
             ]
         },
     }
-    with pytest.raises(Invalid) as refused:  # Kueue's webhook rules, not only the schema
+    with pytest.raises(WebhookDenied) as refused:  # Kueue's webhook rules, not only the schema
         registry.create(cq, "", bad, version="v1beta2")
+    assert refused.value.code == 403
     assert refused.value.errors == [
         FieldError(
             "spec.resourceGroups[0].flavors[0].resources[0].name",
