@@ -143,8 +143,8 @@ SCANNING = [
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("scanning", SCANNING)
-def test_kopf_operator_runs_unchanged(api_only: Pykueue, tmp_path: Path, scanning: str) -> None:
-    server = api_only
+def test_kopf_operator_runs_unchanged(kueue_api: Pykueue, tmp_path: Path, scanning: str) -> None:
+    server = kueue_api
     server.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))  # flavor + LQ; CQ re-applied below
     server.kubectl("delete", "clusterqueue", CQ)
 

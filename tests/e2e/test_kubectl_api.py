@@ -20,38 +20,38 @@ def _header(output: str) -> list[str]:
     return [title.strip() for title in output.splitlines()[0].split("  ") if title.strip()]
 
 
-def test_apply_quickstart_and_get_columns(api_only: Pykueue) -> None:
-    out = api_only.kubectl("apply", "-f", CQ_FILE).stdout
+def test_apply_quickstart_and_get_columns(kueue_api: Pykueue) -> None:
+    out = kueue_api.kubectl("apply", "-f", CQ_FILE).stdout
     assert "resourceflavor.kueue.x-k8s.io/default-flavor created" in out
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue created" in out
     assert "localqueue.kueue.x-k8s.io/user-queue created" in out
 
-    wide = api_only.kubectl("get", "cq", "-o", "wide").stdout
+    wide = kueue_api.kubectl("get", "cq", "-o", "wide").stdout
     assert _header(wide) == ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"]
     row = wide.splitlines()[1].split()
     assert row[0] == "cluster-queue"
     assert "BestEffortFIFO" in row
 
-    narrow = api_only.kubectl("get", "clusterqueues").stdout
+    narrow = kueue_api.kubectl("get", "clusterqueues").stdout
     assert _header(narrow) == ["NAME", "COHORT", "PENDING WORKLOADS"]
 
-    lqs = api_only.kubectl("get", "lq", "-A").stdout
+    lqs = kueue_api.kubectl("get", "lq", "-A").stdout
     assert _header(lqs) == ["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS"]
     assert lqs.splitlines()[1].split()[:3] == ["default", "user-queue", "cluster-queue"]
 
-    rfs = api_only.kubectl("get", "rf").stdout
+    rfs = kueue_api.kubectl("get", "rf").stdout
     assert _header(rfs) == ["NAME", "AGE"]
     assert rfs.splitlines()[1].split()[0] == "default-flavor"
 
     # Applying the same file again changes nothing.
-    again = api_only.kubectl("apply", "-f", CQ_FILE).stdout
+    again = kueue_api.kubectl("apply", "-f", CQ_FILE).stdout
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue unchanged" in again
     assert "localqueue.kueue.x-k8s.io/user-queue unchanged" in again
 
 
-def test_get_yaml_shows_defaults_and_metadata(api_only: Pykueue) -> None:
-    api_only.kubectl("apply", "-f", CQ_FILE)
-    obj = yaml.safe_load(api_only.kubectl("get", "cq", "cluster-queue", "-o", "yaml").stdout)
+def test_get_yaml_shows_defaults_and_metadata(kueue_api: Pykueue) -> None:
+    kueue_api.kubectl("apply", "-f", CQ_FILE)
+    obj = yaml.safe_load(kueue_api.kubectl("get", "cq", "cluster-queue", "-o", "yaml").stdout)
     assert obj["apiVersion"] == "kueue.x-k8s.io/v1beta2"
     assert obj["spec"]["flavorFungibility"] == {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
     assert obj["spec"]["preemption"]["withinClusterQueue"] == "Never"
@@ -63,40 +63,40 @@ def test_get_yaml_shows_defaults_and_metadata(api_only: Pykueue) -> None:
     assert meta["creationTimestamp"].endswith("Z")
 
 
-def test_patch_label_and_generation(api_only: Pykueue) -> None:
-    api_only.kubectl("apply", "-f", CQ_FILE)
-    api_only.kubectl("patch", "cq", "cluster-queue", "--type", "merge", "-p", '{"spec":{"cohortName":"team-a"}}')
-    api_only.kubectl("label", "cq", "cluster-queue", "team=a")
-    obj = json.loads(api_only.kubectl("get", "cq", "cluster-queue", "-o", "json").stdout)
+def test_patch_label_and_generation(kueue_api: Pykueue) -> None:
+    kueue_api.kubectl("apply", "-f", CQ_FILE)
+    kueue_api.kubectl("patch", "cq", "cluster-queue", "--type", "merge", "-p", '{"spec":{"cohortName":"team-a"}}')
+    kueue_api.kubectl("label", "cq", "cluster-queue", "team=a")
+    obj = json.loads(kueue_api.kubectl("get", "cq", "cluster-queue", "-o", "json").stdout)
     assert obj["spec"]["cohortName"] == "team-a"
     assert obj["metadata"]["labels"]["team"] == "a"
     assert obj["metadata"]["generation"] == 2  # the label did not bump it, the spec change did
-    assert api_only.kubectl("get", "cq", "-l", "team=a", "-o", "name").stdout.strip() == \
+    assert kueue_api.kubectl("get", "cq", "-l", "team=a", "-o", "name").stdout.strip() == \
         "clusterqueue.kueue.x-k8s.io/cluster-queue"
-    assert api_only.kubectl("get", "cq", "-l", "team=b", "-o", "name").stdout.strip() == ""
+    assert kueue_api.kubectl("get", "cq", "-l", "team=b", "-o", "name").stdout.strip() == ""
 
 
-def test_server_side_apply(api_only: Pykueue) -> None:
-    out = api_only.kubectl("apply", "--server-side", "-f", CQ_FILE).stdout
+def test_server_side_apply(kueue_api: Pykueue) -> None:
+    out = kueue_api.kubectl("apply", "--server-side", "-f", CQ_FILE).stdout
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue serverside-applied" in out
-    obj = json.loads(api_only.kubectl("get", "cq", "cluster-queue", "-o", "json",
+    obj = json.loads(kueue_api.kubectl("get", "cq", "cluster-queue", "-o", "json",
                                       "--show-managed-fields").stdout)
     managers = {entry["manager"] for entry in obj["metadata"]["managedFields"]}
     assert "kubectl" in managers
 
 
-def test_watch_receives_live_event(api_only: Pykueue) -> None:
-    api_only.kubectl("apply", "-f", CQ_FILE)
-    env = {**os.environ, "KUBECONFIG": str(api_only.kubeconfig)}
+def test_watch_receives_live_event(kueue_api: Pykueue) -> None:
+    kueue_api.kubectl("apply", "-f", CQ_FILE)
+    env = {**os.environ, "KUBECONFIG": str(kueue_api.kubeconfig)}
     watcher = subprocess.Popen([kubectl_binary(), "get", "cq", "-w", "--output-watch-events"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)
     reader.start()
     try:
-        api_only.wait_for(lambda: any(line.startswith("ADDED") for line in lines), timeout=30)
-        api_only.kubectl("label", "cq", "cluster-queue", "watched=yes")
-        api_only.wait_for(lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines),
+        kueue_api.wait_for(lambda: any(line.startswith("ADDED") for line in lines), timeout=30)
+        kueue_api.kubectl("label", "cq", "cluster-queue", "watched=yes")
+        kueue_api.wait_for(lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines),
                           timeout=30)
     finally:
         watcher.kill()
@@ -107,23 +107,23 @@ def test_watch_receives_live_event(api_only: Pykueue) -> None:
                 stream.close()
 
 
-def test_delete(api_only: Pykueue) -> None:
-    api_only.kubectl("apply", "-f", CQ_FILE)
-    out = api_only.kubectl("delete", "-f", CQ_FILE).stdout
+def test_delete(kueue_api: Pykueue) -> None:
+    kueue_api.kubectl("apply", "-f", CQ_FILE)
+    out = kueue_api.kubectl("delete", "-f", CQ_FILE).stdout
     assert "localqueue.kueue.x-k8s.io \"user-queue\" deleted" in out
-    res = api_only.kubectl("get", "cq", "cluster-queue", check=False)
+    res = kueue_api.kubectl("get", "cq", "cluster-queue", check=False)
     assert res.returncode != 0
     assert 'clusterqueues.kueue.x-k8s.io "cluster-queue" not found' in res.stderr
 
 
-def test_explain_prints_field_docs(api_only: Pykueue) -> None:
-    out = api_only.kubectl("explain", "clusterqueue.spec").stdout
+def test_explain_prints_field_docs(kueue_api: Pykueue) -> None:
+    out = kueue_api.kubectl("explain", "clusterqueue.spec").stdout
     assert "resourceGroups" in out
     assert "queueingStrategy" in out
     assert "DESCRIPTION" in out or "FIELDS" in out
 
 
-def test_v1beta1_objects_are_converted(api_only: Pykueue, tmp_path: Path) -> None:
+def test_v1beta1_objects_are_converted(kueue_api: Pykueue, tmp_path: Path) -> None:
     v1beta1 = """
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
@@ -142,13 +142,13 @@ spec:
       resources:
       - {name: cpu, nominalQuota: 2}
 """
-    res = api_only.kubectl("apply", "-f", "-", input=v1beta1)
+    res = kueue_api.kubectl("apply", "-f", "-", input=v1beta1)
     assert "clusterqueue.kueue.x-k8s.io/old-cq created" in res.stdout
     assert "deprecated" in res.stderr.lower()
-    obj = json.loads(api_only.kubectl("get", "clusterqueues.v1beta2.kueue.x-k8s.io", "old-cq", "-o", "json").stdout)
+    obj = json.loads(kueue_api.kubectl("get", "clusterqueues.v1beta2.kueue.x-k8s.io", "old-cq", "-o", "json").stdout)
     assert obj["spec"]["cohortName"] == "legacy"
     assert "cohort" not in obj["spec"]
-    old = json.loads(api_only.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "old-cq", "-o", "json").stdout)
+    old = json.loads(kueue_api.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "old-cq", "-o", "json").stdout)
     assert old["apiVersion"] == "kueue.x-k8s.io/v1beta1"
     assert old["spec"]["cohort"] == "legacy"
 
@@ -208,18 +208,18 @@ spec:
 }
 
 
-def test_invalid_objects_are_refused_with_field_paths(api_only: Pykueue) -> None:
+def test_invalid_objects_are_refused_with_field_paths(kueue_api: Pykueue) -> None:
     """422 where the schema refuses, 403 where Kueue's webhook does: either way the path is named."""
     for name, (manifest, field_path) in INVALID_CASES.items():
-        res = api_only.kubectl("apply", "-f", "-", input=manifest, check=False)
+        res = kueue_api.kubectl("apply", "-f", "-", input=manifest, check=False)
         assert res.returncode != 0, name
         assert field_path in res.stderr, (name, res.stderr)
         assert "Traceback" not in res.stderr
         # nothing was written
-        assert api_only.kubectl("get", "cq", "bad", check=False).returncode != 0, name
+        assert kueue_api.kubectl("get", "cq", "bad", check=False).returncode != 0, name
 
 
-def test_unknown_field_rejected_under_strict_validation(api_only: Pykueue) -> None:
+def test_unknown_field_rejected_under_strict_validation(kueue_api: Pykueue) -> None:
     manifest = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -227,13 +227,13 @@ metadata: {name: typo}
 spec:
   nodeLabelz: {a: b}
 """
-    res = api_only.kubectl("apply", "-f", "-", input=manifest, check=False)
+    res = kueue_api.kubectl("apply", "-f", "-", input=manifest, check=False)
     assert res.returncode != 0
     assert 'unknown field "spec.nodeLabelz"' in res.stderr
-    assert api_only.kubectl("get", "rf", "typo", check=False).returncode != 0
+    assert kueue_api.kubectl("get", "rf", "typo", check=False).returncode != 0
 
 
-def test_malformed_yaml_is_a_clear_error(api_only: Pykueue) -> None:
-    res = api_only.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: [unclosed\n", check=False)
+def test_malformed_yaml_is_a_clear_error(kueue_api: Pykueue) -> None:
+    res = kueue_api.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: [unclosed\n", check=False)
     assert res.returncode != 0
     assert "Traceback" not in res.stderr

@@ -30,8 +30,8 @@ def _api(server: Pykueue) -> client.CustomObjectsApi:
     return client.CustomObjectsApi(api_client)
 
 
-def test_create_list_and_conflict(api_only: Pykueue) -> None:
-    api = _api(api_only)
+def test_create_list_and_conflict(kueue_api: Pykueue) -> None:
+    api = _api(kueue_api)
     created = api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("a"))
     api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("b"))
     names = [item["metadata"]["name"] for item in
@@ -53,16 +53,16 @@ def test_create_list_and_conflict(api_only: Pykueue) -> None:
     assert dup.value.status == 409
 
 
-def test_core_api_namespaces(api_only: Pykueue) -> None:
-    core = client.CoreV1Api(config.new_client_from_config(config_file=str(api_only.kubeconfig)))
+def test_core_api_namespaces(kueue_api: Pykueue) -> None:
+    core = client.CoreV1Api(config.new_client_from_config(config_file=str(kueue_api.kubeconfig)))
     names = {ns.metadata.name for ns in core.list_namespace().items}
     assert {"default", "kube-system"} <= names
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="team-a")))
     assert core.read_namespace("team-a").status.phase == "Active"
 
 
-def test_watch_with_bookmarks_and_resume_after_restart(api_only: Pykueue) -> None:
-    api = _api(api_only)
+def test_watch_with_bookmarks_and_resume_after_restart(kueue_api: Pykueue) -> None:
+    api = _api(kueue_api)
     listing = api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")
     rv = listing["metadata"]["resourceVersion"]
     api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("w1"))
@@ -75,9 +75,9 @@ def test_watch_with_bookmarks_and_resume_after_restart(api_only: Pykueue) -> Non
             break
     assert seen == [("ADDED", "w1")]
 
-    api_only.stop()
-    api_only.start()
-    api = _api(api_only)
+    kueue_api.stop()
+    kueue_api.start()
+    api = _api(kueue_api)
     api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("w2"))
     resumed = []
     for event in watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
@@ -88,13 +88,13 @@ def test_watch_with_bookmarks_and_resume_after_restart(api_only: Pykueue) -> Non
     assert api.get_cluster_custom_object(GROUP, VERSION, "resourceflavors", "w1")["metadata"]["name"] == "w1"
 
 
-def test_asyncio_client_create_list_watch(api_only: Pykueue) -> None:
+def test_asyncio_client_create_list_watch(kueue_api: Pykueue) -> None:
     from kubernetes.aio import client as aclient
     from kubernetes.aio import config as aconfig
     from kubernetes.aio import watch as awatch
 
     async def go() -> list[tuple[str, str]]:
-        api_client = await aconfig.new_client_from_config(config_file=str(api_only.kubeconfig))
+        api_client = await aconfig.new_client_from_config(config_file=str(kueue_api.kubeconfig))
         async with api_client:
             api = aclient.CustomObjectsApi(api_client)
             await api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("async-a"))
@@ -114,13 +114,13 @@ def test_asyncio_client_create_list_watch(api_only: Pykueue) -> None:
     assert asyncio.run(go()) == [("ADDED", "async-b")]
 
 
-def test_objects_survive_kill9(api_only: Pykueue) -> None:
-    api = _api(api_only)
+def test_objects_survive_kill9(kueue_api: Pykueue) -> None:
+    api = _api(kueue_api)
     created = [api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor(f"k{i}"))
                for i in range(20)]
-    api_only.kill9()
-    api_only.start()
-    api = _api(api_only)
+    kueue_api.kill9()
+    kueue_api.start()
+    api = _api(kueue_api)
     for obj in created:
         got = api.get_cluster_custom_object(GROUP, VERSION, "resourceflavors", obj["metadata"]["name"])
         assert got["metadata"]["uid"] == obj["metadata"]["uid"]
@@ -147,19 +147,19 @@ def _raw(server: Pykueue, method: str, path: str, *, token: str | None, body: by
     return asyncio.run(go())
 
 
-def test_security(api_only: Pykueue) -> None:
+def test_security(kueue_api: Pykueue) -> None:
     path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
-    assert _raw(api_only, "GET", path, token=None) == 401
-    assert _raw(api_only, "GET", path, token="wrong") == 401
-    assert _raw(api_only, "GET", path, token=api_only.token) == 200
+    assert _raw(kueue_api, "GET", path, token=None) == 401
+    assert _raw(kueue_api, "GET", path, token="wrong") == 401
+    assert _raw(kueue_api, "GET", path, token=kueue_api.token) == 200
     big = b'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"big"},' \
           b'"spec":{"nodeLabels":{"a":"' + b"x" * (4 * 1024 * 1024) + b'"}}}'
-    assert _raw(api_only, "POST", path, token=api_only.token, body=big) == 413
-    assert _raw(api_only, "POST", path, token=api_only.token, body=b"{not json") == 400
-    assert stat.S_IMODE(os.stat(api_only.kubeconfig).st_mode) == 0o600
-    assert stat.S_IMODE(os.stat(api_only.data_dir).st_mode) == 0o700
+    assert _raw(kueue_api, "POST", path, token=kueue_api.token, body=big) == 413
+    assert _raw(kueue_api, "POST", path, token=kueue_api.token, body=b"{not json") == 400
+    assert stat.S_IMODE(os.stat(kueue_api.kubeconfig).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(kueue_api.data_dir).st_mode) == 0o700
 
 
-def test_kubeconfig_has_pykueue_context(api_only: Pykueue) -> None:
-    text = Path(api_only.kubeconfig).read_text()
+def test_kubeconfig_has_pykueue_context(kueue_api: Pykueue) -> None:
+    text = Path(kueue_api.kubeconfig).read_text()
     assert "current-context: pykueue" in text

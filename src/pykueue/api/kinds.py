@@ -105,6 +105,9 @@ class KindInfo:
     """Extra field-selector paths (beyond metadata.name/namespace)."""
     strategic_merge_keys: Mapping[str, str] = field(default_factory=dict)
     """For built-in kinds: JSON path of a list (e.g. "spec.template.spec.containers") -> merge key."""
+    scale: Mapping[str, str] = field(default_factory=dict)
+    """A ``scale`` subresource's paths (``specReplicasPath``, ``statusReplicasPath``,
+    ``labelSelectorPath``), as a CRD declares them."""
     default: Callable[[JSONDict], JSONDict] = _identity
     validate: Callable[[JSONDict, JSONDict | None], list[FieldError]] = _no_errors
     convert: Callable[[JSONDict, str], JSONDict] = _same

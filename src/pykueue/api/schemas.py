@@ -12,13 +12,21 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 
 from pykueue.api.kinds import JSONDict
+from pykueue.api.structural import trust_patterns
 
 __all__ = ["LazySchemas", "schema_for"]
 
 
 @cache
 def schema_for(group: str, kind: str, version: str) -> JSONDict:
-    """The whole-object schema; an empty dict for a kind without one (never raises for known kinds)."""
+    """The whole-object schema; an empty dict for a kind without one (never raises for known kinds).
+    Its patterns are pykueue's own, matched with Python's ``re`` (see ``structural.trust_patterns``)."""
+    schema = _build(group, kind, version)
+    trust_patterns(schema)
+    return schema
+
+
+def _build(group: str, kind: str, version: str) -> JSONDict:
     if group == "kueue.x-k8s.io":
         from pykueue.api import kueue_schemas
 

@@ -36,14 +36,11 @@ from pykueue.registry import Registry
 from . import discovery, visibility
 from .batch import BATCH_PATH, BatchHandler
 from .commit import GroupCommitter
-from .crds import crd_list, crd_table, find_crd, stream_crd_watch
 from .http import (
     AGGREGATED_V2,
     accepts_aggregated,
-    accepts_table,
     error_response,
     json_response,
-    table_content_type,
 )
 from .instrument import ACCESS_LOG_FORMAT, ACCESS_LOGGER, instrument_middleware, metrics_handler
 from .openapi import OpenAPI
@@ -75,6 +72,7 @@ class _State:
         self.resources = ResourceHandler(registry, self.durable, self.stopping, bookmark_interval)
         self._openapi: OpenAPI | None = None
         self.visibility: visibility.Backend | None = None
+        self._openapi_generation = -1
         self.started = format_time(registry.clock.now())
         self.readiness = ReadinessChecks()
         self.readiness.add("shutdown", lambda: "the server is stopping" if self.stopping.is_set() else None)
@@ -85,7 +83,8 @@ class _State:
 
     @property
     def openapi(self) -> OpenAPI:
-        if self._openapi is None:
+        if self._openapi is None or self._openapi_generation != self.registry.kinds_generation:
+            self._openapi_generation = self.registry.kinds_generation
             object_meta: dict[str, Any] | None = None
             pods = self.registry.kind_by_resource("pods")
             if pods is not None:
@@ -255,24 +254,7 @@ async def _group_resources(request: web.Request) -> web.StreamResponse:
     state = _state(request)
     group, version = request.match_info["group"], request.match_info["version"]
     segments = _segments(request.match_info["tail"])
-    if group == discovery.CRD_GROUP and version == discovery.CRD_VERSION:
-        return await _crds(request, segments)
     return await handle_resource(state.resources, request, group, version, segments)
-
-
-async def _crds(request: web.Request, segments: list[str]) -> web.StreamResponse:
-    if request.method != "GET" or not segments or segments[0] != "customresourcedefinitions" or len(segments) > 2:
-        raise NotFound("the server could not find the requested resource")
-    state = _state(request)
-    kinds = state.registry.kinds()
-    body = find_crd(kinds, segments[1], state.started) if len(segments) == 2 else crd_list(kinds, state.started)
-    if len(segments) == 1 and request.query.get("watch", "").lower() in ("true", "1"):
-        return await stream_crd_watch(request, body["items"], bookmark_interval=state.bookmark_interval)
-    table_version = accepts_table(request.headers.get("Accept", ""))
-    if table_version:
-        items = [body] if len(segments) == 2 else body["items"]
-        return json_response(crd_table(items, table_version), content_type=table_content_type(table_version))
-    return json_response(body)
 
 
 # ---------------------------------------------------------------------- assembly

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,7 +29,7 @@ __all__ = [
 
 JSONDict = dict[str, Any]
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "log": ["get"]}
+SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"], "log": ["get"]}
 CRD_GROUP = "apiextensions.k8s.io"
 CRD_VERSION = "v1"
 
@@ -46,8 +47,19 @@ def group_versions(kinds: Iterable[KindInfo]) -> dict[str, list[str]]:
         for version in kind.versions:
             if version not in versions:
                 versions.append(version)
-    out.setdefault(CRD_GROUP, [CRD_VERSION])
-    return out
+    return {group: sorted(versions, key=version_priority) for group, versions in out.items()}
+
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """kube's order of versions, preferred first: v2, v1, v1beta2, v1beta1, v1alpha1, then others by name."""
+    match = _KUBE_VERSION.match(version)
+    if match is None:
+        return (3, 0, 0, version)
+    stage = {"": 0, "beta": 1, "alpha": 2}[match.group(2) or ""]
+    return (stage, -int(match.group(1)), -int(match.group(3) or 0), version)
 
 
 def _gv(group: str, version: str) -> str:
@@ -70,13 +82,6 @@ def api_group_list(kinds: Iterable[KindInfo]) -> JSONDict:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def _crd_resource() -> JSONDict:
-    return {"name": "customresourcedefinitions", "singularName": "customresourcedefinition",
-            "namespaced": False, "kind": "CustomResourceDefinition", "verbs": ["get", "list", "watch"],
-            "shortNames": ["crd", "crds"], "categories": ["api-extensions"],
-            "storageVersionHash": storage_version_hash(CRD_GROUP, CRD_VERSION, "CustomResourceDefinition")}
-
-
 def resource_list(kinds: Iterable[KindInfo], group: str, version: str) -> JSONDict:
     resources: list[JSONDict] = []
     for kind in sorted(kinds, key=lambda k: k.plural):
@@ -95,8 +100,6 @@ def resource_list(kinds: Iterable[KindInfo], group: str, version: str) -> JSONDi
         for sub in kind.subresources:
             resources.append({"name": f"{kind.plural}/{sub}", "singularName": "", "namespaced": kind.namespaced,
                               "kind": kind.kind, "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])})
-    if group == CRD_GROUP and version == CRD_VERSION:
-        resources.append(_crd_resource())
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": _gv(group, version),
             "resources": resources}
 
@@ -130,12 +133,6 @@ def aggregated(kinds: Iterable[KindInfo], *, legacy: bool) -> JSONDict:
         for version in versions:
             resources = [_aggregated_resource(k, version) for k in sorted(kinds, key=lambda k: k.plural)
                          if k.group == group and version in k.versions]
-            if group == CRD_GROUP and version == CRD_VERSION:
-                crd = _crd_resource()
-                resources.append({"resource": crd["name"], "responseKind": {
-                    "group": CRD_GROUP, "version": CRD_VERSION, "kind": crd["kind"]}, "scope": "Cluster",
-                    "singularResource": crd["singularName"], "verbs": crd["verbs"],
-                    "shortNames": crd["shortNames"], "categories": crd["categories"]})
             version_entries.append({"version": version, "resources": resources, "freshness": "Current"})
         metadata: JSONDict = {"creationTimestamp": None}
         if group:

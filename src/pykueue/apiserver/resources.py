@@ -22,6 +22,7 @@ from pykueue.api.errors import BadRequest, MethodNotAllowed, NotFound, Unsupport
 from pykueue.api.kinds import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
+from pykueue.registry.scale import get_scale, patch_scale, update_scale
 
 from .http import (
     accepts_partial_metadata,
@@ -143,6 +144,8 @@ class ResourceHandler:
         deprecation = kind.deprecated_versions.get(target.version)
         if deprecation:
             warnings.append(deprecation)
+        if target.subresource == "scale":
+            return await self._scale(request, target, warnings)
         if method == "GET":
             return await self._get(request, target, warnings)
         if method == "POST" and not target.name:
@@ -262,6 +265,25 @@ class ResourceHandler:
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
         return response
+
+    async def _scale(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
+        """``<object>/scale``: an autoscaling/v1 Scale (see :mod:`pykueue.registry.scale`)."""
+        kind, namespace, name, method = target.kind, target.namespace or "", target.name, request.method
+        if method == "GET":
+            await self.durable()
+            return json_response(get_scale(self.registry, kind, namespace, name), warnings=warnings)
+        if method == "PUT":
+            body = await _read_object(request)
+            scale = update_scale(self.registry, kind, namespace, name, body, dry_run=_dry_run(request.query),
+                                 field_manager=_field_manager(request))
+        elif method == "PATCH":
+            scale = patch_scale(self.registry, kind, namespace, name, await read_body(request),
+                                request.headers.get("Content-Type", ""), dry_run=_dry_run(request.query),
+                                field_manager=_field_manager(request))
+        else:
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        await self.durable()
+        return json_response(scale, warnings=warnings)
 
     # ------------------------------------------------------------------ writes
 

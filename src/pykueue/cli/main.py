@@ -17,6 +17,7 @@ import typer
 from typer.exceptions import TyperException
 
 from pykueue.cli.bench import bench_app
+from pykueue.cli.crds import crds
 from pykueue.cli.demo import demo
 from pykueue.cli.kueuectl.actions import version
 from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
@@ -57,6 +58,7 @@ def _global_options(
 
 app.command()(up)
 app.command()(demo)
+app.command()(crds)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
 app.add_typer(simulate_app, name="simulate", help="What-if trace replays and start-time estimates "
               "(pykueue simulate init | run | eta).")

@@ -44,7 +44,10 @@ async def _run(options: EmbeddedOptions) -> None:
     kubeconfig = options.kubeconfig.resolve()
     print(f"pykueue is up at {embedded.url}", flush=True)
     print(f"  kubeconfig: {kubeconfig} (context 'pykueue')", flush=True)
-    print(f"  try: KUBECONFIG={kubeconfig} kubectl get clusterqueues", flush=True)
+    if options.kueue:
+        print(f"  try: KUBECONFIG={kubeconfig} kubectl get clusterqueues", flush=True)
+    else:  # a bare cluster: Kueue's kinds come with their CRDs
+        print(f"  try: pykueue crds | KUBECONFIG={kubeconfig} kubectl apply --server-side -f -", flush=True)
     try:
         await stop.wait()
     finally:
@@ -75,8 +78,9 @@ def up(
     config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.", **_env("CONFIG"))] = None,
     nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).",
                                                **_env("NODES"))] = None,
-    no_kueue: Annotated[bool, typer.Option("--no-kueue", help="Serve the API only, no pykueue controllers.",
-                                           **_env("NO_KUEUE"))] = False,
+    no_kueue: Annotated[bool, typer.Option(
+        "--no-kueue", help="A bare cluster: the API server alone, no pykueue controllers and no Kueue or "
+                           "JobSet kinds until their CRDs are applied.", **_env("NO_KUEUE"))] = False,
     controllers: Annotated[str, typer.Option(
         help="Where the controllers run: 'in-process' (one process) or 'process' (a second process, "
              "like Kueue's controller-manager: uses a second core).", **_env("CONTROLLERS"))] = "in-process",

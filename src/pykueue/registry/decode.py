@@ -213,8 +213,11 @@ def _prune_value(schema: Any, value: Any) -> Any:
                 return {k: _prune_value(extra, v) for k, v in value.items()}
             return value
         out: JSONDict = {}
+        embedded = schema.get("x-kubernetes-embedded-resource") is True
         for key, child in value.items():
-            if key in properties:
+            if embedded and key in _TOP_LEVEL and key not in properties:
+                out[key] = child  # an embedded object keeps its apiVersion, kind and metadata
+            elif key in properties:
                 out[key] = _prune_value(properties[key], child)
             elif isinstance(extra, dict):
                 out[key] = _prune_value(extra, child)

@@ -23,13 +23,16 @@ import orjson
 
 from pykueue.api.clock import Clock, format_time
 from pykueue.api.core_defaults import generate_job_selector
+from pykueue.api.custom_kinds import CRD_KIND
 from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
 from pykueue.api.kinds import STORED_FORM, KindInfo, all_kinds
+from pykueue.api.kindset import KindSet
 from pykueue.store import Store
 from pykueue.store.types import ListResult, RawListResult, WatchEvent
 
 from . import objectmeta as om
 from .admission import AdmissionChain, AdmissionHook, AdmissionRequest, clone
+from .crd_controller import CrdController
 from .decode import api_version, check_fields, typed_body
 from .deletion import Deleter
 from .fieldmanager import list_keys_of, update_managed_fields
@@ -53,49 +56,61 @@ _GENERATE_ATTEMPTS = 8
 class Registry:
     """API semantics for every served kind (see the module docstring)."""
 
-    def __init__(self, store: Store, *, clock: Clock, kinds: _Kinds | None = None,
-                 default_namespaces: tuple[str, ...] = DEFAULT_NAMESPACES) -> None:
+    def __init__(self, store: Store, *, clock: Clock, kinds: _Kinds | KindSet | None = None,
+                 default_namespaces: tuple[str, ...] = DEFAULT_NAMESPACES,
+                 known_crds: Mapping[tuple[str, str], KindInfo] | None = None) -> None:
+        """``kinds``: what this server serves at start (the whole catalogue by default); the kinds
+        among them served as CRDs get their CRD objects stored. ``known_crds``: kinds whose
+        admission logic pykueue implements, by (group, kind), used when their CRD is applied."""
         self.store = store
         self.clock = clock
-        self._kinds: dict[tuple[str, str], KindInfo] = {
-            (k.group, k.plural): k for k in (kinds if kinds is not None else all_kinds())}
-        self._by_resource = {k.resource_key: k for k in self._kinds.values() if not k.stored_as}
+        given = list(kinds if kinds is not None else all_kinds())
+        self._kinds = KindSet(given)
+        self._kinds.add(CRD_KIND)
         self._chain = AdmissionChain()
         self._terminating: dict[str, tuple[int, bool]] = {}
         """Namespace -> (its rv, being deleted?), as last read by ``_check_namespace_open``."""
         self.owners = OwnerIndex()
-        for kind in self._by_resource.values():
-            for obj in store.list(kind.resource_key).items:
-                self.owners.index(kind.resource_key, obj)
         self._write_listeners: _Listeners = []
         self._deleter = Deleter(self)
         self._patcher = Patcher(self)
-        if "namespaces" in self._by_resource:
+        self._crds = CrdController(self, self._kinds, known_crds if known_crds is not None else {
+            (k.group, k.kind): k for k in all_kinds() if k.is_crd})
+        self._crds.load()
+        for kind in self._kinds:
+            if kind.stored_as:   # a second view of another kind's objects: indexed with that kind
+                continue
+            for obj in store.list(kind.resource_key).items:
+                self.owners.index(kind.resource_key, obj)
+        self._crds.install([k for k in given if k.is_crd])
+        if "namespaces" in self._kinds:
             self.ensure_namespaces(default_namespaces)
 
     # ------------------------------------------------------------------ kinds and conversion
 
     def kinds(self) -> _Kinds:
-        return list(self._kinds.values())
+        return list(self._kinds)
+
+    @property
+    def kinds_generation(self) -> int:
+        """Grows whenever the set of served kinds changes (a CRD established, updated or deleted)."""
+        return self._kinds.generation
 
     def kind_for(self, group: str, version: str, plural: str) -> KindInfo:
-        kind = self._kinds.get((group, plural))
+        kind = self._kinds.get(group, plural)
         if kind is None or version not in kind.versions:
             raise NotFound("the server could not find the requested resource")
         return kind
 
     def kind_by_plural(self, group: str, plural: str) -> KindInfo | None:
         """The kind served as ``plural`` in ``group`` (any version), or None."""
-        return self._kinds.get((group, plural))
+        return self._kinds.get(group, plural)
 
     def kind_by_resource(self, resource: str) -> KindInfo | None:
-        return self._by_resource.get(resource)
+        return self._kinds.by_resource(resource)
 
     def kind_by_name(self, group: str, kind_name: str) -> KindInfo | None:
-        for kind in self._kinds.values():
-            if kind.group == group and kind.kind == kind_name:
-                return kind
-        return None
+        return self._kinds.by_kind(group, kind_name)
 
     def to_version(self, kind: KindInfo, obj: JSONDict, version: str) -> JSONDict:
         """A stored object as the client asked for it (``version`` must be served)."""
@@ -135,18 +150,25 @@ class Registry:
         stored = self.store.create(kind.resource_key, obj)
         self.owners.index(kind.resource_key, stored)
         self._written()
+        if kind is CRD_KIND:
+            self._crds.written(stored)
         return stored
 
     def store_update(self, kind: KindInfo, obj: JSONDict, *, expected_rv: str | None) -> JSONDict:
         stored = self.store.update(kind.resource_key, obj, expected_rv=expected_rv)
         self.owners.index(kind.resource_key, stored)
         self._written()
+        if kind is CRD_KIND:
+            self._crds.written(stored)
+            return self.store.get(kind.resource_key, "", stored["metadata"]["name"])
         return stored
 
     def store_delete(self, kind: KindInfo, namespace: str, name: str) -> JSONDict:
         deleted = self.store.delete(kind.resource_key, namespace, name)
         self.owners.forget(kind.resource_key, namespace, name)
         self._written()
+        if kind is CRD_KIND:
+            self._crds.deleted(deleted)
         return deleted
 
     def _written(self) -> None:
@@ -302,7 +324,7 @@ class Registry:
             obj.pop("status", None)
 
     def _check_namespace_open(self, kind: KindInfo, ns: str, name: str) -> None:
-        ns_kind = self._by_resource.get("namespaces")
+        ns_kind = self._kinds.by_resource("namespaces")
         if ns_kind is None:
             return
         try:
@@ -327,7 +349,9 @@ class Registry:
 
     def ensure_namespaces(self, names: _Names) -> None:
         """Create the given namespaces if missing (kube-apiserver's system namespaces)."""
-        kind = self._by_resource["namespaces"]
+        kind = self._kinds.by_resource("namespaces")
+        if kind is None:
+            return
         for name in names:
             try:
                 self.store.get("namespaces", "", name)

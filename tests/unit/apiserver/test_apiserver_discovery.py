@@ -128,8 +128,11 @@ async def test_crd_listing(api: Api) -> None:
     _, crd, _ = await api.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
                                          "workloads.kueue.x-k8s.io")
     assert crd["spec"]["names"]["kind"] == "Workload"
-    status, _, _ = await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {})
-    assert status == 404
+    assert crd["status"]["conditions"][1]["type"] == "Established"
+    status, body, _ = await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {})
+    assert status == 422  # CRDs can be created; an empty one is refused with its reasons
+    assert {"field": "spec.group", "message": "Required value", "reason": "FieldValueRequired"} in \
+        body["details"]["causes"]
 
 
 async def test_crd_table_for_kubectl_get_crd(api: Api) -> None:
