@@ -70,13 +70,13 @@ def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: P
         rows = list(csv.DictReader((report / "one-queue" / "workloads.csv").read_text().splitlines()))
         return [r["workload"] for r in sorted(rows, key=lambda r: (float(r["admittedSeconds"]), r["workload"]))]
 
-    # the cluster admitted what the replay admitted, t03 (waiting only for t01) first of those that waited
-    # and t09/t10 last; t04 and t05 may swap: t02 and t03 finish at one instant in virtual time, but one
-    # after the other in real time, and in between t05 fits where t04 does not (BestEffortFIFO)
+    # the cluster admitted what the replay admitted, t01/t02 first and t09/t10 last. The order in between
+    # depends on when finishes land in real time (on a busy machine t05 can fit before t03 is admitted,
+    # BestEffortFIFO), so it is checked in the virtual replay only, where it is deterministic.
     real, virtual_order = order(tmp_path / "real"), order(tmp_path / "virtual")
     assert sorted(real) == sorted(virtual_order)
     assert set(real[:2]) == {"team/t01", "team/t02"}
-    assert real[2] == "team/t03"
+    assert virtual_order[2] == "team/t03"
     assert set(real[-2:]) == {"team/t09", "team/t10"}
     # objects were created on the cluster
     assert pykueue.kubectl("get", "clusterqueue", "cq", "-o", "name").stdout.strip() == "clusterqueue.kueue.x-k8s.io/cq"
