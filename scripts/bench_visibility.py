@@ -15,7 +15,7 @@ import gc
 import time
 from typing import Any
 
-from pykueue.api.clock import ManualClock, format_time
+from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.apiserver.visibility import EngineBackend, PendingQuery
 from pykueue.scheduler import Scheduler, SchedulerConfig
 

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from kubernetes import client, config, watch
 
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.quantity import to_amount
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import cpu_queue, is_true, items
 

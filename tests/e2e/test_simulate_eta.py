@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import condition, cpu_queue, is_true, job_manifest, workload_of
 

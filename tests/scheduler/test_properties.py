@@ -23,8 +23,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.clock import parse_time
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.quantity import to_amount
 from pykueue.testing import (
     Scenario,
     ScenarioDriver,

@@ -8,9 +8,12 @@ server lists/serves them, so a CRD installed into a real cluster and the embedde
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from pykueue.api.kinds import JSONDict, KindInfo, all_kinds
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = ["custom_resource_definition", "custom_resource_definitions"]
 
@@ -83,7 +86,10 @@ def custom_resource_definition(info: KindInfo, *, conversion_webhook: JSONDict |
 
 
 def custom_resource_definitions(*, conversion_webhook: JSONDict | None = None,
-                                groups: tuple[str, ...] | None = None) -> list[JSONDict]:
-    """CRDs for every ``is_crd`` kind (optionally only those of ``groups``), in catalogue order."""
+                                groups: tuple[str, ...] | None = None,
+                                kinds: Iterable[KindInfo] | None = None) -> list[JSONDict]:
+    """CRDs for every ``is_crd`` kind of ``kinds`` (pykueue's whole catalogue by default; optionally
+    only those of ``groups``), in catalogue order."""
+    served = build_catalogue() if kinds is None else kinds
     return [custom_resource_definition(info, conversion_webhook=conversion_webhook)
-            for info in all_kinds() if info.is_crd and (groups is None or info.group in groups)]
+            for info in served if info.is_crd and (groups is None or info.group in groups)]

@@ -1,9 +1,9 @@
 """The set of kinds one API server serves: an explicit, per-server object.
 
-Owned by ``api/``. Built at start-up from the static catalogue (the built-in kinds, and Kueue's and
-JobSet's kinds unless the cluster is bare) and handed to the registry, which serves exactly what it
-holds. CustomResourceDefinitions add and remove kinds at run time, so two servers started in one
-Python process never see each other's custom kinds (the global catalogue is never written to).
+Owned by ``api/``. Built at start-up by :func:`pykueue.api.catalogue.build_catalogue` (the built-in
+kinds, and Kueue's and JobSet's kinds unless the cluster is bare) and handed to the registry, which
+serves exactly what it holds. CustomResourceDefinitions add and remove kinds at run time, so two
+servers started in one Python process never see each other's custom kinds.
 
 Invariants: one kind per (group, plural); ``generation`` grows on every change, so caches built
 from the set (OpenAPI documents) know when to rebuild.
@@ -13,14 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from pykueue.api.kinds import KindInfo, all_kinds
+from pykueue.api.meta.kind_info import KindInfo
 
-__all__ = ["KindSet", "catalogue_kinds"]
-
-
-def catalogue_kinds(*, crds: bool = True) -> list[KindInfo]:
-    """The catalogue's kinds; ``crds=False`` leaves out the ones served as CRDs (a bare cluster)."""
-    return [k for k in all_kinds() if crds or not k.is_crd]
+__all__ = ["KindSet"]
 
 
 class KindSet:
@@ -61,6 +56,16 @@ class KindSet:
         for kind in self._by_plural.values():
             if kind.group == group and kind.kind == kind_name:
                 return kind
+        return None
+
+    def find(self, group: str, name: str) -> KindInfo | None:
+        """Look a kind up by group and plural, singular, kind name (any case) or short name."""
+        lowered = name.lower()
+        for info in self._by_plural.values():
+            if info.group != group:
+                continue
+            if lowered in (info.plural, info.singular, info.kind.lower()) or lowered in info.short_names:
+                return info
         return None
 
     def __iter__(self) -> Iterator[KindInfo]:

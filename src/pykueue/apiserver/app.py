@@ -27,9 +27,9 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from pykueue.api.clock import format_time
-from pykueue.api.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFound, Unauthorized
-from pykueue.api.structural import compile_rules
+from pykueue.api.meta.clock import format_time
+from pykueue.api.meta.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFound, Unauthorized
+from pykueue.api.schema.structural import compile_rules
 from pykueue.metrics import ApiServerMetrics, MetricsEndpoint
 from pykueue.registry import Registry
 

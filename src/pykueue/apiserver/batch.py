@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.api.errors import ApiError, BadRequest
+from pykueue.api.meta.errors import ApiError, BadRequest
 from pykueue.client.batching import BATCH_PATH
 from pykueue.client.local import LocalClient
 from pykueue.client.res import Res

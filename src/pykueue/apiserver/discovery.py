@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = [
     "CRD_GROUP",

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.api.errors import ApiError, BadRequest, RequestEntityTooLarge
+from pykueue.api.meta.errors import ApiError, BadRequest, RequestEntityTooLarge
 
 __all__ = [
     "AGGREGATED_V2",

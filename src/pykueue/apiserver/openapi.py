@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.kind_info import KindInfo
 
 from .discovery import group_versions
 

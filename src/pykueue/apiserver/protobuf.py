@@ -23,8 +23,8 @@ from __future__ import annotations
 import base64
 from typing import Any, NamedTuple
 
-from pykueue.api.clock import format_time
-from pykueue.api.errors import BadRequest, UnsupportedMediaType
+from pykueue.api.meta.clock import format_time
+from pykueue.api.meta.errors import BadRequest, UnsupportedMediaType
 
 from .protobuf_layout import KINDS, LAYOUT
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
-from pykueue.api.errors import BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.errors import BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
 from pykueue.registry.scale import get_scale, patch_scale, update_scale

@@ -18,8 +18,8 @@ from typing import Any
 
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
-from pykueue.api.clock import parse_time
-from pykueue.api.kinds import KindInfo, PrinterColumn
+from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.kind_info import KindInfo, PrinterColumn
 
 __all__ = ["human_duration", "table", "table_columns", "table_row"]
 

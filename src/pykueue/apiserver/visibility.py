@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import aiohttp
 from aiohttp import web
 
-from pykueue.api.errors import ApiError, BadRequest, MethodNotAllowed, NotFound, Unauthorized, from_status
+from pykueue.api.meta.errors import ApiError, BadRequest, MethodNotAllowed, NotFound, Unauthorized, from_status
 
 from .discovery import storage_version_hash
 from .http import error_response, json_response

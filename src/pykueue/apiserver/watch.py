@@ -40,8 +40,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.api.errors import ApiError, BadRequest, Gone
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.errors import ApiError, BadRequest, Gone
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
 from pykueue.store import parse_field_selector, parse_label_selector
 from pykueue.store.types import WatchEvent

@@ -13,7 +13,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pykueue.api.errors import ApiError
+from pykueue.api.meta.errors import ApiError
 from pykueue.store.types import WatchEvent
 
 __all__ = ["Inbox", "TooManyWatches", "WatchLimits", "WatchTracker"]

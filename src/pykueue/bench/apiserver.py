@@ -169,7 +169,7 @@ async def _child(mode: str, directory: Path, certs: Path, token: str) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     if mode == "api":
-        from pykueue.api.clock import SystemClock
+        from pykueue.api.meta.clock import SystemClock
         from pykueue.apiserver import serve
         from pykueue.registry import Registry
         from pykueue.store import Store

@@ -38,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pykueue.api.clock import ManualClock, format_time
+from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.scheduler import Scheduler, SchedulerConfig
 
 __all__ = ["BaselineResult", "ScaleResult", "fresh_process", "run_baseline", "run_core", "run_scale"]

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 from pykueue.cli.embedded import Embedded, EmbeddedOptions
 from pykueue.client import HttpClient, Res, load_kubeconfig
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry
 
-from pykueue.api.clock import SystemClock
-from pykueue.api.kindset import catalogue_kinds
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import Server, serve
 from pykueue.apiserver.bearer_token import load_or_create_token
 from pykueue.apiserver.certs import ensure_certificates
@@ -107,7 +107,7 @@ class Embedded:
         self._store = Store(db_path, auto_flush=False, durability=opts.durability)
         self._store.claim_writer()  # a second `pykueue up` on this data dir fails here, before serving
         # A bare cluster (--no-kueue) serves no Kueue or JobSet kinds until their CRDs are applied.
-        registry = Registry(self._store, clock=self.clock, kinds=catalogue_kinds(crds=opts.kueue))
+        registry = Registry(self._store, clock=self.clock, kinds=build_catalogue(kueue=opts.kueue))
         # Always TLS: kubectl (client-go) never sends a bearer token over plain HTTP, and the
         # token is how every request is authenticated. Loopback or not, the CA is in the kubeconfig.
         if opts.data_dir is not None:

@@ -26,7 +26,7 @@ __all__ = ["eta"]
 def _when(start: float | None, now: float) -> str:
     if start is None:
         return "not within 90 days"
-    from pykueue.api.clock import format_time
+    from pykueue.api.meta.clock import format_time
 
     delta = max(0.0, start - now)
     if delta < 1:
@@ -85,7 +85,7 @@ def eta(
     if workload is not None and not chosen:
         raise fail(f"no pending workload {workload!r}" + (f" in namespace {namespace}" if namespace else ""), 1)
     if output == "json":
-        from pykueue.api.clock import format_time
+        from pykueue.api.meta.clock import format_time
 
         typer.echo(
             json.dumps(

@@ -7,7 +7,7 @@ a Kubernetes API server has no such endpoint). Reads and watches go to the wrapp
 (a scheduling cycle's admissions, the event recorder's flush, ...) leaves as one request, so the
 server pays its per-request cost once per tick instead of once per write.
 
-Invariants: each caller gets its own write's answer or error (the same ``pykueue.api.errors``
+Invariants: each caller gets its own write's answer or error (the same ``pykueue.api.meta.errors``
 classes as ``HttpClient``); writes of one batch are applied in the order they were made, so a task
 that awaits each write sees them in order; a failed request fails every write it carried.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.errors import ApiError, from_status
+from pykueue.api.meta.errors import ApiError, from_status
 from pykueue.client.http import HttpClient, error_from_response
 from pykueue.client.protocol import Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res

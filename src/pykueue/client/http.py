@@ -2,7 +2,7 @@
 
 Owned by ``client/``; used by ``pykueue controller`` against real clusters and by CI against the
 embedded server. One aiohttp session (one connection pool) per client; bodies are JSON (orjson).
-Invariant: every non-2xx answer becomes the :mod:`pykueue.api.errors` exception its ``Status``
+Invariant: every non-2xx answer becomes the :mod:`pykueue.api.meta.errors` exception its ``Status``
 body names, so callers handle the same errors as with :class:`~pykueue.client.local.LocalClient`.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from pykueue.api.errors import ApiError, BadRequest, Gone, from_status
+from pykueue.api.meta.errors import ApiError, BadRequest, Gone, from_status
 from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_kubeconfig
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
@@ -235,7 +235,7 @@ def _decode_event(line: bytes, res: Res) -> WatchEvent | None:
 
 
 def error_from_response(status: int, raw: bytes) -> ApiError:
-    """The ``pykueue.api.errors`` exception an error answer's ``Status`` body names."""
+    """The ``pykueue.api.meta.errors`` exception an error answer's ``Status`` body names."""
     return _error(status, raw)
 
 

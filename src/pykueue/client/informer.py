@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from pykueue.api.errors import Gone
+from pykueue.api.meta.errors import Gone
 from pykueue.client.protocol import Client, Items
 from pykueue.client.res import Res, key_of
 

@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import orjson
 
-from pykueue.api.errors import BadRequest
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.client.http import with_type_meta
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res

@@ -2,7 +2,7 @@
 
 Owned by ``client/``; implemented by :class:`~pykueue.client.http.HttpClient` (any API server)
 and :class:`~pykueue.client.local.LocalClient` (the embedded registry, in process). Both raise
-the :mod:`pykueue.api.errors` classes and pass the same contract tests, so a controller cannot
+the :mod:`pykueue.api.meta.errors` classes and pass the same contract tests, so a controller cannot
 tell which one it has.
 """
 

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.clock import Clock, format_time
-from pykueue.api.errors import AlreadyExists, ApiError, BadRequest, NotFound
+from pykueue.api.meta.clock import Clock, format_time
+from pykueue.api.meta.errors import AlreadyExists, ApiError, BadRequest, NotFound
 from pykueue.client import Client, Informer, key_of, split_key
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster.nodes import NodeSpec

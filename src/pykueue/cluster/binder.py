@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pykueue.api.clock import Clock, format_time
-from pykueue.api.errors import Conflict, NotFound
+from pykueue.api.meta.clock import Clock, format_time
+from pykueue.api.meta.errors import Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import PODS
 from pykueue.cluster.fit import fit_reasons, unschedulable_message

@@ -20,8 +20,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pykueue.api.clock import Clock, format_time
-from pykueue.api.errors import BadRequest, NotFound
+from pykueue.api.meta.clock import Clock, format_time
+from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.client import Client, Informer, WorkQueue, run_workers
 from pykueue.client.res import JOBS, JOBSETS, NODES, PODS
 from pykueue.cluster.agent import NodeAgent

@@ -20,8 +20,8 @@ import copy
 import logging
 from typing import Any
 
-from pykueue.api.clock import Clock, format_time
-from pykueue.api.errors import AlreadyExists, NotFound
+from pykueue.api.meta.clock import Clock, format_time
+from pykueue.api.meta.errors import AlreadyExists, NotFound
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import JOBS, JOBSETS
 from pykueue.cluster.expectations import Expectations

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 import yaml
 
-from pykueue.api.quantity import QuantityError, parse_quantity
+from pykueue.api.meta.quantity import QuantityError, parse_quantity
 
 __all__ = ["DEFAULT_CAPACITY", "NodeKind", "NodeSpec", "default_nodes", "load_nodes", "parse_nodes"]
 

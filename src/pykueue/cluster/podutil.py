@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.api.quantity import QuantityError, to_amount
+from pykueue.api.meta.quantity import QuantityError, to_amount
 
 __all__ = [
     "Record",

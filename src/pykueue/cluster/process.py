@@ -37,9 +37,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pykueue.api.clock import Clock
-from pykueue.api.errors import BadRequest, NotFound
-from pykueue.api.quantity import QuantityError, parse_quantity
+from pykueue.api.meta.clock import Clock
+from pykueue.api.meta.errors import BadRequest, NotFound
+from pykueue.api.meta.quantity import QuantityError, parse_quantity
 from pykueue.client import Client, Informer, Res, key_of
 from pykueue.cluster import container_runs
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running

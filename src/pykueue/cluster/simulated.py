@@ -16,7 +16,7 @@ import functools
 import inspect
 from typing import Any
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
 
 __all__ = ["DURATION_ANNOTATION", "EXIT_CODE_ANNOTATION", "SimulatedNodeAgent"]

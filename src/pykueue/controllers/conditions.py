@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api.clock import format_time, parse_time
+from pykueue.api.meta.clock import format_time, parse_time
 
 __all__ = [
     "FINALIZER",

@@ -19,8 +19,8 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from pykueue.api.clock import Clock, format_time
-from pykueue.api.errors import ApiError, NotFound
+from pykueue.api.meta.clock import Clock, format_time
+from pykueue.api.meta.errors import ApiError, NotFound
 from pykueue.client import Client
 from pykueue.client.res import EVENTS
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pykueue.api.job_webhook import validate_job_labels, validate_managed_job
-from pykueue.api.kinds import FieldError
+from pykueue.api.kinds.kueue.job_webhook import validate_job_labels, validate_managed_job
+from pykueue.api.meta.field_errors import FieldError
 from pykueue.controllers.conditions import FINALIZER
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import QUEUE_LABEL, Caches, Integration

@@ -23,8 +23,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from pykueue.api.clock import Clock, SystemClock
-from pykueue.api.errors import NotFound
+from pykueue.api.meta.clock import Clock, SystemClock
+from pykueue.api.meta.errors import NotFound
 from pykueue.client import Client, Informer, Res, run_workers
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder

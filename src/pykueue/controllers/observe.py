@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 from pykueue.metrics import KueueMetrics
 
 __all__ = ["admitted", "evicted", "preempted", "queued_since", "quota_reserved"]

@@ -20,9 +20,9 @@ import asyncio
 import logging
 from typing import Any
 
-from pykueue.api.clock import Clock
-from pykueue.api.errors import ApiError
-from pykueue.api.quantity import format_amount
+from pykueue.api.meta.clock import Clock
+from pykueue.api.meta.errors import ApiError
+from pykueue.api.meta.quantity import format_amount
 from pykueue.client import Client, Informer, Res
 from pykueue.controllers.conditions import FINALIZER, set_condition
 from pykueue.controllers.resources import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, RESOURCE_FLAVORS

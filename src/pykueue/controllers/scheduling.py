@@ -24,8 +24,8 @@ import logging
 import time
 from typing import Any
 
-from pykueue.api.clock import Clock, parse_time
-from pykueue.api.errors import ApiError, NotFound
+from pykueue.api.meta.clock import Clock, parse_time
+from pykueue.api.meta.errors import ApiError, NotFound
 from pykueue.client import Client, Informer
 from pykueue.controllers import observe
 from pykueue.controllers.conditions import condition_true, has_quota, is_evicted, is_finished

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.api.errors import Conflict
-from pykueue.api.jsoncopy import json_copy
+from pykueue.api.meta.errors import Conflict
+from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.client import Client, Res
 
 __all__ = ["StatusEdit", "status_diff", "update_status"]

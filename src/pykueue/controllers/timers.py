@@ -19,7 +19,7 @@ import heapq
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from pykueue.api.clock import Clock
+from pykueue.api.meta.clock import Clock
 
 __all__ = ["Timers"]
 

@@ -22,8 +22,8 @@ import contextlib
 import logging
 from typing import Any
 
-from pykueue.api.errors import ApiError, NotFound
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.errors import ApiError, NotFound
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.client import Client, Res
 from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.frameworks import IMPLEMENTED, framework_for_kind

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 from pykueue.controllers.conditions import condition, condition_true, is_active, is_admitted, transition_time
 from pykueue.controllers.config import WaitForPodsReady
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api.clock import format_time, parse_time
+from pykueue.api.meta.clock import format_time, parse_time
 from pykueue.controllers.conditions import remove_condition, set_condition
 
 __all__ = [

@@ -23,8 +23,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.api.clock import Clock, format_time, parse_time
-from pykueue.api.errors import ApiError, Conflict, NotFound
+from pykueue.api.meta.clock import Clock, format_time, parse_time
+from pykueue.api.meta.errors import ApiError, Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue
 from pykueue.controllers import observe
 from pykueue.controllers.conditions import (

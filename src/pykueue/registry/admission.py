@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 import orjson
 
-from pykueue.api.errors import Invalid, WebhookDenied
-from pykueue.api.kinds import FieldError, KindInfo
+from pykueue.api.meta.errors import Invalid, WebhookDenied
+from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = ["AdmissionChain", "AdmissionHook", "AdmissionRequest", "Operation", "clone"]
 

@@ -24,11 +24,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pykueue.api.crds import custom_resource_definition
-from pykueue.api.custom_kinds import CRD_KIND, CRD_RESOURCE, crd_names, custom_kind
-from pykueue.api.errors import Conflict, NotFound
-from pykueue.api.jsoncopy import json_copy
-from pykueue.api.kinds import JSONDict, KindInfo
+from pykueue.api.kinds.custom.custom_kinds import CRD_KIND, CRD_RESOURCE, crd_names, custom_kind
 from pykueue.api.kindset import KindSet
+from pykueue.api.meta.errors import Conflict, NotFound
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy
+from pykueue.api.meta.kind_info import KindInfo
 
 if TYPE_CHECKING:
     from .registry import Registry

@@ -21,9 +21,9 @@ from typing import Any
 import orjson
 import yaml
 
-from pykueue.api.errors import BadRequest
-from pykueue.api.kinds import KindInfo
-from pykueue.api.structural import strict_decoding_error, unknown_field_paths
+from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.kind_info import KindInfo
+from pykueue.api.schema.structural import strict_decoding_error, unknown_field_paths
 
 from .admission import clone
 

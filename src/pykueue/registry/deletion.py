@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykueue.api.errors import BadRequest, Forbidden, NotFound
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.errors import BadRequest, Forbidden, NotFound
+from pykueue.api.meta.kind_info import KindInfo
 
 from .admission import clone
 from .ownership import Key

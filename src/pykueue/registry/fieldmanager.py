@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.api.errors import BadRequest
-from pykueue.api.kinds import KindInfo
-from pykueue.api.list_types import list_keys
+from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.kind_info import KindInfo
+from pykueue.api.schema.list_types import list_keys
 
 __all__ = ["list_keys_of", "server_side_apply", "update_managed_fields"]
 

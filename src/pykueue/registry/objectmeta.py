@@ -17,9 +17,10 @@ import secrets
 import string
 from typing import Any
 
-from pykueue.api import field_errors as fe
-from pykueue.api.errors import BadRequest
-from pykueue.api.kinds import FieldError, KindInfo
+from pykueue.api.meta import field_errors as fe
+from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = [
     "IMMUTABLE_META",

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykueue.api.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
-from pykueue.api.kinds import KindInfo
-from pykueue.api.merge_keys import KEY_DEFAULTS
+from pykueue.api.kinds.core.merge_keys import KEY_DEFAULTS
+from pykueue.api.meta.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
+from pykueue.api.meta.kind_info import KindInfo
 
 from . import objectmeta as om
 from .admission import clone

@@ -21,12 +21,13 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.clock import Clock, format_time
-from pykueue.api.core_defaults import generate_job_selector
-from pykueue.api.custom_kinds import CRD_KIND
-from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
-from pykueue.api.kinds import STORED_FORM, KindInfo, all_kinds
+from pykueue.api.catalogue import build_catalogue, known_crd_kinds
+from pykueue.api.kinds.core.core_defaults import generate_job_selector
+from pykueue.api.kinds.custom.custom_kinds import CRD_KIND
 from pykueue.api.kindset import KindSet
+from pykueue.api.meta.clock import Clock, format_time
+from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
+from pykueue.api.meta.kind_info import STORED_FORM, KindInfo
 from pykueue.store import Store
 from pykueue.store.types import ListResult, RawListResult, WatchEvent
 
@@ -64,7 +65,7 @@ class Registry:
         admission logic pykueue implements, by (group, kind), used when their CRD is applied."""
         self.store = store
         self.clock = clock
-        given = list(kinds if kinds is not None else all_kinds())
+        given = list(kinds if kinds is not None else build_catalogue())
         self._kinds = KindSet(given)
         self._kinds.add(CRD_KIND)
         self._chain = AdmissionChain()
@@ -74,8 +75,8 @@ class Registry:
         self._write_listeners: _Listeners = []
         self._deleter = Deleter(self)
         self._patcher = Patcher(self)
-        self._crds = CrdController(self, self._kinds, known_crds if known_crds is not None else {
-            (k.group, k.kind): k for k in all_kinds() if k.is_crd})
+        self._crds = CrdController(self, self._kinds, known_crds if known_crds is not None
+                                    else known_crd_kinds())
         self._crds.load()
         for kind in self._kinds:
             if kind.stored_as:   # a second view of another kind's objects: indexed with that kind

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 import json_merge_patch
 import jsonpatch
 
-from pykueue.api import field_errors as fe
-from pykueue.api.errors import BadRequest, Conflict, Invalid, UnsupportedMediaType
-from pykueue.api.jsoncopy import json_copy
-from pykueue.api.kinds import JSONDict, KindInfo
+from pykueue.api.meta import field_errors as fe
+from pykueue.api.meta.errors import BadRequest, Conflict, Invalid, UnsupportedMediaType
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy
+from pykueue.api.meta.kind_info import KindInfo
 
 from .decode import decode_bytes
 

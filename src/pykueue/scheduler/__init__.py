@@ -4,7 +4,7 @@ Public surface: ``Scheduler`` and its settings and decision records. Everything 
 package is private and may change.
 """
 
-from pykueue.api.clock import Clock, ManualClock, SystemClock
+from pykueue.api.meta.clock import Clock, ManualClock, SystemClock
 
 from .engine import Scheduler
 from .types import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.quantity import to_amount
 
 from .hierarchy import Quota, ResourceNode
 from .resources import FR

@@ -30,8 +30,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from pykueue.api.clock import Clock, SystemClock
-from pykueue.api.quantity import QuantityError
+from pykueue.api.meta.clock import Clock, SystemClock
+from pykueue.api.meta.quantity import QuantityError
 
 from . import afs, views
 from .cache import Cache

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pykueue.api.clock import ManualClock, parse_time
-from pykueue.api.quantity import format_amount
+from pykueue.api.meta.clock import ManualClock, parse_time
+from pykueue.api.meta.quantity import format_amount
 
 from .clusterqueue import ClusterQueue
 from .engine import Scheduler

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.api.quantity import format_amount
+from pykueue.api.meta.quantity import format_amount
 
 from .clusterqueue import LOWER_PRIORITY, NEVER, STRICT_FIFO, ClusterQueue
 from .engine import Scheduler

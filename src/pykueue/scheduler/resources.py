@@ -1,7 +1,7 @@
 """Resource amounts: per-pod requests computed like kube-scheduler, and (flavor, resource) keys.
 
 Owns the one translation from a pod template to integer amounts (cpu in milli, others in base
-units, via ``pykueue.api.quantity``). Called once per workload at upsert time, never per cycle,
+units, via ``pykueue.api.meta.quantity``). Called once per workload at upsert time, never per cycle,
 so the hot path only adds and compares ints.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.api.quantity import UNLIMITED, QuantityError, format_amount, to_amount
+from pykueue.api.meta.quantity import UNLIMITED, QuantityError, format_amount, to_amount
 
 __all__ = [
     "FR",

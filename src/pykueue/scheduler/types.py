@@ -33,7 +33,7 @@ class InvalidObject(ValueError):
     """An object given to ``upsert_*`` cannot be scheduled (bad quantity, missing name...).
 
     The engine is left unchanged. Callers answer the user with a 400 BadRequest carrying
-    ``str(exc)``; the engine does not import ``pykueue.api.errors`` itself because that module
+    ``str(exc)``; the engine does not import ``pykueue.api.meta.errors`` itself because that module
     pulls in the kind catalogue (and the kubernetes client) the pure scheduler must not import.
     """
 
@@ -175,7 +175,7 @@ class QueueUsage:
 
     ``reservation``/``usage`` map flavor -> resource -> (total, borrowed) amounts; ``usage``
     only counts Admitted workloads. Amounts are integers (cpu in milli); format them with
-    ``pykueue.api.quantity.format_amount``.
+    ``pykueue.api.meta.quantity.format_amount``.
     """
 
     reservation: dict[str, dict[str, tuple[int, int]]]

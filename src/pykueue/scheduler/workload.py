@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 
 from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
 from .resources import amount as to_amount

@@ -26,7 +26,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.bench.scheduler.vcluster import START_S
 from pykueue.simulate.eta import HORIZON_S, estimate
 from pykueue.simulate.model import EXPECTED_RUNTIME_ANNOTATION

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.clock import format_time, parse_time
+from pykueue.api.meta.clock import format_time, parse_time
 from pykueue.bench.scheduler.vcluster import Observer, VirtualCluster
 from pykueue.client.http import HttpClient
 from pykueue.client.res import Res

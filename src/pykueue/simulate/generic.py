@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pykueue.api.quantity import QuantityError, to_amount
+from pykueue.api.meta.quantity import QuantityError, to_amount
 from pykueue.simulate.model import PodSetSpec, SimulateError, Task
 
 __all__ = ["read_csv", "read_jsonl"]

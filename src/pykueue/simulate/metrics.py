@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pykueue.api.quantity import parse_quantity, to_amount
+from pykueue.api.meta.quantity import parse_quantity, to_amount
 from pykueue.bench.scheduler.recorder import percentile
 from pykueue.simulate.recorder import CQSeries, FlavorResource, WorkloadRecord
 from pykueue.simulate.replay import Replay

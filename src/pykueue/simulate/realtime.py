@@ -21,8 +21,8 @@ import contextlib
 import time
 from typing import Any
 
-from pykueue.api.clock import format_time
-from pykueue.api.errors import AlreadyExists
+from pykueue.api.meta.clock import format_time
+from pykueue.api.meta.errors import AlreadyExists
 from pykueue.client.http import HttpClient
 from pykueue.client.informer import Informer
 from pykueue.client.res import Res

@@ -7,7 +7,7 @@ gave. Per ClusterQueue: the admitted usage per (flavor, resource), integrated ov
 change points (for plots), and the pending count (queue length) at every change.
 
 Who calls it: ``replay`` creates one per run; ``metrics`` and ``plots`` read it. Invariant: all
-amounts are the API's integer amounts (``pykueue.api.quantity``, cpu in milli); time is ms from
+amounts are the API's integer amounts (``pykueue.api.meta.quantity``, cpu in milli); time is ms from
 the start of the trace and only moves forward.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.quantity import to_amount
 from pykueue.bench.scheduler.vcluster import Observer
 from pykueue.scheduler import Admit, Pending, Preempt
 

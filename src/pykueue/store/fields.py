@@ -5,7 +5,7 @@ Owned by ``store/``; reached through :mod:`pykueue.store.selectors`. Syntax: ``p
 values. Paths are dotted (``status.phase``); an unset field compares as ``""``.
 
 Invariant: a selector string is parsed once into an immutable matcher; a bad one raises
-:class:`~pykueue.api.errors.BadRequest` with kube-apiserver's wording, never a Python exception.
+:class:`~pykueue.api.meta.errors.BadRequest` with kube-apiserver's wording, never a Python exception.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.errors import BadRequest
+from pykueue.api.meta.errors import BadRequest
 
 __all__ = ["NAMESPACE_FIELD", "NAME_FIELD", "FieldSelector", "FieldTerm", "field_value", "parse_field_selector"]
 

@@ -6,7 +6,7 @@ Owned by ``store/``; reached through :mod:`pykueue.store.selectors`. Syntax: ``a
 label keys and values.
 
 Invariant: a selector string is parsed once into an immutable matcher; a bad one raises
-:class:`~pykueue.api.errors.BadRequest` with kube-apiserver's wording, never a Python exception.
+:class:`~pykueue.api.meta.errors.BadRequest` with kube-apiserver's wording, never a Python exception.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from pykueue.api.errors import BadRequest
+from pykueue.api.meta.errors import BadRequest
 
 __all__ = ["LabelOp", "LabelRequirement", "LabelSelector", "parse_label_selector"]
 

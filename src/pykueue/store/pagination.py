@@ -14,7 +14,7 @@ import binascii
 
 import orjson
 
-from pykueue.api.errors import BadRequest
+from pykueue.api.meta.errors import BadRequest
 
 __all__ = ["decode_continue", "encode_continue"]
 

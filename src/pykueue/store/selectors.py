@@ -6,7 +6,7 @@ select objects in memory. The grammar and matching live in :mod:`pykueue.store.l
 :mod:`pykueue.store.fields`; this module is the one place to import them from.
 
 Invariant: a selector string is parsed once into an immutable matcher; a bad selector raises
-:class:`~pykueue.api.errors.BadRequest` with kube-apiserver's wording, never a Python exception.
+:class:`~pykueue.api.meta.errors.BadRequest` with kube-apiserver's wording, never a Python exception.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, NotFound
+from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, NotFound
 from pykueue.store.index import (
     DATA,
     RV,

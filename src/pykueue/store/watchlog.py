@@ -11,7 +11,7 @@ Invariants:
 - ``events_since`` returns only *durable* entries (committed and handed to subscribers), in rv
   order, so a watch never reports a change that a crash could still undo;
 - every change with rv > :attr:`WatchLog.compacted_rv` is kept; asking for older history raises
-  :class:`~pykueue.api.errors.Gone`, as kube-apiserver does after etcd compaction.
+  :class:`~pykueue.api.meta.errors.Gone`, as kube-apiserver does after etcd compaction.
   Non-durable entries are never compacted.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from operator import itemgetter
 
-from pykueue.api.errors import Gone
+from pykueue.api.meta.errors import Gone
 from pykueue.store.index import Key, gc_paused
 from pykueue.store.types import EventType, WatchEvent
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Self
 
-from pykueue.api.clock import format_time
-from pykueue.api.quantity import format_amount, to_amount
+from pykueue.api.meta.clock import format_time
+from pykueue.api.meta.quantity import format_amount, to_amount
 
 __all__ = [
     "ClusterQueueBuilder",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.quantity import to_amount
 
 FR = tuple[str, str]  # (flavor, resource)
 

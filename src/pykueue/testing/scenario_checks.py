@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.quantity import to_amount
 from pykueue.testing.scenario_driver import workload_state
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ import re
 import typing
 from typing import Any
 
-from pykueue.api.clock import ManualClock, format_time
-from pykueue.api.quantity import to_amount
+from pykueue.api.meta.clock import ManualClock, format_time
+from pykueue.api.meta.quantity import to_amount
 from pykueue.testing.scenario_format import Scenario
 
 __all__ = ["START", "ScenarioDriver", "build_config", "run_scenario"]
@@ -294,7 +294,7 @@ class ScenarioDriver:
 
 
 def to_epoch(text: str) -> float:
-    from pykueue.api.clock import parse_time
+    from pykueue.api.meta.clock import parse_time
 
     return parse_time(text)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 
 T0 = 1_700_000_000.0
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.scheduler.unit.sched_builders import CQ, T0, admitted, flavor, local_queue, namespace, workload
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.scheduler.explain import explain_workload, load_engine
 
 NOW = T0 + 1000

@@ -20,7 +20,7 @@ from tests.scheduler.unit.sched_builders import (
     workload,
 )
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.scheduler import SchedulerConfig
 from pykueue.scheduler.queues import ClusterQueueQueue
 from pykueue.scheduler.workload import WorkloadInfo

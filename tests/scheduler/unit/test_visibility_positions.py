@@ -11,7 +11,7 @@ from tests.scheduler.unit.sched_builders import CQ, T0, apply_admit, finished, f
 from tests.scheduler.unit.sched_builders import namespace as make_namespace
 from tests.scheduler.unit.sched_builders import workload as make_workload
 
-from pykueue.api.errors import NotFound
+from pykueue.api.meta.errors import NotFound
 from pykueue.apiserver.visibility import EngineBackend, PendingQuery
 
 # (name, namespace, local queue, priority, created offset): ties in priority and time included

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.scheduler import Scheduler, SchedulerConfig
 from pykueue.scheduler.workload import (
     FINISHED,

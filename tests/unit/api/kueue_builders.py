@@ -5,13 +5,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.api.kinds import FieldError, KindInfo, find_kind
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.kind_info import KindInfo
 
 KUEUE = "kueue.x-k8s.io"
 
 
 def info(kind: str, group: str = KUEUE) -> KindInfo:
-    found = find_kind(group, kind)
+    found = build_catalogue().find(group, kind)
     assert found is not None, kind
     return found
 

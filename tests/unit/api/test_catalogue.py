@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pykueue.api.kinds import all_kinds, find_kind
+from pykueue.api.catalogue import build_catalogue
 
 KUEUE = "kueue.x-k8s.io"
 
 
 def test_every_kind_is_served() -> None:
-    keys = {k.served_key for k in all_kinds()}
+    keys = {k.served_key for k in list(build_catalogue())}
     assert keys == {
         "resourceflavors.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
         "localqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "workloadpriorityclasses.kueue.x-k8s.io",
@@ -27,7 +27,7 @@ def test_every_kind_is_served() -> None:
 
 
 def test_events_v1_is_stored_with_core_events() -> None:
-    view = find_kind("events.k8s.io", "events")
+    view = build_catalogue().find("events.k8s.io", "events")
     assert view is not None
     assert view.resource_key == "events"
     assert view.stored_as == "events"
@@ -67,7 +67,7 @@ def test_events_v1_is_stored_with_core_events() -> None:
     ("events.k8s.io", "ev", "Event", True, False),
 ])
 def test_names_scope_and_status(group: str, name: str, kind: str, namespaced: bool, status: bool) -> None:
-    info = find_kind(group, name)
+    info = build_catalogue().find(group, name)
     assert info is not None
     assert info.kind == kind
     assert info.namespaced is namespaced
@@ -75,7 +75,7 @@ def test_names_scope_and_status(group: str, name: str, kind: str, namespaced: bo
 
 
 def test_kueue_versions_and_deprecation() -> None:
-    for info in all_kinds():
+    for info in list(build_catalogue()):
         if info.group == KUEUE:
             assert info.versions == ("v1beta2", "v1beta1")
             assert info.storage_version == "v1beta2"
@@ -85,7 +85,7 @@ def test_kueue_versions_and_deprecation() -> None:
 
 def test_printer_columns() -> None:
     def columns(name: str, version: str = "v1beta2") -> list[tuple[str, str, int]]:
-        info = find_kind(KUEUE, name)
+        info = build_catalogue().find(KUEUE, name)
         assert info is not None
         return [(c.name, c.json_path, c.priority) for c in info.printer_columns.get(version, ())]
 
@@ -104,15 +104,15 @@ def test_printer_columns() -> None:
 
 
 def test_workload_selectable_field_and_merge_keys() -> None:
-    workload = find_kind(KUEUE, "workloads")
+    workload = build_catalogue().find(KUEUE, "workloads")
     assert workload is not None
     assert workload.selectable_fields == (".status.admission.clusterQueue",)
-    job = find_kind("batch", "jobs")
+    job = build_catalogue().find("batch", "jobs")
     assert job is not None
     assert job.strategic_merge_keys["spec.template.spec.containers"] == "name"
     assert job.strategic_merge_keys["spec.template.spec.containers[].env"] == "name"
     assert job.strategic_merge_keys["spec.template.spec.containers[].volumeMounts"] == "mountPath"
-    pod = find_kind("", "pods")
+    pod = build_catalogue().find("", "pods")
     assert pod is not None
     assert pod.strategic_merge_keys["status.conditions"] == "type"
     assert pod.strategic_merge_keys["metadata.ownerReferences"] == "uid"

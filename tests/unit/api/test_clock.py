@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pykueue.api.clock import format_time, parse_time
+from pykueue.api.meta.clock import format_time, parse_time
 
 
 def _reference(seconds: float) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.structural import strict_decoding_error
-from pykueue.api.validation import unknown_fields
+from pykueue.api.catalogue import unknown_fields
+from pykueue.api.schema.structural import strict_decoding_error
 
 from .kueue_builders import check, info, job, pod_template
 
@@ -53,7 +53,7 @@ def test_job_backoff_limit_per_index_raises_default_backoff_limit() -> None:
 
 
 def test_job_selector_generated_at_create_only() -> None:
-    from pykueue.api.core_defaults import generate_job_selector
+    from pykueue.api.kinds.core.core_defaults import generate_job_selector
 
     obj = JOB.default(job())
     assert "selector" not in obj["spec"]

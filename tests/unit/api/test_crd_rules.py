@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.crd_rules import validate_crd
 from pykueue.api.crds import custom_resource_definitions
-from pykueue.api.kinds import FieldError
+from pykueue.api.kinds.custom.crd_rules import validate_crd
+from pykueue.api.meta.field_errors import FieldError
 
 Crd = dict[str, Any]
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.custom_kinds import custom_kind
-from pykueue.api.kinds import FieldError, KindInfo
+from pykueue.api.kinds.custom.custom_kinds import custom_kind
+from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry.decode import check_fields
 
 SPEC: dict[str, Any] = {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.job_webhook import job_pod_count, validate_managed_job
+from pykueue.api.kinds.kueue.job_webhook import job_pod_count, validate_managed_job
 
 from .kueue_builders import job
 

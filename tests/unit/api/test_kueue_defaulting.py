@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from pykueue.api.defaulting import apply_schema_defaults
+from pykueue.api.schema.defaults import apply_schema_defaults
 
 from .kueue_builders import KUEUE, cluster_queue, info, pod_template, workload
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.list_types import list_keys
-from pykueue.api.schemas import schema_for
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.schema.list_types import list_keys
 
 KUEUE = "kueue.x-k8s.io"
 
@@ -62,6 +62,14 @@ EXPECTED: dict[tuple[str, str, str], dict[str, str]] = {
 
 # Embedded PodTemplateSpecs come from the core types' schemas, not from Kueue's or JobSet's.
 _POD_TEMPLATES = ("spec.podSets.template.", "spec.replicatedJobs.template.")
+
+_CATALOGUE = build_catalogue()
+
+
+def schema_for(group: str, kind: str, version: str) -> dict[str, Any]:
+    found = _CATALOGUE.by_kind(group, kind)
+    assert found is not None, kind
+    return found.schema[version]
 
 
 def _own(keys: dict[str, str]) -> dict[str, str]:

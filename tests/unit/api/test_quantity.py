@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pykueue.api.quantity import UNLIMITED, QuantityError, format_amount, parse_quantity, to_amount
+from pykueue.api.meta.quantity import UNLIMITED, QuantityError, format_amount, parse_quantity, to_amount
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pykueue.api.job_webhook import validate_managed_job
-from pykueue.api.kinds import find_kind
-from pykueue.api.validation import unknown_fields
+from pykueue.api.catalogue import build_catalogue, unknown_fields
+from pykueue.api.kinds.kueue.job_webhook import validate_managed_job
 
 EXAMPLES = Path("/work/shared/examples/quickstart")
 DOCS: list[dict[str, Any]] = []
@@ -24,7 +23,7 @@ pytestmark = pytest.mark.skipif(not DOCS, reason="shared quickstart examples not
 @pytest.mark.parametrize("doc", DOCS, ids=[f"{d['kind']}" for d in DOCS])
 def test_quickstart_object_is_valid(doc: dict[str, Any]) -> None:
     group, _, version = doc["apiVersion"].rpartition("/")
-    info = find_kind(group, doc["kind"])
+    info = build_catalogue().find(group, doc["kind"])
     assert info is not None
     obj = dict(doc)
     if "name" not in obj["metadata"]:

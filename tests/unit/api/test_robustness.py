@@ -9,8 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.kinds import all_kinds
-from pykueue.api.validation import unknown_fields
+from pykueue.api.catalogue import build_catalogue, unknown_fields
 
 from .kueue_builders import cluster_queue, info, workload
 
@@ -24,7 +23,7 @@ json_values = st.recursive(
 )
 
 
-@pytest.mark.parametrize("kind", all_kinds(), ids=lambda k: k.resource_key)
+@pytest.mark.parametrize("kind", list(build_catalogue()), ids=lambda k: k.resource_key)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=json_values, old=json_values)
 def test_garbage_never_raises(kind: Any, body: Any, old: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api.defaulting import _has_defaults, apply_schema_defaults
+from pykueue.api.schema.defaults import _has_defaults, apply_schema_defaults
 
 _SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -40,15 +40,16 @@ def test_only_subtrees_with_defaults_are_walked() -> None:
 
 def _reference_default(group: str, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """The definition: a full private copy, schema defaults, then the per-kind defaults."""
-    from pykueue.api.defaulting import _default_kueue
-    from pykueue.api.jsoncopy import json_copy
-    from pykueue.api.kinds import find_kind
+    from pykueue.api.catalogue import build_catalogue
+    from pykueue.api.kinds.kueue.workload_defaults import default_requests
+    from pykueue.api.meta.jsoncopy import json_copy
 
-    info = find_kind(group, kind)
+    info = build_catalogue().find(group, kind)
     assert info is not None
     out = json_copy(obj)
     apply_schema_defaults(info.schema[info.storage_version], out)
-    _default_kueue(kind, out)
+    if kind == "Workload":
+        default_requests(out)
     return out
 
 
@@ -76,13 +77,17 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
 def test_copy_on_write_defaulting_equals_a_full_copy_and_leaves_the_input_alone() -> None:
     """Only fields that receive a default are copied: the result must still be exactly what
     defaulting a full private copy gives, and the input must stay as it was."""
-    from pykueue.api.defaulting import default
-    from pykueue.api.jsoncopy import json_copy
+    from pykueue.api.catalogue import build_catalogue
+    from pykueue.api.meta.jsoncopy import json_copy
+
+    catalogue = build_catalogue()
 
     changed = 0
     for kind, obj in _cases():
         before = json_copy(obj)
-        got = default("kueue.x-k8s.io", kind, obj)
+        kind_info = catalogue.find("kueue.x-k8s.io", kind)
+        assert kind_info is not None
+        got = kind_info.default(obj)
         assert got == _reference_default("kueue.x-k8s.io", kind, before), kind
         assert obj == before, f"{kind}: defaulting mutated its argument"
         assert got is not obj

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from pykueue.api.catalogue import build_catalogue
 from pykueue.api.crds import custom_resource_definitions
-from pykueue.api.kinds import all_kinds
-from pykueue.api.structural import validate_schema
+from pykueue.api.schema.structural import validate_schema
 
 from .kueue_builders import info
 
-KUEUE_KINDS = [k for k in all_kinds() if k.group == "kueue.x-k8s.io"]
+KUEUE_KINDS = [k for k in list(build_catalogue()) if k.group == "kueue.x-k8s.io"]
 
 
 def _nodes(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -26,7 +26,7 @@ def _nodes(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[s
         yield from _nodes(schema["additionalProperties"], f"{path}{{}}")
 
 
-@pytest.mark.parametrize("kind", [k for k in all_kinds()], ids=lambda k: k.resource_key)
+@pytest.mark.parametrize("kind", list(build_catalogue()), ids=lambda k: k.resource_key)
 def test_every_schema_is_structural(kind: Any) -> None:
     for version in kind.versions:
         for path, node in _nodes(kind.schema[version]):
@@ -101,7 +101,7 @@ def test_v1beta1_cq_rejects_both_admission_check_forms() -> None:
 
 def test_crds_render_every_crd_kind() -> None:
     crds = {c["metadata"]["name"]: c for c in custom_resource_definitions()}
-    assert set(crds) == {f"{k.plural}.{k.group}" for k in all_kinds() if k.is_crd}
+    assert set(crds) == {f"{k.plural}.{k.group}" for k in list(build_catalogue()) if k.is_crd}
     cq = crds["clusterqueues.kueue.x-k8s.io"]["spec"]
     assert cq["scope"] == "Cluster"
     assert cq["names"]["shortNames"] == ["cq"]
@@ -216,9 +216,9 @@ def test_core_schemas_carry_patch_merge_keys() -> None:
     assert pod["status"]["properties"]["conditions"]["x-kubernetes-patch-merge-key"] == "type"
 
 
-@pytest.mark.parametrize("kind", [k for k in all_kinds() if k.strategic_merge_keys], ids=lambda k: k.resource_key)
+@pytest.mark.parametrize("kind", [k for k in build_catalogue() if k.strategic_merge_keys], ids=lambda k: k.resource_key)
 def test_every_merge_key_path_is_a_list_in_the_schema(kind: Any) -> None:
-    from pykueue.api.core_schemas import _node_at
+    from pykueue.api.kinds.core.core_schemas import _node_at
 
     schema = kind.schema[kind.storage_version]
     for path, key in kind.strategic_merge_keys.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api.structural import compile_rules, unknown_field_paths, validate_schema
+from pykueue.api.schema.structural import compile_rules, unknown_field_paths, validate_schema
 
 _ITEM: dict[str, Any] = {
     "type": "object",
@@ -92,7 +92,7 @@ def test_rules_comparing_whole_values_are_not_pruned() -> None:
 
 
 def test_only_rules_without_whole_value_comparisons_are_pruned() -> None:
-    from pykueue.api.structural import _prunable
+    from pykueue.api.schema.structural import _prunable
 
     assert _prunable("has(self.s) ? size(self.spec.sets) == size(self.s.assigned) : true")
     assert _prunable("self.k == 'x' && self.n != 1 && has(self.a) == has(self.b) && self.l.size() == 0")
@@ -102,7 +102,7 @@ def test_only_rules_without_whole_value_comparisons_are_pruned() -> None:
 
 
 def test_escaped_property_names_keep_their_fields() -> None:
-    from pykueue.api.structural import _names, _prune
+    from pykueue.api.schema.structural import _names, _prune
 
     names = _names("self.a__dash__b > 0 && has(self.__namespace__) && self.x__underscores__y == 1")
     schema = {"type": "object", "properties": {k: {"type": "integer"} for k in ("a-b", "namespace", "x__y", "z")}}
@@ -165,7 +165,7 @@ def test_transition_rules_still_run_on_unchanged_values() -> None:
 
 
 def test_rule_outcomes_are_reused_for_the_same_pruned_value_and_only_for_it(monkeypatch: Any) -> None:
-    from pykueue.api import structural
+    from pykueue.api.schema import structural
 
     schema = {"type": "object", "properties": {"items": {"type": "array", "items": {
         "type": "object", "properties": {"count": {"type": "integer"}, "minCount": {"type": "integer"},

@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 import pytest
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.apiserver import Server, serve
 from pykueue.registry import Registry
 from pykueue.store import Store

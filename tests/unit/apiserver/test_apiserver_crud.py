@@ -10,7 +10,7 @@ import aiohttp
 import orjson
 import yaml
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.apiserver import serve
 from pykueue.registry import Registry
 from pykueue.store import Store

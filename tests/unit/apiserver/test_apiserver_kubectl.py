@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import Server, serve
 from pykueue.apiserver.certs import ensure_certificates
 from pykueue.registry import Registry

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.parser import text_string_to_metric_families
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.apiserver import serve
 from pykueue.metrics import MetricsEndpoint, RemoteSource, request_labels, serve_metrics
 from pykueue.registry import Registry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykueue.api.errors import BadRequest, UnsupportedMediaType
+from pykueue.api.meta.errors import BadRequest, UnsupportedMediaType
 from pykueue.apiserver.protobuf import decode_protobuf
 
 from .conftest import Api

@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.apiserver import serve
 from pykueue.registry import Registry
 from pykueue.store import Store

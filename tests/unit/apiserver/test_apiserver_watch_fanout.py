@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.clock import ManualClock
-from pykueue.api.schemas import schema_for
+from pykueue.api.meta.clock import ManualClock
+from pykueue.api.schema.lazy_schemas import forget_built_schemas, schemas_built
 from pykueue.apiserver.app import warm_up
 from pykueue.registry import Registry
 from pykueue.store import Store
@@ -60,10 +60,10 @@ async def test_every_watcher_gets_every_burst_event_once_in_order_in_its_own_for
 
 def test_warm_up_builds_every_schema_before_serving() -> None:
     registry = Registry(Store(), clock=ManualClock(1_800_000_000.0))
-    schema_for.cache_clear()  # schemas are rebuilt on demand: clearing only costs time
+    forget_built_schemas()  # schemas are rebuilt on demand: clearing only costs time
     warm_up(registry)
-    misses = schema_for.cache_info().misses
+    built = schemas_built()
     for kind in registry.kinds():
         for version in kind.versions:
             assert isinstance(kind.schema[version], dict)
-    assert schema_for.cache_info().misses == misses
+    assert schemas_built() == built

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver.certs import RENEW_BEFORE, SERVING_LIFETIME, TlsFiles, ensure_certificates
 from pykueue.registry import Registry
 from pykueue.store import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import serve
 from pykueue.apiserver.certs import ensure_certificates
 from pykueue.registry import Registry

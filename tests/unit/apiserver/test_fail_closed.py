@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver.app import create_app
 from pykueue.apiserver.bearer_token import MIN_TOKEN_LENGTH, load_or_create_token
 from pykueue.apiserver.private_files import write_atomically

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import BadRequest, UnsupportedMediaType
-from pykueue.api.schemas import schema_for
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.meta.errors import BadRequest, UnsupportedMediaType
 from pykueue.apiserver import protobuf
 from pykueue.apiserver.protobuf import PROTOBUF, decode_delete_options, decode_protobuf
 from pykueue.apiserver.protobuf_layout import KINDS
@@ -41,6 +41,14 @@ _NOT_YET_IN_THE_TABLE = {
     "PodStatus.nodeAllocatableResourceClaimStatuses",
     "PodStatus.volumeHealth",
 }
+
+_CATALOGUE = build_catalogue()
+
+
+def schema_for(group: str, kind: str, version: str) -> dict[str, Any]:
+    found = _CATALOGUE.by_kind(group, kind)
+    assert found is not None, kind
+    return found.schema[version]
 
 
 def _fields(message: str) -> dict[str, Any]:

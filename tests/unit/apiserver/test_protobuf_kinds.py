@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import BadRequest, UnsupportedMediaType
+from pykueue.api.meta.errors import BadRequest, UnsupportedMediaType
 from pykueue.apiserver.protobuf import PROTOBUF, decode_protobuf
 
 from . import test_apiserver_kubectl as kubectl_tests

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import serve
 from pykueue.apiserver.watch_limits import WatchLimits
 from pykueue.client import HttpClient, Informer, Res

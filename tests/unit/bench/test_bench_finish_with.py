@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from pykueue.api.errors import Conflict
+from pykueue.api.meta.errors import Conflict
 from pykueue.bench.scheduler.config import expand, parse_config
 from pykueue.bench.scheduler.realtime import FINISH_APPLY_ATTEMPTS, _Driver, finish_apply_body, finished_condition
 from pykueue.cli.bench_scheduler import scheduler

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import SystemClock
+from pykueue.api.meta.clock import SystemClock
 from pykueue.client import BatchingClient, Client, HttpClient, LocalClient
 from pykueue.registry.registry import Registry
 from pykueue.store import Store

@@ -12,7 +12,7 @@ import asyncio
 import aiohttp
 import orjson
 
-from pykueue.api.errors import AlreadyExists, NotFound
+from pykueue.api.meta.errors import AlreadyExists, NotFound
 from pykueue.client import BatchingClient, HttpClient, Res
 
 from .conftest import make_registry, start_server

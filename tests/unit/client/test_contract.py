@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound
+from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound
 from pykueue.client import Client, Res
 
 from .conftest import make_registry, open_client

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pykueue.api.errors import Unauthorized
+from pykueue.api.meta.errors import Unauthorized
 from pykueue.client import HttpClient, Res, load_kubeconfig
 
 from .conftest import make_registry, start_server

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.unit.client.conftest import open_client
 
-from pykueue.api.clock import Clock, SystemClock
+from pykueue.api.meta.clock import Clock, SystemClock
 from pykueue.client import Client
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster import EmbeddedCluster, NodeSpec

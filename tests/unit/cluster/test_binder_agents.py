@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import parse_time
-from pykueue.api.errors import BadRequest, NotFound
+from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 

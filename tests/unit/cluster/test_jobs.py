@@ -9,7 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from pykueue.api.clock import ManualClock, format_time
+from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.client.res import EVENTS, JOBS, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.jobs import INDEX_KEY, format_indexes, parse_indexes

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pykueue.api.clock import ManualClock, SystemClock
-from pykueue.api.errors import NotFound
+from pykueue.api.meta.clock import ManualClock, SystemClock
+from pykueue.api.meta.errors import NotFound
 from pykueue.client.res import NODES, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.registry.registry import Registry

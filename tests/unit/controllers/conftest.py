@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from pykueue.api.clock import ManualClock
-from pykueue.api.errors import NotFound
-from pykueue.api.kinds import all_kinds
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.meta.clock import ManualClock
+from pykueue.api.meta.errors import NotFound
 from pykueue.client import LocalClient, Res
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
@@ -46,7 +46,7 @@ class Env:
         ``metrics``: the registry the controllers report Kueue's metrics on."""
         self.clock = ManualClock()
         self.store = Store(None)
-        kinds = [k for k in all_kinds() if k.resource_key not in without] if without else None
+        kinds = [k for k in list(build_catalogue()) if k.resource_key not in without] if without else None
         self.registry = Registry(self.store, clock=self.clock, kinds=kinds)
         self.client = LocalClient(self.registry)
         self.manager = ControllerManager(self.client, config, self.clock, metrics_registry=metrics)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.controllers.config import KueueConfig, WaitForPodsReady
 from pykueue.controllers.resources import CLUSTER_QUEUES, EVENTS, JOBS, RESOURCE_FLAVORS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.controllers.timers import Timers
 
 

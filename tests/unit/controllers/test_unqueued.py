@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.controllers.unqueued import unqueued_message
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.controllers.config import WaitForPodsReady
 from pykueue.controllers.wlrules import (
     QueueVerdict,

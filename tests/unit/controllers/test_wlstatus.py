@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.controllers.conditions import condition, set_condition
 from pykueue.controllers.jobs.framework import workload_name
 from pykueue.controllers.wlstatus import (

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.errors import BadRequest, Conflict
+from pykueue.api.meta.errors import BadRequest, Conflict
 from pykueue.registry.patch import server_side_apply, update_managed_fields
 
 KEYS = {

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.errors import BadRequest, Invalid, RequestEntityTooLarge
+from pykueue.api.meta.errors import BadRequest, Invalid, RequestEntityTooLarge
 from pykueue.registry.patch import apply_json_patch, apply_merge_patch
 
 DEPLOY: dict[str, Any] = {

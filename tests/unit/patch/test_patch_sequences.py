@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.errors import Conflict
+from pykueue.api.meta.errors import Conflict
 from pykueue.registry.patch import apply_strategic_merge_patch, server_side_apply, update_managed_fields
 from pykueue.registry.patch.fieldpaths import value_at
 from pykueue.registry.patch.managed import decode_entries

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.errors import BadRequest
+from pykueue.api.meta.errors import BadRequest
 from pykueue.registry.patch import apply_merge_patch, apply_strategic_merge_patch
 
 KEYS = {

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import ManualClock
-from pykueue.api.kinds import KindInfo
+from pykueue.api.meta.clock import ManualClock
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
 from pykueue.store import Store
 

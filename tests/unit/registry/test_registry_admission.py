@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import Forbidden, Invalid, UnsupportedMediaType, WebhookDenied
-from pykueue.api.kinds import FieldError
+from pykueue.api.meta.errors import Forbidden, Invalid, UnsupportedMediaType, WebhookDenied
+from pykueue.api.meta.field_errors import FieldError
 from pykueue.registry import AdmissionHook, AdmissionRequest, Registry
 
 from .conftest import cluster_queue, configmap, kind

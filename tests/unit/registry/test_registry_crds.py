@@ -10,12 +10,12 @@ from typing import Any
 import orjson
 import pytest
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.catalogue import build_catalogue
 from pykueue.api.crds import custom_resource_definitions
-from pykueue.api.custom_kinds import CRD_KIND
-from pykueue.api.errors import ApiError, Invalid, NotFound, WebhookDenied
-from pykueue.api.kinds import FieldError
-from pykueue.api.kindset import catalogue_kinds
+from pykueue.api.kinds.custom.custom_kinds import CRD_KIND
+from pykueue.api.meta.clock import ManualClock
+from pykueue.api.meta.errors import ApiError, Invalid, NotFound, WebhookDenied
+from pykueue.api.meta.field_errors import FieldError
 from pykueue.registry import Registry
 from pykueue.registry.scale import get_scale, patch_scale, update_scale
 from pykueue.store import Store
@@ -200,7 +200,7 @@ def test_scale_subresource(registry: Registry) -> None:
 
 
 def test_a_bare_registry_serves_kueue_once_its_crds_are_created(clock: ManualClock) -> None:
-    registry = Registry(Store(), clock=clock, kinds=catalogue_kinds(crds=False))
+    registry = Registry(Store(), clock=clock, kinds=build_catalogue(kueue=False))
     assert registry.kind_by_plural("kueue.x-k8s.io", "clusterqueues") is None
     for crd in custom_resource_definitions():
         registry.create(CRD_KIND, "", orjson.loads(orjson.dumps(crd)), version="v1")

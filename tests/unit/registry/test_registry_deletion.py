@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import Conflict, Invalid, NotFound
+from pykueue.api.meta.errors import Conflict, Invalid, NotFound
 from pykueue.registry import Registry
 
 from .conftest import configmap, kind
@@ -123,7 +123,7 @@ def test_foreground_waits_for_blocking_dependents(registry: Registry) -> None:
 
 
 def test_unknown_propagation_policy_is_400(registry: Registry) -> None:
-    from pykueue.api.errors import BadRequest
+    from pykueue.api.meta.errors import BadRequest
 
     cm = kind(registry, "", "v1", "configmaps")
     registry.create(cm, "default", configmap("a"), version="v1")
@@ -158,7 +158,7 @@ def test_delete_collection_by_label(registry: Registry) -> None:
 
 
 def test_system_namespaces_cannot_be_deleted(registry: Registry) -> None:
-    from pykueue.api.errors import Forbidden
+    from pykueue.api.meta.errors import Forbidden
 
     ns = kind(registry, "", "v1", "namespaces")
     for name in ("default", "kube-system", "kube-public"):

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import ManualClock
-from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
+from pykueue.api.meta.clock import ManualClock
+from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
 from pykueue.registry import Registry
 from pykueue.store import Store
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.simulate.eta import estimate, parse_duration
 from pykueue.simulate.objects import load_objects
 

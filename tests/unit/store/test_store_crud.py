@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import AlreadyExists, BadRequest, Conflict, NotFound
+from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, NotFound
 from pykueue.store import Store
 
 from .builders import cq, names, pod, rv

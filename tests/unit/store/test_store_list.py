@@ -7,7 +7,7 @@ import base64
 import orjson
 import pytest
 
-from pykueue.api.errors import BadRequest, Gone
+from pykueue.api.meta.errors import BadRequest, Gone
 from pykueue.store import Store
 
 from .builders import names, pod

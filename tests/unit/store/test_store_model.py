@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pykueue.api.errors import AlreadyExists, Conflict, Gone, NotFound
+from pykueue.api.meta.errors import AlreadyExists, Conflict, Gone, NotFound
 from pykueue.store import Store
 
 from .builders import pod

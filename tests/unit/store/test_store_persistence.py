@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pykueue.api.errors import Gone
+from pykueue.api.meta.errors import Gone
 from pykueue.store import Store, StoreFileError, checkpoint
 from pykueue.store import sqlite as sqlite_backend
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import BadRequest
+from pykueue.api.meta.errors import BadRequest
 from pykueue.store import field_value, parse_field_selector, parse_label_selector
 
 LABELS = {"app": "web", "tier": "front", "n": "5", "kueue.x-k8s.io/queue-name": "q1", "empty": ""}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pykueue.api.errors import Gone
+from pykueue.api.meta.errors import Gone
 from pykueue.store import Store, WatchEvent
 
 from .builders import cq, pod

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from pykueue.api.quantity import QuantityError, to_amount
+from pykueue.api.meta.quantity import QuantityError, to_amount
 
 __all__ = ["CQPlan", "CohortSet", "ConfigError", "GeneratorConfig", "Plan", "QueuesSet", "WorkloadPlan",
            "WorkloadTemplate", "WorkloadsSet", "expand", "load_config", "parse_config"]

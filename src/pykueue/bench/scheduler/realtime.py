@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pykueue.api.clock import format_time
+from pykueue.api.meta.clock import format_time
 from pykueue.bench.scheduler.bound import Bound
 from pykueue.bench.scheduler.config import Plan, WorkloadPlan
 from pykueue.bench.scheduler.objects import (
@@ -225,7 +225,7 @@ class _Driver:
     # ------------------------------------------------------------------------------ generator
 
     async def setup(self) -> None:
-        from pykueue.api.errors import AlreadyExists
+        from pykueue.api.meta.errors import AlreadyExists
         from pykueue.client.res import CLUSTER_QUEUES, LOCAL_QUEUES, NAMESPACES, RESOURCE_FLAVORS
 
         with contextlib.suppress(AlreadyExists):
@@ -302,7 +302,7 @@ class _Driver:
             self.finish_errors += 1
 
     async def _finish_apply(self, key: str, ns: str, name: str, cond: dict[str, Any]) -> None:
-        from pykueue.api.errors import Conflict
+        from pykueue.api.meta.errors import Conflict
 
         uid, version = self.seen.get(key, ("", ""))
         for attempt in range(FINISH_APPLY_ATTEMPTS):
@@ -339,7 +339,7 @@ async def _wait(event: asyncio.Event, seconds: float | None) -> None:
 
 
 def _milli(value: Any) -> int:
-    from pykueue.api.quantity import QuantityError, to_amount
+    from pykueue.api.meta.quantity import QuantityError, to_amount
 
     try:
         return to_amount("cpu", value)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.api.clock import ManualClock, format_time
+from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.scheduler import Admit, Pending, Preempt, Scheduler, SchedulerConfig
 
 __all__ = ["START_S", "Observer", "VirtualCluster", "conditions"]

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pykueue.api.quantity import QuantityError, parse_quantity
+from pykueue.api.meta.quantity import QuantityError, parse_quantity
 
 from .connection import CommandError
 from .options import Context, DryRun, Kubeconfig, Namespace, Output, Target, aliases, check_dry_run, run

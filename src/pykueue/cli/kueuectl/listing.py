@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 
 from .connection import ApiFailure, Cluster, CommandError
 from .options import AllNamespaces, Context, Kubeconfig, Namespace, Output, Target, aliases, run

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from pykueue.api.clock import parse_time
+from pykueue.api.meta.clock import parse_time
 
 from .connection import CommandError
 

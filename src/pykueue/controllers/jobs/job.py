@@ -17,7 +17,7 @@ import contextlib
 import copy
 from typing import Any
 
-from pykueue.api.errors import ApiError
+from pykueue.api.meta.errors import ApiError
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (

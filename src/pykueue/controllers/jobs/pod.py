@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from pykueue.api.errors import Invalid, NotFound
+from pykueue.api.meta.errors import Invalid, NotFound
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (

@@ -19,8 +19,8 @@ import contextlib
 import logging
 from typing import Any
 
-from pykueue.api.clock import Clock
-from pykueue.api.errors import AlreadyExists, ApiError, Conflict, NotFound
+from pykueue.api.meta.clock import Clock
+from pykueue.api.meta.errors import AlreadyExists, ApiError, Conflict, NotFound
 from pykueue.client import Client, Informer, WorkQueue
 from pykueue.controllers.conditions import (
     FINALIZER,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api.errors import ApiError, BadRequest, Invalid
-from pykueue.api.kinds import FieldError
+from pykueue.api.meta.errors import ApiError, BadRequest, Invalid
+from pykueue.api.meta.field_errors import FieldError
 
 JSON = Any
 """Any decoded JSON value (dict, list, str, int, float, bool, None)."""

@@ -27,8 +27,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.api.errors import BadRequest, Conflict
-from pykueue.api.jsoncopy import json_copy
+from pykueue.api.meta.errors import BadRequest, Conflict
+from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.registry.patch.fieldpaths import (
     FieldSet,
     Path,

@@ -18,8 +18,8 @@ import json_merge_patch
 import jsonpatch
 import jsonpointer
 
-from pykueue.api.errors import RequestEntityTooLarge
-from pykueue.api.jsoncopy import json_copy
+from pykueue.api.meta.errors import RequestEntityTooLarge
+from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.registry.patch._common import JSON, bad_request, unprocessable
 
 __all__ = ["apply_json_patch", "apply_merge_patch"]

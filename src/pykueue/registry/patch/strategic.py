@@ -24,7 +24,7 @@ import re
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from pykueue.api.jsoncopy import json_copy
+from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.registry.patch._common import JSON, bad_request
 
 __all__ = ["METADATA_MERGE_KEYS", "apply_strategic_merge_patch", "merge_key_for", "normalize_merge_keys"]

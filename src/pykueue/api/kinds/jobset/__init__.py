@@ -1,0 +1,1 @@
+"""JobSet (``jobset.x-k8s.io``): its hand-written schema and its record, served as a CRD."""
