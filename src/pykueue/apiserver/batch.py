@@ -20,12 +20,12 @@ Body: ``{"fieldManager": str, "items": [{"op": "create"|"update"|"patch"|"delete
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import orjson
 from aiohttp import web
 
 from pykueue.api.meta.errors import ApiError, BadRequest
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.batching import BATCH_PATH
 from pykueue.client.local import LocalClient
 from pykueue.client.res import Res
@@ -38,7 +38,6 @@ __all__ = ["BATCH_PATH", "MAX_ITEMS", "BatchHandler"]
 MAX_ITEMS = 1000
 """More items than this in one request is a 400 (the client sends at most a few hundred)."""
 
-JSONDict = dict[str, Any]
 
 
 class BatchHandler:

@@ -12,8 +12,8 @@ import base64
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "resource_list",
 ]
 
-JSONDict = dict[str, Any]
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"], "log": ["get"]}
 CRD_GROUP = "apiextensions.k8s.io"

@@ -19,17 +19,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from functools import cached_property
-from typing import Any
 
 import orjson
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 from .discovery import group_versions
 
 __all__ = ["OpenAPI", "schema_name"]
 
-JSONDict = dict[str, Any]
 _PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
 _SMP = "application/strategic-merge-patch+json"
 

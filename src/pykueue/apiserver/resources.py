@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from pykueue.api.meta.errors import BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
@@ -39,7 +40,6 @@ from .watch import WatchOptions, WatchTracker, serve_watch
 
 __all__ = ["PodLogHandler", "Target", "handle_resource", "resolve"]
 
-JSONDict = dict[str, Any]
 _PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 PodLogHandler = Callable[..., Any]

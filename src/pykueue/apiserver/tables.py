@@ -19,11 +19,11 @@ from typing import Any
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo, PrinterColumn
 
 __all__ = ["human_duration", "table", "table_columns", "table_row"]
 
-JSONDict = dict[str, Any]
 Column = JSONDict
 _NAME = {"name": "Name", "type": "string", "format": "name", "priority": 0,
          "description": "Name must be unique within a namespace. Is required when creating resources, although "

@@ -19,12 +19,13 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import aiohttp
 from aiohttp import web
 
 from pykueue.api.meta.errors import ApiError, BadRequest, MethodNotAllowed, NotFound, Unauthorized, from_status
+from pykueue.api.meta.json_types import JSONDict
 
 from .discovery import storage_version_hash
 from .http import error_response, json_response
@@ -51,7 +52,6 @@ VERSIONS = ("v1beta2", "v1beta1")
 DEFAULT_LIMIT = 1000
 """Kueue's default page size for pending workloads."""
 UNAVAILABLE = "the server is currently unable to handle the request"
-JSON = dict[str, Any]
 
 
 class ServiceUnavailable(ApiError):
@@ -80,13 +80,13 @@ class PendingQuery:
 
 
 class Backend(Protocol):
-    async def pending(self, query: PendingQuery) -> JSON:
+    async def pending(self, query: PendingQuery) -> JSONDict:
         """The ``PendingWorkloadsSummary``; raises ``ApiError`` (NotFound for an unknown queue)."""
         ...
 
 
-def _item(p: PendingInfo) -> JSON:
-    meta: JSON = {"name": p.name, "namespace": p.namespace, "creationTimestamp": p.creation_timestamp or None}
+def _item(p: PendingInfo) -> JSONDict:
+    meta: JSONDict = {"name": p.name, "namespace": p.namespace, "creationTimestamp": p.creation_timestamp or None}
     if p.owner_references:
         meta["ownerReferences"] = [dict(ref) for ref in p.owner_references]
     return {
@@ -98,7 +98,7 @@ def _item(p: PendingInfo) -> JSON:
     }
 
 
-def summary(page: list[PendingInfo], query: PendingQuery) -> JSON:
+def summary(page: list[PendingInfo], query: PendingQuery) -> JSONDict:
     """A page of pending workloads (the engine already applied ``offset``/``limit`` and the
     LocalQueue) as a ``PendingWorkloadsSummary``."""
     return {
@@ -115,10 +115,10 @@ class EngineBackend:
     def __init__(self, engine: Scheduler) -> None:
         self._engine = engine
 
-    async def pending(self, query: PendingQuery) -> JSON:
+    async def pending(self, query: PendingQuery) -> JSONDict:
         return self.answer(query)
 
-    def answer(self, query: PendingQuery) -> JSON:
+    def answer(self, query: PendingQuery) -> JSONDict:
         engine = self._engine
         if query.namespace:
             lq = engine.queues.local_queues.get((query.namespace, query.queue))
@@ -144,7 +144,7 @@ class RemoteBackend:
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
 
-    async def pending(self, query: PendingQuery) -> JSON:
+    async def pending(self, query: PendingQuery) -> JSONDict:
         found = self._address()
         if found is None:
             raise ServiceUnavailable(UNAVAILABLE)
@@ -221,7 +221,7 @@ async def serve_request(
 # ---------------------------------------------------------------------- discovery
 
 
-def _resources(version: str) -> list[JSON]:
+def _resources(version: str) -> list[JSONDict]:
     return [
         {
             "name": "clusterqueues",
@@ -256,7 +256,7 @@ def _resources(version: str) -> list[JSON]:
     ]
 
 
-def resource_list(version: str) -> JSON:
+def resource_list(version: str) -> JSONDict:
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
@@ -265,19 +265,19 @@ def resource_list(version: str) -> JSON:
     }
 
 
-def api_group() -> JSON:
+def api_group() -> JSONDict:
     entries = [{"groupVersion": f"{GROUP}/{v}", "version": v} for v in VERSIONS]
     return {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP, "versions": entries, "preferredVersion": entries[0]}
 
 
-def add_to_group_list(body: JSON) -> JSON:
+def add_to_group_list(body: JSONDict) -> JSONDict:
     """``/apis`` (APIGroupList): the group goes last, as an aggregated group ranks after CRD groups,
     so ``kubectl get clusterqueues`` keeps resolving to ``kueue.x-k8s.io``."""
     body["groups"] = [*body.get("groups", []), api_group()]
     return body
 
 
-def add_to_aggregated(body: JSON) -> JSON:
+def add_to_aggregated(body: JSONDict) -> JSONDict:
     """``/apis`` (APIGroupDiscoveryList, kubectl's first request)."""
     versions = []
     for version in VERSIONS:

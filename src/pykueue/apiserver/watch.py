@@ -41,6 +41,7 @@ import orjson
 from aiohttp import web
 
 from pykueue.api.meta.errors import ApiError, BadRequest, Gone
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
 from pykueue.store import parse_field_selector, parse_label_selector
@@ -55,7 +56,6 @@ __all__ = ["TooLargeResourceVersion", "TooManyWatches", "WatchLimits", "WatchOpt
 
 log = logging.getLogger(__name__)
 _default_tracker = WatchTracker()
-JSONDict = dict[str, Any]
 _TICK = 1.0
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from pykueue.api.meta.errors import ApiError, from_status
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.http import HttpClient, error_from_response
 from pykueue.client.protocol import Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
@@ -31,7 +32,6 @@ BATCH_PATH = "/pykueue/batch"
 MAX_BATCH = 250
 """Writes per request: a bigger tick is split (the requests then run side by side)."""
 
-JSONDict = dict[str, Any]
 Queued = list[tuple[JSONDict, "asyncio.Future[JSONDict]"]]
 """Writes waiting for (or riding in) one request, each with its caller's future (aliased because
 ``BatchingClient.list`` shadows the builtin in class scope)."""

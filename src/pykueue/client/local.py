@@ -20,6 +20,7 @@ from typing import Any, cast
 import orjson
 
 from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.jsoncopy import json_copy_strict as _copy
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.client.http import with_type_meta
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
@@ -31,10 +32,6 @@ __all__ = ["BOOKMARK_INTERVAL", "LocalClient"]
 
 BOOKMARK_INTERVAL = 1.0
 """Seconds between BOOKMARKs on a selective watch that only sees changes it filters out."""
-
-
-def _copy(obj: Any) -> Any:
-    return orjson.loads(orjson.dumps(obj))
 
 
 class LocalClient:

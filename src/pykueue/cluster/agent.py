@@ -22,6 +22,7 @@ from typing import Any
 
 from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import AlreadyExists, ApiError, BadRequest, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, key_of, split_key
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster.nodes import NodeSpec
@@ -31,7 +32,6 @@ __all__ = ["ContainerResult", "NodeAgent", "Running"]
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 LEASE_SECONDS = 40
 HEARTBEAT_SECONDS = 10.0
@@ -71,7 +71,7 @@ class NodeAgent:
         self.pods = pods
         self.clock = clock
         self._runs: dict[str, asyncio.Task[None]] = {}
-        self._statuses: dict[str, dict[str, JSON]] = {}
+        self._statuses: dict[str, dict[str, JSONDict]] = {}
         """pod key -> container name -> its containerStatus, while the pod runs (restarts update it)."""
         self._done: set[str] = set()
         """uids of pods this agent ran to the end (late events about them must not start them again)."""
@@ -183,7 +183,7 @@ class NodeAgent:
 
     # -- pods -------------------------------------------------------------------------------------
 
-    def _on_pod(self, kind: str, pod: JSON, old: JSON | None) -> None:
+    def _on_pod(self, kind: str, pod: JSONDict, old: JSONDict | None) -> None:
         if (pod.get("spec") or {}).get("nodeName") != self.name or self._stopping:
             return
         key = key_of(pod)
@@ -214,7 +214,7 @@ class NodeAgent:
         self._runs[key] = task
         task.add_done_callback(lambda done: self._run_finished(key, done))
 
-    async def _terminate(self, pod: JSON, task: asyncio.Task[None] | None) -> None:
+    async def _terminate(self, pod: JSONDict, task: asyncio.Task[None] | None) -> None:
         for container in (pod.get("spec") or {}).get("containers") or []:
             self.record(pod, "Normal", "Killing", f"Stopping container {container.get('name')}")
         if task is not None:
@@ -232,7 +232,7 @@ class NodeAgent:
             del self._runs[key]
             self._statuses.pop(key, None)
 
-    async def _run(self, pod: JSON, *, resume: bool) -> None:
+    async def _run(self, pod: JSONDict, *, resume: bool) -> None:
         key = key_of(pod)
         try:
             if resume:
@@ -249,11 +249,11 @@ class NodeAgent:
         except Exception:
             log.exception("node %s: running pod %s failed", self.name, key)
 
-    async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
+    async def execute(self, pod: JSONDict, running: Running) -> list[ContainerResult]:
         """Run the pod's containers; await ``running()`` once they are up. Cancellation = pod deleted."""
         raise NotImplementedError
 
-    async def supervise(self, pod: JSON, name: str,
+    async def supervise(self, pod: JSONDict, name: str,
                         run_once: Callable[[], Awaitable[ContainerResult]]) -> ContainerResult:
         """Run one container under the pod's ``restartPolicy``: Always restarts it whatever its exit
         code, OnFailure on a non-zero one, Never not at all; restarts back off like CrashLoopBackOff."""
@@ -270,7 +270,7 @@ class NodeAgent:
             delay = min(delay * 2, MAX_RESTART_BACKOFF)
             await self._report_container_running(pod, name)
 
-    async def resume(self, pod: JSON) -> list[ContainerResult]:
+    async def resume(self, pod: JSONDict) -> list[ContainerResult]:
         """A pod found Running after a restart of the agent. Default: it was lost."""
         now = self.clock.now()
         return [ContainerResult(c["name"], 137, "Error", "the container was lost when its node agent restarted",
@@ -279,13 +279,13 @@ class NodeAgent:
     def forget(self, key: str) -> None:
         """The pod is gone for good: drop what the agent kept for it (logs)."""
 
-    def pod_log(self, pod: JSON, container: str) -> str:
+    def pod_log(self, pod: JSONDict, container: str) -> str:
         """The container's output so far; ``BadRequest`` when there is none."""
         raise BadRequest(f'container "{container}" has no log on node {self.name}')
 
     # -- status writing ---------------------------------------------------------------------------
 
-    async def _patch_status(self, pod: JSON, status: JSON) -> None:
+    async def _patch_status(self, pod: JSONDict, status: JSONDict) -> None:
         namespace, name = split_key(key_of(pod))
         try:
             await self.client.patch(PODS, name, {"status": status}, namespace=namespace, subresource="status")
@@ -294,11 +294,11 @@ class NodeAgent:
         except ApiError as exc:
             log.warning("node %s: status update of pod %s/%s failed: %s", self.name, namespace, name, exc)
 
-    def _conditions(self, pod: JSON) -> list[JSON]:
+    def _conditions(self, pod: JSONDict) -> list[JSONDict]:
         latest = self.pods.get_by_key(key_of(pod)) or pod
         return list((latest.get("status") or {}).get("conditions") or [])
 
-    async def _report_running(self, pod: JSON, started: float) -> None:
+    async def _report_running(self, pod: JSONDict, started: float) -> None:
         now, started_at = self.now(), format_time(started)
         conditions = self._conditions(pod)
         for kind in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"):
@@ -316,7 +316,7 @@ class NodeAgent:
                                        "podIPs": [{"ip": "127.0.0.1"}], "startTime": started_at,
                                        "containerStatuses": statuses})
 
-    async def _report_restart(self, pod: JSON, name: str, result: ContainerResult, restarts: int) -> None:
+    async def _report_restart(self, pod: JSONDict, name: str, result: ContainerResult, restarts: int) -> None:
         """The container exited and will restart: CrashLoopBackOff while it waits, lastState kept."""
         statuses = self._statuses.setdefault(key_of(pod), {})
         status = dict(statuses.get(name) or {"name": name, "image": "", "imageID": ""})
@@ -329,7 +329,7 @@ class NodeAgent:
         self.record(pod, "Warning", "BackOff", f"Back-off restarting failed container {name}")
         await self._write_container_statuses(pod, ready=False)
 
-    async def _report_container_running(self, pod: JSON, name: str) -> None:
+    async def _report_container_running(self, pod: JSONDict, name: str) -> None:
         statuses = self._statuses.setdefault(key_of(pod), {})
         status = dict(statuses.get(name) or {"name": name})
         status.update(ready=True, started=True, state={"running": {"startedAt": self.now()}})
@@ -337,7 +337,7 @@ class NodeAgent:
         self.record(pod, "Normal", "Started", f"Started container {name}")
         await self._write_container_statuses(pod, ready=all(s.get("ready") for s in statuses.values()))
 
-    async def _write_container_statuses(self, pod: JSON, *, ready: bool) -> None:
+    async def _write_container_statuses(self, pod: JSONDict, *, ready: bool) -> None:
         now = self.now()
         conditions = self._conditions(pod)
         for kind in ("Ready", "ContainersReady"):
@@ -350,7 +350,7 @@ class NodeAgent:
         await self._patch_status(pod, {"conditions": conditions,
                                        "containerStatuses": [statuses[n] for n in order if n in statuses]})
 
-    async def _report_finished(self, pod: JSON, results: list[ContainerResult]) -> None:
+    async def _report_finished(self, pod: JSONDict, results: list[ContainerResult]) -> None:
         failed = any(r.exit_code != 0 for r in results)
         now = self.now()
         conditions = self._conditions(pod)
@@ -361,21 +361,21 @@ class NodeAgent:
         images = {c["name"]: c.get("image", "") for c in (pod.get("spec") or {}).get("containers") or []}
         statuses = []
         for r in results:
-            terminated: JSON = {"exitCode": r.exit_code, "reason": r.reason or ("Error" if r.exit_code else
+            terminated: JSONDict = {"exitCode": r.exit_code, "reason": r.reason or ("Error" if r.exit_code else
                                                                                "Completed"),
                                 "startedAt": format_time(r.started_at or self.clock.now()),
                                 "finishedAt": format_time(r.finished_at or self.clock.now()),
                                 "containerID": f"pykueue://{self.name}/{r.name}"}
             if r.message:
                 terminated["message"] = r.message
-            entry: JSON = {"name": r.name, "image": images.get(r.name, ""), "imageID": "",
+            entry: JSONDict = {"name": r.name, "image": images.get(r.name, ""), "imageID": "",
                            "containerID": f"pykueue://{self.name}/{r.name}", "ready": False, "started": False,
                            "restartCount": r.restart_count, "state": {"terminated": terminated}}
             last = ((self._statuses.get(key_of(pod)) or {}).get(r.name) or {}).get("lastState")
             if last:
                 entry["lastState"] = last
             statuses.append(entry)
-        status: JSON = {"phase": "Failed" if failed else "Succeeded", "conditions": conditions,
+        status: JSONDict = {"phase": "Failed" if failed else "Succeeded", "conditions": conditions,
                         "containerStatuses": statuses}
         latest = self.pods.get_by_key(key_of(pod)) or pod
         if not (latest.get("status") or {}).get("startTime"):

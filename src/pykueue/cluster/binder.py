@@ -14,10 +14,10 @@ row never both take the last CPU.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import Conflict, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import PODS
 from pykueue.cluster.fit import fit_reasons, unschedulable_message
@@ -34,17 +34,16 @@ __all__ = ["PodBinder"]
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 
-def _needs_binding(pod: JSON) -> bool:
+def _needs_binding(pod: JSONDict) -> bool:
     spec, meta = pod.get("spec") or {}, pod.get("metadata") or {}
     return (not spec.get("nodeName") and not spec.get("schedulingGates") and not meta.get("deletionTimestamp")
             and (pod.get("status") or {}).get("phase", "Pending") == "Pending"
             and spec.get("schedulerName", "default-scheduler") == "default-scheduler")
 
 
-def _holds_resources(pod: JSON) -> bool:
+def _holds_resources(pod: JSONDict) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName")) and (pod.get("status") or {}).get("phase") not in (
         "Succeeded", "Failed")
 
@@ -70,7 +69,7 @@ class PodBinder:
 
     # -- events -----------------------------------------------------------------------------------
 
-    def _on_pod(self, kind: str, pod: JSON, old: JSON | None) -> None:
+    def _on_pod(self, kind: str, pod: JSONDict, old: JSONDict | None) -> None:
         key = key_of(pod)
         if kind == "DELETED" or not _holds_resources(pod):
             if key in self._assumed and kind != "DELETED" and not (pod.get("spec") or {}).get("nodeName"):
@@ -86,7 +85,7 @@ class PodBinder:
         elif _needs_binding(pod):
             self.queue.add(key)
 
-    def _on_node(self, kind: str, node: JSON, old: JSON | None) -> None:
+    def _on_node(self, kind: str, node: JSONDict, old: JSONDict | None) -> None:
         if old is None or (old.get("spec") != node.get("spec")
                            or (old.get("metadata") or {}).get("labels") != (node.get("metadata") or {}).get(
                                "labels")
@@ -149,7 +148,7 @@ class PodBinder:
         await self._bind(pod, best[1], requests)
         return None
 
-    async def _bind(self, pod: JSON, node: str, requests: dict[str, int]) -> None:
+    async def _bind(self, pod: JSONDict, node: str, requests: dict[str, int]) -> None:
         key = key_of(pod)
         namespace, name = split_key(key)
         now = format_time(self.clock.now())
@@ -175,7 +174,7 @@ class PodBinder:
             raise
         self.record(pod, "Normal", "Scheduled", f"Successfully assigned {namespace}/{name} to {node}")
 
-    async def _mark_unschedulable(self, pod: JSON, message: str) -> None:
+    async def _mark_unschedulable(self, pod: JSONDict, message: str) -> None:
         current = condition(pod, "PodScheduled")
         if current and current.get("status") == "False" and current.get("message") == message:
             return

@@ -9,24 +9,23 @@ the same explanation they would on a real cluster. No I/O: objects in, reasons o
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.cluster.podutil import condition, node_allocatable
 
 __all__ = ["fit_reasons", "node_is_schedulable", "tolerates", "unschedulable_message"]
 
-JSON = dict[str, Any]
 
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 NODE_UNSCHEDULABLE = "node(s) were unschedulable"
 NODE_NOT_READY = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
 
 
-def _labels(node: JSON) -> dict[str, str]:
+def _labels(node: JSONDict) -> dict[str, str]:
     return dict((node.get("metadata") or {}).get("labels") or {})
 
 
-def _match_expression(expr: JSON, value_of: dict[str, str]) -> bool:
+def _match_expression(expr: JSONDict, value_of: dict[str, str]) -> bool:
     key, op, values = expr.get("key", ""), expr.get("operator", ""), list(expr.get("values") or [])
     present = key in value_of
     if op == "In":
@@ -46,7 +45,7 @@ def _match_expression(expr: JSON, value_of: dict[str, str]) -> bool:
     return False
 
 
-def _matches_affinity(pod: JSON, node: JSON) -> bool:
+def _matches_affinity(pod: JSONDict, node: JSONDict) -> bool:
     spec = pod.get("spec") or {}
     labels = _labels(node)
     for key, value in (spec.get("nodeSelector") or {}).items():
@@ -67,7 +66,7 @@ def _matches_affinity(pod: JSON, node: JSON) -> bool:
     return False
 
 
-def tolerates(tolerations: list[JSON], taint: JSON) -> bool:
+def tolerates(tolerations: list[JSONDict], taint: JSONDict) -> bool:
     for tol in tolerations:
         effect = tol.get("effect") or ""
         if effect and effect != taint.get("effect"):
@@ -85,7 +84,7 @@ def tolerates(tolerations: list[JSON], taint: JSON) -> bool:
     return False
 
 
-def _untolerated_taint(pod: JSON, node: JSON) -> JSON | None:
+def _untolerated_taint(pod: JSONDict, node: JSONDict) -> JSONDict | None:
     tolerations = list((pod.get("spec") or {}).get("tolerations") or [])
     for taint in (node.get("spec") or {}).get("taints") or []:
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):
@@ -95,12 +94,12 @@ def _untolerated_taint(pod: JSON, node: JSON) -> JSON | None:
     return None
 
 
-def node_is_schedulable(node: JSON) -> bool:
+def node_is_schedulable(node: JSONDict) -> bool:
     ready = condition(node, "Ready")
     return ready is not None and ready.get("status") == "True"
 
 
-def fit_reasons(pod: JSON, node: JSON, requests: dict[str, int], used: dict[str, int]) -> list[str]:
+def fit_reasons(pod: JSONDict, node: JSONDict, requests: dict[str, int], used: dict[str, int]) -> list[str]:
     """Why ``pod`` (requesting ``requests``) cannot go to ``node`` (already holding ``used``); [] = fits."""
     if (node.get("spec") or {}).get("unschedulable"):
         return [NODE_UNSCHEDULABLE]

@@ -27,10 +27,10 @@ from __future__ import annotations
 import copy
 import logging
 import secrets
-from typing import Any
 
 from pykueue.api.meta.clock import Clock, format_time, parse_time
 from pykueue.api.meta.errors import AlreadyExists, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster.expectations import Expectations
@@ -48,7 +48,6 @@ __all__ = ["INDEX_KEY", "JobController", "format_indexes", "parse_indexes"]
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet (no vowels, no 0/1/3)
@@ -82,7 +81,7 @@ def format_indexes(indexes: set[int]) -> str:
     return ",".join(parts)
 
 
-def pod_index(pod: JSON) -> int | None:
+def pod_index(pod: JSONDict) -> int | None:
     meta = pod.get("metadata") or {}
     raw = (meta.get("annotations") or {}).get(INDEX_KEY) or (meta.get("labels") or {}).get(INDEX_KEY)
     try:
@@ -91,7 +90,7 @@ def pod_index(pod: JSON) -> int | None:
         return None
 
 
-def _past_backoff_limit_on_failure(spec: JSON, active: list[JSON], backoff_limit: int) -> bool:
+def _past_backoff_limit_on_failure(spec: JSONDict, active: list[JSONDict], backoff_limit: int) -> bool:
     """With ``restartPolicy: OnFailure`` containers restart in place, so their restarts are the retries
     (kube-controller-manager's pastBackoffLimitOnFailure)."""
     if ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") != "OnFailure":
@@ -102,7 +101,7 @@ def _past_backoff_limit_on_failure(spec: JSON, active: list[JSON], backoff_limit
     return restarts > 0 if backoff_limit == 0 else restarts >= backoff_limit
 
 
-def _finished(job: JSON) -> bool:
+def _finished(job: JSONDict) -> bool:
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in (job.get("status") or {}).get("conditions") or [])
 
@@ -123,13 +122,13 @@ class JobController:
         jobs.add_handler(self._on_job)
         pods.add_handler(self._on_pod)
 
-    def _on_job(self, kind: str, job: JSON, old: JSON | None) -> None:
+    def _on_job(self, kind: str, job: JSONDict, old: JSONDict | None) -> None:
         key = key_of(job)
         if kind == "DELETED":
             self.expectations.forget(key)
         self.queue.add(key)
 
-    def _on_pod(self, kind: str, pod: JSON, old: JSON | None) -> None:
+    def _on_pod(self, kind: str, pod: JSONDict, old: JSONDict | None) -> None:
         meta = pod.get("metadata") or {}
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") == "Job":
@@ -156,7 +155,7 @@ class JobController:
         pods = self.pods.by_index("job-uid", str(job["metadata"].get("uid")))
         if not self.expectations.satisfied(key, {str(p["metadata"]["name"]) for p in pods}):
             return 0.5  # our last creations/deletions are not in the cache yet
-        status: JSON = dict(job.get("status") or {})
+        status: JSONDict = dict(job.get("status") or {})
         desired = _Status(status, self.clock)
         active = [p for p in pods if is_active(p)]
         succeeded_pods = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
@@ -173,7 +172,7 @@ class JobController:
             # A running pod deleted behind our back failed, as with Kubernetes' pod-tracking finalizers.
             failed += len(lost)
         requeue: float | None = None
-        to_delete: list[JSON] = []
+        to_delete: list[JSONDict] = []
         to_create: list[int | None] = []
 
         if _finished(job) or job["metadata"].get("deletionTimestamp"):
@@ -227,7 +226,7 @@ class JobController:
         self._record_transitions(job, status, desired)
         return requeue
 
-    def _record_transitions(self, job: JSON, status: JSON, desired: _Status) -> None:
+    def _record_transitions(self, job: JSONDict, status: JSONDict, desired: _Status) -> None:
         before = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
         for cond in desired.fields["conditions"]:
             kind, value = cond.get("type"), cond.get("status")
@@ -241,7 +240,7 @@ class JobController:
                 self.record(job, "Normal", "Suspended" if value == "True" else "Resumed",
                             "Job suspended" if value == "True" else "Job resumed")
 
-    def _failure(self, spec: JSON, failed: int, start_time: str, active: list[JSON]) -> tuple[str, str] | None:
+    def _failure(self, spec: JSONDict, failed: int, start_time: str, active: list[JSONDict]) -> tuple[str, str] | None:
         backoff_limit = int(spec.get("backoffLimit", 6))
         if failed > backoff_limit or _past_backoff_limit_on_failure(spec, active, backoff_limit):
             return "BackoffLimitExceeded", "Job has reached the specified backoff limit"
@@ -251,7 +250,7 @@ class JobController:
         return None
 
     @staticmethod
-    def _complete(spec: JSON, indexed: bool, completed: set[int], succeeded: int, active: list[JSON]) -> bool:
+    def _complete(spec: JSONDict, indexed: bool, completed: set[int], succeeded: int, active: list[JSONDict]) -> bool:
         completions = spec.get("completions")
         if indexed:
             return completions is not None and len(completed) >= int(completions)
@@ -260,8 +259,8 @@ class JobController:
         return succeeded > 0 and not active  # work-queue Jobs: done once one succeeded and none run
 
     @staticmethod
-    def _plan(spec: JSON, indexed: bool, completed: set[int], succeeded: int,
-              active: list[JSON]) -> tuple[list[int | None], list[JSON]]:
+    def _plan(spec: JSONDict, indexed: bool, completed: set[int], succeeded: int,
+              active: list[JSONDict]) -> tuple[list[int | None], list[JSONDict]]:
         """Pods to create (their indexes; None for NonIndexed) and active pods to delete."""
         parallelism = int(spec.get("parallelism", 1))
         completions = spec.get("completions")
@@ -283,7 +282,7 @@ class JobController:
 
     # -- writes -----------------------------------------------------------------------------------
 
-    async def _delete_pods(self, key: str, pods: list[JSON], job: JSON | None = None) -> set[str]:
+    async def _delete_pods(self, key: str, pods: list[JSONDict], job: JSONDict | None = None) -> set[str]:
         names = {str(p["metadata"]["name"]) for p in pods}
         if not names:
             return set()
@@ -299,7 +298,7 @@ class JobController:
                 self.record(job, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
         return names
 
-    async def _create_pods(self, key: str, job: JSON, indexes: list[int | None]) -> int:
+    async def _create_pods(self, key: str, job: JSONDict, indexes: list[int | None]) -> int:
         if not indexes:
             return 0
         namespace, _ = split_key(key)
@@ -319,7 +318,7 @@ class JobController:
         log.debug("job %s: created %d pods", key, created)
         return created
 
-    def _pod_for(self, job: JSON, index: int | None) -> JSON:
+    def _pod_for(self, job: JSONDict, index: int | None) -> JSONDict:
         meta = job["metadata"]
         name, uid = str(meta["name"]), str(meta["uid"])
         template = copy.deepcopy(job["spec"].get("template") or {})
@@ -339,7 +338,7 @@ class JobController:
                 {**c, "env": [*(c.get("env") or []), env_var]}
                 if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or []) else c
                 for c in pod_spec.get("containers") or []]
-        metadata: JSON = {
+        metadata: JSONDict = {
             "name": f"{prefix}-{random_suffix()}", "namespace": meta.get("namespace"), "labels": labels,
             "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
                                  "controller": True, "blockOwnerDeletion": True}],
@@ -348,7 +347,7 @@ class JobController:
             metadata["annotations"] = annotations
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
-    async def _write_status(self, job: JSON, status: JSON, desired: _Status) -> None:
+    async def _write_status(self, job: JSONDict, status: JSONDict, desired: _Status) -> None:
         patch = {k: v for k, v in desired.fields.items() if status.get(k) != v and not (
             v is None and k not in status)}
         if not patch:
@@ -363,9 +362,9 @@ class JobController:
 class _Status:
     """The status being computed: starts as the current one; ``None`` values remove a field."""
 
-    def __init__(self, status: JSON, clock: Clock) -> None:
+    def __init__(self, status: JSONDict, clock: Clock) -> None:
         self.now = format_time(clock.now())
-        self.fields: JSON = {"startTime": status.get("startTime"),
+        self.fields: JSONDict = {"startTime": status.get("startTime"),
                              "conditions": list(status.get("conditions") or [])}
 
     def set_condition(self, kind: str, value: str, reason: str, message: str) -> None:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
 
 from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import AlreadyExists, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
 from pykueue.client.res import JOBS, JOBSETS
 from pykueue.cluster.expectations import Expectations
@@ -31,7 +31,6 @@ __all__ = ["JobSetController"]
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 PREFIX = "jobset.sigs.k8s.io/"
 JOBSET_NAME = PREFIX + "jobset-name"
@@ -42,7 +41,7 @@ RESTART_ATTEMPT = PREFIX + "restart-attempt"
 JOBSET_UID = PREFIX + "jobset-uid"
 
 
-def _succeeded(spec: JSON, jobs: list[JSON]) -> bool:
+def _succeeded(spec: JSONDict, jobs: list[JSONDict]) -> bool:
     """``successPolicy``: operator All (default) or Any over ``targetReplicatedJobs`` (default: all)."""
     policy = spec.get("successPolicy") or {}
     rjobs = list(spec.get("replicatedJobs") or [])
@@ -55,13 +54,13 @@ def _succeeded(spec: JSON, jobs: list[JSON]) -> bool:
     return expected > 0 and len(complete) >= expected
 
 
-def _ready(job: JSON, expected: int) -> bool:
+def _ready(job: JSONDict, expected: int) -> bool:
     """JobSet's notion: ready + succeeded pods cover the Job's expected pod count."""
     st = job.get("status") or {}
     return int(st.get("ready") or 0) + int(st.get("succeeded") or 0) >= expected
 
 
-def _true(obj: JSON, kind: str) -> bool:
+def _true(obj: JSONDict, kind: str) -> bool:
     return (condition(obj, kind) or {}).get("status") == "True"
 
 
@@ -79,7 +78,7 @@ class JobSetController:
         jobsets.add_handler(lambda kind, js, old: self.queue.add(key_of(js)))
         jobs.add_handler(self._on_job)
 
-    def _on_job(self, kind: str, job: JSON, old: JSON | None) -> None:
+    def _on_job(self, kind: str, job: JSONDict, old: JSONDict | None) -> None:
         meta = job.get("metadata") or {}
         for ref in meta.get("ownerReferences") or []:
             if ref.get("controller") and ref.get("kind") == "JobSet":
@@ -101,14 +100,14 @@ class JobSetController:
         if not self.expectations.satisfied(key, {str(j["metadata"]["name"]) for j in children}):
             return 0.5
         spec = js.get("spec") or {}
-        status: JSON = dict(js.get("status") or {})
+        status: JSONDict = dict(js.get("status") or {})
         now = format_time(self.clock.now())
         conditions = list(status.get("conditions") or [])
         restarts = int(status.get("restarts") or 0)
         current = [j for j in children if (j["metadata"].get("labels") or {}).get(RESTART_ATTEMPT,
                                                                                    str(restarts)) == str(restarts)]
         stale = [j for j in children if j not in current]
-        desired: JSON = {}
+        desired: JSONDict = {}
         if stale:
             await self._delete(key, stale)
         if any(_true(j, "Failed") for j in current):
@@ -148,7 +147,7 @@ class JobSetController:
 
     # -- children ---------------------------------------------------------------------------------
 
-    async def _sync_children(self, key: str, js: JSON, current: list[JSON], restarts: int) -> None:
+    async def _sync_children(self, key: str, js: JSONDict, current: list[JSONDict], restarts: int) -> None:
         namespace, _ = split_key(key)
         spec = js.get("spec") or {}
         by_name = {str(j["metadata"]["name"]): j for j in current}
@@ -171,7 +170,7 @@ class JobSetController:
                 elif bool((existing.get("spec") or {}).get("suspend")) != suspend:
                     await self._set_suspend(existing, job, suspend)
 
-    async def _set_suspend(self, existing: JSON, wanted: JSON, suspend: bool) -> None:
+    async def _set_suspend(self, existing: JSONDict, wanted: JSONDict, suspend: bool) -> None:
         updated = copy.deepcopy(existing)
         updated["spec"]["suspend"] = suspend
         if not suspend:
@@ -194,7 +193,7 @@ class JobSetController:
         except NotFound:
             return
 
-    def _child(self, js: JSON, rjob: JSON, index: int, restarts: int) -> JSON:
+    def _child(self, js: JSONDict, rjob: JSONDict, index: int, restarts: int) -> JSONDict:
         meta = js["metadata"]
         js_name, uid = str(meta["name"]), str(meta["uid"])
         rname = str(rjob.get("name", ""))
@@ -223,7 +222,7 @@ class JobSetController:
             "spec": job_spec,
         }
 
-    async def _delete(self, key: str, jobs: list[JSON]) -> None:
+    async def _delete(self, key: str, jobs: list[JSONDict]) -> None:
         names = [str(j["metadata"]["name"]) for j in jobs]
         if not names:
             return
@@ -236,7 +235,7 @@ class JobSetController:
                 self.expectations.observed_delete(key, name)
 
     @staticmethod
-    def _replicated_status(spec: JSON, jobs: list[JSON]) -> list[JSON]:
+    def _replicated_status(spec: JSONDict, jobs: list[JSONDict]) -> list[JSONDict]:
         out = []
         for rjob in spec.get("replicatedJobs") or []:
             rname = str(rjob.get("name", ""))

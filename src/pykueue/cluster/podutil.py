@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import QuantityError, to_amount
 
 __all__ = [
@@ -22,13 +23,12 @@ __all__ = [
     "set_condition",
 ]
 
-JSON = dict[str, Any]
 
-Record = Callable[[JSON, str, str, str], None]
+Record = Callable[[JSONDict, str, str, str], None]
 """``record(object, type, reason, message)``: emit a Kubernetes Event (best effort, never raises)."""
 
 
-def no_record(obj: JSON, etype: str, reason: str, message: str) -> None:
+def no_record(obj: JSONDict, etype: str, reason: str, message: str) -> None:
     """The default :data:`Record`: events off (unit tests of one component)."""
 
 
@@ -42,7 +42,7 @@ def _amounts(resources: dict[str, Any] | None) -> dict[str, int]:
     return out
 
 
-def pod_requests(pod: JSON) -> dict[str, int]:
+def pod_requests(pod: JSONDict) -> dict[str, int]:
     """Effective requests, as the scheduler computes them: max(sum of containers, each init container),
     plus overhead; a container with limits but no requests requests its limits. Always counts 1 pod."""
     spec = pod.get("spec") or {}
@@ -61,34 +61,34 @@ def pod_requests(pod: JSON) -> dict[str, int]:
     return total
 
 
-def node_allocatable(node: JSON) -> dict[str, int]:
+def node_allocatable(node: JSONDict) -> dict[str, int]:
     status = node.get("status") or {}
     return _amounts(status.get("allocatable") or status.get("capacity"))
 
 
-def is_terminal(pod: JSON) -> bool:
+def is_terminal(pod: JSONDict) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def is_active(pod: JSON) -> bool:
+def is_active(pod: JSONDict) -> bool:
     """Neither finished nor being deleted: counts toward a Job's ``active``."""
     return not is_terminal(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp")
 
 
-def condition(obj: JSON, kind: str) -> JSON | None:
+def condition(obj: JSONDict, kind: str) -> JSONDict | None:
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:
             return dict(cond)
     return None
 
 
-def is_ready(pod: JSON) -> bool:
+def is_ready(pod: JSONDict) -> bool:
     cond = condition(pod, "Ready")
     return cond is not None and cond.get("status") == "True"
 
 
-def set_condition(conditions: list[JSON], kind: str, status: str, reason: str, message: str, now: str,
-                  *, probe: bool = False) -> list[JSON]:
+def set_condition(conditions: list[JSONDict], kind: str, status: str, reason: str, message: str, now: str,
+                  *, probe: bool = False) -> list[JSONDict]:
     """Return ``conditions`` with ``kind`` set; lastTransitionTime moves only when the status changes."""
     out = [dict(c) for c in conditions]
     for cond in out:
@@ -106,7 +106,7 @@ def set_condition(conditions: list[JSON], kind: str, status: str, reason: str, m
     return out
 
 
-def owner_uid(obj: JSON, kind: str) -> str | None:
+def owner_uid(obj: JSONDict, kind: str) -> str | None:
     """The uid of the controller owner of kind ``kind``, if any."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller") and ref.get("kind") == kind:

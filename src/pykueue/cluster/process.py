@@ -35,10 +35,10 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from pykueue.api.meta.clock import Clock
 from pykueue.api.meta.errors import BadRequest, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
 from pykueue.client import Client, Informer, Res, key_of
 from pykueue.cluster import container_runs
@@ -52,7 +52,6 @@ __all__ = ["EnvError", "ProcessNodeAgent", "container_env", "env_references", "m
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 
 STOP_GRACE = 2.0
 """Seconds a process gets between SIGTERM and SIGKILL when the whole agent stops."""
@@ -60,7 +59,7 @@ STOP_GRACE = 2.0
 _FIELD = re.compile(r"^metadata\.(labels|annotations)\['(.+)'\]$")
 
 
-def _field_value(pod: JSON, path: str, node: str) -> str:
+def _field_value(pod: JSONDict, path: str, node: str) -> str:
     meta = pod.get("metadata") or {}
     match = _FIELD.match(path)
     if match:
@@ -80,7 +79,7 @@ Sources = dict[tuple[str, str], dict[str, str]]
 """("configmaps"|"secrets", name) -> its data (secrets decoded); what ``env``/``envFrom`` may read."""
 
 
-def env_references(container: JSON) -> set[tuple[str, str]]:
+def env_references(container: JSONDict) -> set[tuple[str, str]]:
     """The ConfigMaps and Secrets a container's environment reads."""
     refs: set[tuple[str, str]] = set()
     for var in container.get("env") or []:
@@ -97,7 +96,7 @@ def env_references(container: JSON) -> set[tuple[str, str]]:
     return refs
 
 
-def _lookup(sources: Sources, plural: str, ref: JSON) -> str | None:
+def _lookup(sources: Sources, plural: str, ref: JSONDict) -> str | None:
     name, key, optional = str(ref.get("name", "")), str(ref.get("key", "")), bool(ref.get("optional"))
     data = sources.get((plural, name))
     kind = "configmap" if plural == "configmaps" else "secret"
@@ -112,7 +111,7 @@ def _lookup(sources: Sources, plural: str, ref: JSON) -> str | None:
     return data[key]
 
 
-def container_env(pod: JSON, container: JSON, node: str, workdir: str,
+def container_env(pod: JSONDict, container: JSONDict, node: str, workdir: str,
                   sources: Sources | None = None) -> dict[str, str]:
     """The process environment: host PATH, kube-like HOSTNAME/HOME, then ``envFrom``, then ``env`` in
     order (literal values with ``$(VAR)`` expansion, fieldRef, configMapKeyRef, secretKeyRef).
@@ -153,7 +152,7 @@ def container_env(pod: JSON, container: JSON, node: str, workdir: str,
     return env
 
 
-def _argv(container: JSON) -> list[str] | None:
+def _argv(container: JSONDict) -> list[str] | None:
     command = [str(c) for c in container.get("command") or []]
     args = [str(a) for a in container.get("args") or []]
     if command:
@@ -217,7 +216,7 @@ class ProcessNodeAgent(NodeAgent):
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def _pod_dir(self, pod: JSON) -> Path:
+    def _pod_dir(self, pod: JSONDict) -> Path:
         meta = pod.get("metadata") or {}
         return self.root / f"{meta.get('namespace', '')}_{meta.get('name', '')}_{meta.get('uid', '')}"
 
@@ -258,7 +257,7 @@ class ProcessNodeAgent(NodeAgent):
                 self._remove_when_idle.discard(pod_dir)
                 _remove_pod_dir(pod_dir)
 
-    def pod_log(self, pod: JSON, container: str) -> str:
+    def pod_log(self, pod: JSONDict, container: str) -> str:
         directory = self._logs.get(key_of(pod)) or self._pod_dir(pod)
         path = directory / f"{container}.log"
         if not path.exists():
@@ -269,7 +268,7 @@ class ProcessNodeAgent(NodeAgent):
             raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
         return path.read_text(errors="replace")
 
-    async def _sources(self, pod: JSON, container: JSON) -> Sources:
+    async def _sources(self, pod: JSONDict, container: JSONDict) -> Sources:
         """Fetch the ConfigMaps and Secrets the container's environment reads (missing ones are left out)."""
         namespace = str((pod.get("metadata") or {}).get("namespace") or "")
         sources: Sources = {}
@@ -288,7 +287,7 @@ class ProcessNodeAgent(NodeAgent):
             sources[(plural, name)] = data
         return sources
 
-    def _prepare(self, pod: JSON) -> tuple[Path, Path]:
+    def _prepare(self, pod: JSONDict) -> tuple[Path, Path]:
         """The pod's state folder (owner-only) and its working directory (the pod user's), made once."""
         pod_dir = self._pod_dir(pod)
         pod_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -305,7 +304,7 @@ class ProcessNodeAgent(NodeAgent):
         self._logs[key_of(pod)] = pod_dir
         return pod_dir, work
 
-    async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
+    async def execute(self, pod: JSONDict, running: Running) -> list[ContainerResult]:
         pod_dir, work = self._prepare(pod)
         spec = pod.get("spec") or {}
         grace = float(spec.get("terminationGracePeriodSeconds", 30))
@@ -321,7 +320,7 @@ class ProcessNodeAgent(NodeAgent):
             for c in containers))
         return list(results)
 
-    async def resume(self, pod: JSON) -> list[ContainerResult]:
+    async def resume(self, pod: JSONDict) -> list[ContainerResult]:
         """A pod found Running after the agent restarted: re-adopt each container that still runs under
         its shim (or read how it ended meanwhile); only a container with neither is lost."""
         pod_dir = self._pod_dir(pod)
@@ -330,7 +329,7 @@ class ProcessNodeAgent(NodeAgent):
         pod_dir, work = self._prepare(pod)
         grace = float((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
 
-        def runs(container: JSON) -> Callable[[], Awaitable[ContainerResult]]:
+        def runs(container: JSONDict) -> Callable[[], Awaitable[ContainerResult]]:
             adopted = False
 
             async def run_once() -> ContainerResult:
@@ -345,7 +344,7 @@ class ProcessNodeAgent(NodeAgent):
         return list(await asyncio.gather(*(self.supervise(pod, str(c.get("name", "")), runs(c))
                                            for c in containers)))
 
-    async def _adopt(self, pod: JSON, container: JSON, pod_dir: Path, grace: float) -> ContainerResult:
+    async def _adopt(self, pod: JSONDict, container: JSONDict, pod_dir: Path, grace: float) -> ContainerResult:
         name = str(container.get("name", ""))
         files = ContainerFiles(pod_dir, name)
         started = self.clock.now()
@@ -361,7 +360,7 @@ class ProcessNodeAgent(NodeAgent):
         log.info("node %s: re-adopted container %s of pod %s", self.name, name, key_of(pod))
         return ContainerResult(name, ended.code, ended.reason, ended.message, started, self.clock.now())
 
-    async def _run_container(self, pod: JSON, container: JSON, pod_dir: Path, work: Path,
+    async def _run_container(self, pod: JSONDict, container: JSONDict, pod_dir: Path, work: Path,
                              grace: float) -> ContainerResult:
         name = str(container.get("name", ""))
         started = self.clock.now()
@@ -392,7 +391,7 @@ class ProcessNodeAgent(NodeAgent):
         return ContainerResult(name, ended.code, ended.reason, ended.message, started, self.clock.now())
 
 
-def memory_limit(container: JSON) -> int | None:
+def memory_limit(container: JSONDict) -> int | None:
     """The container's memory limit in bytes (its data-size rlimit), None when it has none."""
     value = ((container.get("resources") or {}).get("limits") or {}).get("memory")
     if value is None:

@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from typing import Any
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
 
 __all__ = ["DURATION_ANNOTATION", "EXIT_CODE_ANNOTATION", "SimulatedNodeAgent"]
 
-JSON = dict[str, Any]
 
 DURATION_ANNOTATION = "pykueue.io/simulated-duration"
 EXIT_CODE_ANNOTATION = "pykueue.io/simulated-exit-code"
@@ -32,14 +31,14 @@ class SimulatedNodeAgent(NodeAgent):
     heartbeat_seconds = 30.0
     """Within the 40 s lease; fewer writes when hundreds of simulated nodes share one store."""
 
-    def _duration(self, pod: JSON) -> float:
+    def _duration(self, pod: JSONDict) -> float:
         raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(DURATION_ANNOTATION)
         try:
             return max(0.0, float(raw)) if raw is not None else self.spec.default_duration
         except ValueError:
             return self.spec.default_duration
 
-    def _exit_code(self, pod: JSON) -> int:
+    def _exit_code(self, pod: JSONDict) -> int:
         raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(EXIT_CODE_ANNOTATION, "0")
         try:
             return int(raw)
@@ -53,26 +52,26 @@ class SimulatedNodeAgent(NodeAgent):
         else:
             await asyncio.sleep(seconds)
 
-    def _results(self, pod: JSON, started: float) -> list[ContainerResult]:
+    def _results(self, pod: JSONDict, started: float) -> list[ContainerResult]:
         code = self._exit_code(pod)
         now = self.clock.now()
         return [ContainerResult(str(c.get("name", "")), code, "Completed" if code == 0 else "Error", "",
                                 started, now)
                 for c in (pod.get("spec") or {}).get("containers") or []]
 
-    async def execute(self, pod: JSON, running: Running) -> list[ContainerResult]:
+    async def execute(self, pod: JSONDict, running: Running) -> list[ContainerResult]:
         await running()
         containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
         return list(await asyncio.gather(*(self.supervise(pod, name, functools.partial(self._run_once, pod, name))
                                            for name in containers)))
 
-    async def _run_once(self, pod: JSON, name: str) -> ContainerResult:
+    async def _run_once(self, pod: JSONDict, name: str) -> ContainerResult:
         started = self.clock.now()
         await self._sleep(self._duration(pod))
         code = self._exit_code(pod)
         return ContainerResult(name, code, "Completed" if code == 0 else "Error", "", started, self.clock.now())
 
-    async def resume(self, pod: JSON) -> list[ContainerResult]:
+    async def resume(self, pod: JSONDict) -> list[ContainerResult]:
         start_text = (pod.get("status") or {}).get("startTime")
         started = parse_time(start_text) if start_text else self.clock.now()
         remaining = started + self._duration(pod) - self.clock.now()
@@ -80,6 +79,6 @@ class SimulatedNodeAgent(NodeAgent):
             await self._sleep(remaining)
         return self._results(pod, started)
 
-    def pod_log(self, pod: JSON, container: str) -> str:
+    def pod_log(self, pod: JSONDict, container: str) -> str:
         duration = self._duration(pod)
         return f"pykueue simulated node {self.name}: container {container} runs for {duration:g}s\n"

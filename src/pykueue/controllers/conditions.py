@@ -11,9 +11,8 @@ mutates the list it is given and returns whether anything changed).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pykueue.api.meta.clock import format_time, parse_time
+from pykueue.api.meta.json_types import JSONDict
 
 __all__ = [
     "FINALIZER",
@@ -32,7 +31,6 @@ __all__ = [
 FINALIZER = "kueue.x-k8s.io/resource-in-use"
 """The finalizer Kueue puts on ClusterQueues, ResourceFlavors and Workloads."""
 
-JSONDict = dict[str, Any]
 
 
 def condition(obj: JSONDict, ctype: str) -> JSONDict | None:

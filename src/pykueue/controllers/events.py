@@ -17,17 +17,16 @@ import contextlib
 import hashlib
 import logging
 from collections import OrderedDict
-from typing import Any
 
 from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import ApiError, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client
 from pykueue.client.res import EVENTS
 
 __all__ = ["EventRecorder"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 
 
 class EventRecorder:

@@ -21,6 +21,7 @@ from typing import Any
 
 from pykueue.api.kinds.kueue.job_webhook import validate_job_labels, validate_managed_job
 from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.controllers.conditions import FINALIZER
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import QUEUE_LABEL, Caches, Integration
@@ -28,7 +29,6 @@ from pykueue.registry.admission import AdmissionHook, AdmissionRequest
 
 __all__ = ["build_hooks"]
 
-JSONDict = dict[str, Any]
 
 
 def _resource_key(integration: Integration) -> str:

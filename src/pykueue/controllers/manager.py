@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from pykueue.api.meta.clock import Clock, SystemClock
 from pykueue.api.meta.errors import NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, Res, run_workers
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
@@ -53,7 +54,6 @@ from pykueue.scheduler import Scheduler
 __all__ = ["ControllerManager"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 
 STOP_GRACE = 5.0
 """Seconds ``stop()`` waits for each background piece before giving up on it (and saying so)."""

@@ -13,15 +13,14 @@ that waited for checks, evictions).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.metrics import KueueMetrics
 
 __all__ = ["admitted", "evicted", "preempted", "queued_since", "quota_reserved"]
 
 log = logging.getLogger("pykueue.admission")
-JSONDict = dict[str, Any]
 
 
 def _meta(obj: JSONDict) -> JSONDict:

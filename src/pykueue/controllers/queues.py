@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from pykueue.api.meta.clock import Clock
 from pykueue.api.meta.errors import ApiError
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
 from pykueue.client import Client, Informer, Res
 from pykueue.controllers.conditions import FINALIZER, set_condition
@@ -34,7 +34,6 @@ __all__ = ["QueueStatusWriter"]
 log = logging.getLogger(__name__)
 BUDGET_FACTOR = 9.0
 """After a flush that took t seconds the writer pauses at least BUDGET_FACTOR * t (see run())."""
-JSONDict = dict[str, Any]
 Usage = dict[str, dict[str, tuple[int, int]]]
 
 

@@ -22,10 +22,10 @@ import contextlib
 import heapq
 import logging
 import time
-from typing import Any
 
 from pykueue.api.meta.clock import Clock, parse_time
 from pykueue.api.meta.errors import ApiError, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer
 from pykueue.controllers import observe
 from pykueue.controllers.conditions import condition_true, has_quota, is_evicted, is_finished
@@ -40,7 +40,6 @@ from pykueue.scheduler.types import Admit, CycleResult, Pending, Preempt
 __all__ = ["SchedulerLoop"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 Key = tuple[str, str]
 
 MIN_BACKOFF = 0.001

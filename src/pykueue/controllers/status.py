@@ -14,15 +14,14 @@ Invariant: no request is made when the edit changes nothing — status writes ar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from pykueue.api.meta.errors import Conflict
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.client import Client, Res
 
 __all__ = ["StatusEdit", "status_diff", "update_status"]
 
-JSONDict = dict[str, Any]
 StatusEdit = Callable[[JSONDict, JSONDict], bool]
 """``edit(status_copy, obj) -> changed?``: mutate the copy in place; ``obj`` is read-only context."""
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
 
 from pykueue.api.meta.errors import ApiError, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.client import Client, Res
 from pykueue.controllers.events import EventRecorder
@@ -33,7 +33,6 @@ from pykueue.registry.admission import AdmissionHook, AdmissionRequest
 __all__ = ["REASON", "UnqueuedWarner", "unqueued_message"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 REASON = "NotQueued"
 _SKIPPED_GROUPS = frozenset({"kueue.x-k8s.io", "events.k8s.io"})
 _LOOKUP_DELAYS = (0.0, 0.05, 0.2, 1.0)

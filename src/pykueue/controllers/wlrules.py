@@ -9,9 +9,9 @@ screen and can be tested on plain data.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.controllers.conditions import condition, condition_true, is_active, is_admitted, transition_time
 from pykueue.controllers.config import WaitForPodsReady
 
@@ -27,7 +27,6 @@ __all__ = [
     "unqueueable",
 ]
 
-JSONDict = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,8 @@ Invariant: no I/O and no clock reads: ``now`` is always passed in.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pykueue.api.meta.clock import format_time, parse_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.controllers.conditions import remove_condition, set_condition
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "update_requeue_state",
 ]
 
-JSONDict = dict[str, Any]
 
 
 def _conds(status: JSONDict) -> list[JSONDict]:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from pykueue.api.meta.clock import Clock, format_time, parse_time
 from pykueue.api.meta.errors import ApiError, Conflict, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue
 from pykueue.controllers import observe
 from pykueue.controllers.conditions import (
@@ -71,7 +71,6 @@ from pykueue.scheduler import Scheduler
 __all__ = ["WorkloadController"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 Key = tuple[str, str]
 
 

@@ -19,23 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import orjson
+from typing import Literal
 
 from pykueue.api.meta.errors import Invalid, WebhookDenied
 from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy_strict as clone
 from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = ["AdmissionChain", "AdmissionHook", "AdmissionRequest", "Operation", "clone"]
 
-JSONDict = dict[str, Any]
 Operation = Literal["CREATE", "UPDATE", "DELETE"]
-
-
-def clone(obj: Any) -> Any:
-    """A deep copy of a JSON value (faster than ``copy.deepcopy`` for plain JSON)."""
-    return orjson.loads(orjson.dumps(obj))
 
 
 @dataclass(frozen=True, slots=True)

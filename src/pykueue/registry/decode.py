@@ -22,6 +22,7 @@ import orjson
 import yaml
 
 from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.api.schema.structural import strict_decoding_error, unknown_field_paths
 
@@ -29,7 +30,6 @@ from .admission import clone
 
 __all__ = ["FIELD_VALIDATION", "api_version", "check_fields", "decode_bytes", "decode_object", "typed_body"]
 
-JSONDict = dict[str, Any]
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 _OBJECT_META_FIELDS = frozenset({

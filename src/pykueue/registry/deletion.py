@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykueue.api.meta.errors import BadRequest, Forbidden, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 from .admission import clone
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FOREGROUND", "ORPHAN", "Deleter"]
 
-JSONDict = dict[str, Any]
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 _POLICIES = ("Background", "Foreground", "Orphan")

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykueue.api.meta.errors import BadRequest
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.api.schema.list_types import list_keys
 
 __all__ = ["list_keys_of", "server_side_apply", "update_managed_fields"]
 
-JSONDict = dict[str, Any]
 
 
 def _patch_function(name: str) -> Any:

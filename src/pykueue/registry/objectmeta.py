@@ -15,11 +15,11 @@ import os
 import re
 import secrets
 import string
-from typing import Any
 
 from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta.errors import BadRequest
 from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "split_status",
 ]
 
-JSONDict = dict[str, Any]
 
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN_RE = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")

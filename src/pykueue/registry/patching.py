@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykueue.api.kinds.core.merge_keys import KEY_DEFAULTS
 from pykueue.api.meta.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 from . import objectmeta as om
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "PATCH_TYPES", "STRATEGIC_PATCH", "Patcher"]
 
-JSONDict = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"

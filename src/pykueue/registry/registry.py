@@ -27,6 +27,7 @@ from pykueue.api.kinds.custom.custom_kinds import CRD_KIND
 from pykueue.api.kindset import KindSet
 from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, Forbidden, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import STORED_FORM, KindInfo
 from pykueue.store import Store
 from pykueue.store.types import ListResult, RawListResult, WatchEvent
@@ -42,7 +43,6 @@ from .patching import Patcher
 
 __all__ = ["DEFAULT_NAMESPACES", "Registry"]
 
-JSONDict = dict[str, Any]
 Warnings = list[str]
 _Names = tuple[str, ...] | list[str]
 _Kinds = list[KindInfo]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pykueue.api.meta.clock import ManualClock, parse_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
 
 from .clusterqueue import ClusterQueue
@@ -29,7 +30,6 @@ from .workload import PENDING, WorkloadInfo
 
 __all__ = ["explain_workload", "load_engine"]
 
-JSON = dict[str, Any]
 UID_MARK = "(UID: "
 POLICY_OF_REASON = {
     "InClusterQueue": "withinClusterQueue",
@@ -79,7 +79,7 @@ def _q(res: str, amount: int) -> str:
     return format_amount(res, amount)
 
 
-def _cond(obj: Mapping[str, Any], kind: str) -> JSON | None:
+def _cond(obj: Mapping[str, Any], kind: str) -> JSONDict | None:
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:
             return dict(cond)
@@ -108,7 +108,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600}h{(seconds % 3600) // 60}m"
 
 
-def explain_workload(s: Scheduler, objects: Iterable[Mapping[str, Any]], namespace: str, name: str) -> JSON:
+def explain_workload(s: Scheduler, objects: Iterable[Mapping[str, Any]], namespace: str, name: str) -> JSONDict:
     """Explain ``namespace/name``; ``objects`` are the workloads as read (for names behind UIDs and
     for conditions). Raises KeyError if there is no such workload."""
     by_key: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -124,7 +124,7 @@ def explain_workload(s: Scheduler, objects: Iterable[Mapping[str, Any]], namespa
     if found is None:
         raise KeyError(f"{namespace}/{name}")
     obj = found
-    out: JSON = {"workload": {"namespace": namespace, "name": name}, "sentences": []}
+    out: JSONDict = {"workload": {"namespace": namespace, "name": name}, "sentences": []}
     if _true(obj, "Finished"):
         out["state"] = "finished"
         cond = _cond(obj, "Finished") or {}
@@ -149,7 +149,7 @@ def explain_workload(s: Scheduler, objects: Iterable[Mapping[str, Any]], namespa
 # ---------------------------------------------------------------------- admitted
 
 
-def _admitted(s: Scheduler, obj: Mapping[str, Any], out: JSON) -> None:
+def _admitted(s: Scheduler, obj: Mapping[str, Any], out: JSONDict) -> None:
     status = obj.get("status") or {}
     admission = status.get("admission") or {}
     cq_name = str(admission.get("clusterQueue", ""))
@@ -197,12 +197,12 @@ def _admitted(s: Scheduler, obj: Mapping[str, Any], out: JSON) -> None:
 # ---------------------------------------------------------------------- evicted / preempted
 
 
-def _eviction(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping[str, Any]]) -> JSON | None:
+def _eviction(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping[str, Any]]) -> JSONDict | None:
     evicted = _cond(obj, "Evicted")
     preempted = _cond(obj, "Preempted")
     if not (evicted and evicted.get("status") == "True") and not (preempted and preempted.get("status") == "True"):
         return None
-    out: JSON = {"reason": (evicted or {}).get("reason", ""), "message": (evicted or {}).get("message", "")}
+    out: JSONDict = {"reason": (evicted or {}).get("reason", ""), "message": (evicted or {}).get("message", "")}
     sentences: list[str] = []
     if preempted is not None and preempted.get("status") == "True":
         reason = str(preempted.get("reason", ""))
@@ -250,7 +250,7 @@ def _policy_value(cq: ClusterQueue | None, policy: str) -> str:
 # ---------------------------------------------------------------------- pending
 
 
-def _pending(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping[str, Any]], out: JSON) -> None:
+def _pending(s: Scheduler, obj: Mapping[str, Any], by_uid: Mapping[str, Mapping[str, Any]], out: JSONDict) -> None:
     meta = obj.get("metadata") or {}
     key = (meta.get("namespace") or "default", meta.get("name", ""))
     wl: WorkloadInfo | None = s.workloads.get(key)

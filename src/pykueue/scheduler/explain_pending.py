@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
 
 from .clusterqueue import LOWER_PRIORITY, NEVER, STRICT_FIFO, ClusterQueue
@@ -23,7 +24,6 @@ from .workload import WorkloadInfo
 
 __all__ = ["pending_analysis"]
 
-JSON = dict[str, Any]
 HOLDERS_SHOWN = 5
 
 
@@ -49,7 +49,7 @@ def _peers(cq: ClusterQueue) -> list[ClusterQueue]:
     return out
 
 
-def _holders(cq: ClusterQueue, fr: FR) -> list[JSON]:
+def _holders(cq: ClusterQueue, fr: FR) -> list[JSONDict]:
     """Admitted workloads holding ``fr`` in ``cq`` and, if in a cohort, in peers beyond their nominal quota."""
     found: list[tuple[int, WorkloadInfo, ClusterQueue]] = []
     for holder in cq.workloads.values():
@@ -73,7 +73,7 @@ def _holders(cq: ClusterQueue, fr: FR) -> list[JSON]:
     ]
 
 
-def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
+def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSONDict:
     res = fr[1]
     q = cq.quotas.get(fr)
     nominal = q.nominal if q is not None else 0
@@ -81,7 +81,7 @@ def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
     available = cq.available(fr)
     capacity = cq.potential_available(fr)
     own_free = max(0, nominal - used)
-    entry: JSON = {
+    entry: JSONDict = {
         "resource": res,
         "requested": request,
         "used": used,
@@ -123,7 +123,7 @@ def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSON:
     return entry
 
 
-def _flavor_sentence(cq: ClusterQueue, flavor: str, entry: JSON) -> str:
+def _flavor_sentence(cq: ClusterQueue, flavor: str, entry: JSONDict) -> str:
     res = entry["resource"]
     t = {
         k: entry[k + "Text"]
@@ -162,9 +162,9 @@ def _podset_requests(wl: WorkloadInfo, cq: ClusterQueue) -> list[tuple[str, dict
     return out
 
 
-def _flavors(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON) -> list[JSON]:
+def _flavors(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSONDict) -> list[JSONDict]:
     assigner = FlavorAssigner(wl, cq, s.cache.flavors, None, eligibility={})
-    tried: list[JSON] = []
+    tried: list[JSONDict] = []
     for index, (ps_name, requests) in enumerate(_podset_requests(wl, cq)):
         ps = wl.podsets[index]
         groups = []
@@ -185,7 +185,7 @@ def _flavors(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON) -> lis
         for group in groups:
             for flavor in group.flavors:
                 blocked = assigner._ineligible(ps, flavor)
-                entry: JSON = {"podSet": ps_name, "flavor": flavor, "eligible": blocked is None}
+                entry: JSONDict = {"podSet": ps_name, "flavor": flavor, "eligible": blocked is None}
                 if blocked is not None:
                     entry["reason"] = blocked
                     out["sentences"].append(f"Flavor {flavor} cannot host pod set {ps_name}: {blocked}.")
@@ -214,7 +214,7 @@ def _victims_leaving(s: Scheduler, wl: WorkloadInfo, by_uid: Mapping[str, Mappin
     return sorted(out)
 
 
-def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, holders: list[JSON]) -> None:
+def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSONDict, holders: list[JSONDict]) -> None:
     """The engine's verdict (flavor assigner + preemptor) and, when preemption cannot help, the policy."""
     cfg = s.config
     assigner = FlavorAssigner(
@@ -228,7 +228,7 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
         eligibility={},
     )
     assignment = assigner.assign()
-    verdict: JSON = {"mode": assignment.mode.name, "message": assignment.message()}
+    verdict: JSONDict = {"mode": assignment.mode.name, "message": assignment.message()}
     out["engine"] = verdict
     sentences: list[str] = out["sentences"]
     if assignment.mode == Mode.FIT:
@@ -286,7 +286,7 @@ def _preemption(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSON, hol
     sentences.append("Preemption cannot help: " + "; ".join(reasons) + ".")
 
 
-def _smallest_change(cq: ClusterQueue, tried: list[JSON]) -> str:
+def _smallest_change(cq: ClusterQueue, tried: list[JSONDict]) -> str:
     eligible = [t for t in tried if t.get("eligible")]
     if not eligible:
         blocked = "; ".join(str(t.get("reason")) for t in tried if t.get("reason"))
@@ -333,7 +333,7 @@ def pending_analysis(
     cq: ClusterQueue,
     obj: Mapping[str, Any],
     by_uid: Mapping[str, Mapping[str, Any]],
-    out: JSON,
+    out: JSONDict,
 ) -> None:
     sentences: list[str] = out["sentences"]
     listing = s.pending_workloads(cq.name)
@@ -370,7 +370,7 @@ def pending_analysis(
     short_frs = [
         (t["flavor"], r["resource"]) for t in tried if t.get("eligible") for r in t["resources"] if not r["fits"]
     ]
-    holders: list[JSON] = []
+    holders: list[JSONDict] = []
     seen: set[str] = set()
     for fr in short_frs:
         for h in _holders(cq, fr):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykueue.api.catalogue import build_catalogue
+from pykueue.api.catalogue import build_catalogue, known_crd_kinds
 
 KUEUE = "kueue.x-k8s.io"
 
@@ -116,3 +116,19 @@ def test_workload_selectable_field_and_merge_keys() -> None:
     assert pod is not None
     assert pod.strategic_merge_keys["status.conditions"] == "type"
     assert pod.strategic_merge_keys["metadata.ownerReferences"] == "uid"
+
+
+def test_each_catalogue_is_its_own_object_and_a_bare_one_has_no_crd_served_kinds() -> None:
+    """No global registry: a catalogue is built on request, and changing one leaves another alone."""
+    first, second = build_catalogue(), build_catalogue()
+    assert first is not second
+    assert [k.served_key for k in first] == [k.served_key for k in second]
+    removed = first.remove(KUEUE, "workloads")
+    assert removed is not None
+    assert first.find(KUEUE, "workloads") is None
+    assert second.find(KUEUE, "workloads") is not None
+    bare = build_catalogue(kueue=False)
+    assert {k.group for k in bare} & {KUEUE, "jobset.x-k8s.io"} == set()
+    assert not [k for k in bare if k.is_crd]
+    known = known_crd_kinds()
+    assert set(known) == {(k.group, k.kind) for k in second if k.is_crd}

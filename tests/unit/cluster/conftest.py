@@ -16,13 +16,12 @@ import pytest
 from tests.unit.client.conftest import open_client
 
 from pykueue.api.meta.clock import Clock, SystemClock
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster import EmbeddedCluster, NodeSpec
 from pykueue.registry.registry import Registry
 from pykueue.store import Store
-
-JSON = dict[str, Any]
 
 
 @dataclass
@@ -31,10 +30,10 @@ class Env:
     client: Client
     cluster: EmbeddedCluster
 
-    async def job(self, name: str) -> JSON:
+    async def job(self, name: str) -> JSONDict:
         return await self.client.get(JOBS, name, "default")
 
-    async def pods_of(self, job: str) -> list[JSON]:
+    async def pods_of(self, job: str) -> list[JSONDict]:
         pods, _ = await self.client.list(PODS, "default", label_selector=f"batch.kubernetes.io/job-name={job}")
         return pods
 
@@ -78,15 +77,15 @@ async def wait_for(check: Callable[[], Awaitable[Any]], within: float = 30.0) ->
     raise AssertionError(f"condition not reached within {within}s; last value: {result!r}")
 
 
-def has_condition(obj: JSON, kind: str, status: str = "True") -> bool:
+def has_condition(obj: JSONDict, kind: str, status: str = "True") -> bool:
     return any(c.get("type") == kind and c.get("status") == status
                for c in (obj.get("status") or {}).get("conditions") or [])
 
 
 def make_job(name: str, command: str, *, parallelism: int = 1, completions: int | None = 1,
              backoff_limit: int = 6, indexed: bool = False, suspend: bool = False,
-             requests: dict[str, str] | None = None) -> JSON:
-    spec: JSON = {
+             requests: dict[str, str] | None = None) -> JSONDict:
+    spec: JSONDict = {
         "parallelism": parallelism, "backoffLimit": backoff_limit, "suspend": suspend,
         "template": {"spec": {"restartPolicy": "Never", "containers": [{
             "name": "main", "image": "busybox", "command": ["sh", "-c", command],
@@ -101,9 +100,9 @@ def make_job(name: str, command: str, *, parallelism: int = 1, completions: int 
 
 
 def make_pod(name: str, *, cpu: str = "1", node_selector: dict[str, str] | None = None,
-             tolerations: list[JSON] | None = None, annotations: dict[str, str] | None = None,
-             command: str = "sleep 30", gates: list[str] | None = None) -> JSON:
-    spec: JSON = {"restartPolicy": "Never", "containers": [{
+             tolerations: list[JSONDict] | None = None, annotations: dict[str, str] | None = None,
+             command: str = "sleep 30", gates: list[str] | None = None) -> JSONDict:
+    spec: JSONDict = {"restartPolicy": "Never", "containers": [{
         "name": "main", "image": "busybox", "command": ["sh", "-c", command],
         "resources": {"requests": {"cpu": cpu}}}]}
     if node_selector:
@@ -112,7 +111,7 @@ def make_pod(name: str, *, cpu: str = "1", node_selector: dict[str, str] | None 
         spec["tolerations"] = tolerations
     if gates:
         spec["schedulingGates"] = [{"name": g} for g in gates]
-    meta: JSON = {"name": name, "namespace": "default"}
+    meta: JSONDict = {"name": name, "namespace": "default"}
     if annotations:
         meta["annotations"] = annotations
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

@@ -10,12 +10,11 @@ import pytest
 
 from pykueue.api.meta.clock import parse_time
 from pykueue.api.meta.errors import BadRequest, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 
 from .conftest import has_condition, make_pod, running_cluster, wait_for
-
-JSON = dict[str, Any]
 
 
 def small(name: str, cpu: str = "4", **kwargs: Any) -> NodeSpec:
@@ -39,7 +38,7 @@ async def test_binder_respects_capacity_and_explains_unschedulable_pods(tmp_path
         await env.client.create(PODS, make_pod("first", cpu="3"))
         await env.client.create(PODS, make_pod("second", cpu="3"))
 
-        async def placed() -> JSON | None:
+        async def placed() -> JSONDict | None:
             first = await env.client.get(PODS, "first", "default")
             second = await env.client.get(PODS, "second", "default")
             return (first, second) if first["spec"].get("nodeName") and has_condition(
@@ -111,7 +110,7 @@ async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit
                                                                    "pykueue.io/simulated-exit-code": "3"}))
         await env.client.create(PODS, make_pod("long", annotations={"pykueue.io/simulated-duration": "3600"}))
 
-        async def finished() -> tuple[JSON, JSON] | None:
+        async def finished() -> tuple[JSONDict, JSONDict] | None:
             ok = await env.client.get(PODS, "ok", "default")
             bad = await env.client.get(PODS, "bad", "default")
             done = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in (ok, bad))
@@ -183,7 +182,7 @@ async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
         pid = int(pid_file.read_text())
         await env.client.delete(PODS, "held", "default")
 
-        async def failed() -> JSON | None:
+        async def failed() -> JSONDict | None:
             p = await env.client.get(PODS, "held", "default")
             return p if p.get("status", {}).get("phase") == "Failed" else None
 
@@ -196,7 +195,7 @@ async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
 
 async def test_node_heartbeats_through_a_lease(tmp_path: Path) -> None:
     async with running_cluster([small("beating")], tmp_path) as env:
-        async def lease() -> JSON | None:
+        async def lease() -> JSONDict | None:
             try:
                 return await env.client.get(LEASES, "beating", "kube-node-lease")
             except NotFound:
@@ -229,7 +228,7 @@ async def test_simulated_durations_run_on_a_clock_that_can_sleep(tmp_path: Path)
     async with running_cluster([small("virtual")], tmp_path, clock=clock) as env:
         await env.client.create(PODS, make_pod("day-long", annotations={"pykueue.io/simulated-duration": "86400"}))
 
-        async def done() -> JSON | None:
+        async def done() -> JSONDict | None:
             p = await env.client.get(PODS, "day-long", "default")
             return p if p.get("status", {}).get("phase") == "Succeeded" else None
 
@@ -251,7 +250,7 @@ async def test_process_node_commands_from_images_and_a_clear_error_without_one(t
         for pod in (args_only, sleeper, opaque):
             await env.client.create(PODS, pod)
 
-        async def all_done() -> dict[str, JSON] | None:
+        async def all_done() -> dict[str, JSONDict] | None:
             pods = {n: await env.client.get(PODS, n, "default") for n in ("args-only", "sleeper", "opaque")}
             terminal = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in pods.values())
             return pods if terminal else None
@@ -331,7 +330,7 @@ async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_mis
         await env.client.create(PODS, good)
         await env.client.create(PODS, bad)
 
-        async def both_done() -> tuple[JSON, JSON] | None:
+        async def both_done() -> tuple[JSONDict, JSONDict] | None:
             a = await env.client.get(PODS, "envy", "default")
             b = await env.client.get(PODS, "missing-ref", "default")
             done = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in (a, b))
@@ -352,7 +351,7 @@ async def test_restart_policy_always_restarts_containers_that_exit(tmp_path: Pat
         pod["spec"]["restartPolicy"] = "Always"
         await env.client.create(PODS, pod)
 
-        async def restarted() -> JSON | None:
+        async def restarted() -> JSONDict | None:
             p = await env.client.get(PODS, "daemon", "default")
             statuses = p.get("status", {}).get("containerStatuses") or []
             return p if statuses and statuses[0].get("restartCount", 0) >= 1 else None

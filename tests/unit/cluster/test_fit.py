@@ -7,15 +7,14 @@ from typing import Any
 
 import pytest
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.cluster.fit import fit_reasons, unschedulable_message
 from pykueue.cluster.podutil import pod_requests
 
-JSON = dict[str, Any]
-
 
 def node(name: str = "n", *, cpu: str = "4", labels: dict[str, str] | None = None,
-         taints: list[JSON] | None = None, ready: bool = True, unschedulable: bool = False) -> JSON:
-    spec: JSON = {"taints": taints or []}
+         taints: list[JSONDict] | None = None, ready: bool = True, unschedulable: bool = False) -> JSONDict:
+    spec: JSONDict = {"taints": taints or []}
     if unschedulable:
         spec["unschedulable"] = True
     return {"metadata": {"name": name, "labels": labels or {}}, "spec": spec,
@@ -23,7 +22,7 @@ def node(name: str = "n", *, cpu: str = "4", labels: dict[str, str] | None = Non
                        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
 
 
-def pod(cpu: str = "1", **spec: Any) -> JSON:
+def pod(cpu: str = "1", **spec: Any) -> JSONDict:
     return {"metadata": {"name": "p"}, "spec": {
         "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec}}
 
@@ -31,8 +30,8 @@ def pod(cpu: str = "1", **spec: Any) -> JSON:
 @dataclass
 class Case:
     name: str
-    pod: JSON
-    node: JSON
+    pod: JSONDict
+    node: JSONDict
     used: dict[str, int] = field(default_factory=dict)
     want: list[str] = field(default_factory=list)
 

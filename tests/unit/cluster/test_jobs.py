@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 
 from pykueue.api.meta.clock import ManualClock, format_time
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import EVENTS, JOBS, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.jobs import INDEX_KEY, format_indexes, parse_indexes
 
 from .conftest import Env, has_condition, make_job, running_cluster, wait_for
 
-JSON = dict[str, Any]
-
 PROCESS = NodeSpec(name="local", kind="process")
 
 
-async def finished(env: Env, name: str, kind: str = "Complete") -> JSON:
-    async def check() -> JSON | None:
+async def finished(env: Env, name: str, kind: str = "Complete") -> JSONDict:
+    async def check() -> JSONDict | None:
         job = await env.job(name)
         return job if has_condition(job, kind) else None
 
@@ -92,7 +90,7 @@ async def test_suspend_deletes_active_pods_and_resume_starts_again(tmp_path: Pat
     async with running_cluster([sim], tmp_path) as env:
         await env.client.create(JOBS, make_job("pausable", "true", parallelism=2, completions=2))
 
-        async def two_active() -> JSON | None:
+        async def two_active() -> JSONDict | None:
             job = await env.job("pausable")
             return job if (job.get("status") or {}).get("active") == 2 else None
 
@@ -100,7 +98,7 @@ async def test_suspend_deletes_active_pods_and_resume_starts_again(tmp_path: Pat
         first_start = first["status"]["startTime"]
         await env.client.patch(JOBS, "pausable", {"spec": {"suspend": True}}, namespace="default")
 
-        async def suspended() -> JSON | None:
+        async def suspended() -> JSONDict | None:
             job = await env.job("pausable")
             pods = await env.pods_of("pausable")
             return job if has_condition(job, "Suspended") and not pods else None
@@ -123,7 +121,7 @@ async def test_created_suspended_job_makes_no_pods(tmp_path: Path) -> None:
         assert await env.pods_of("held") == []
 
 
-async def _with_condition(env: Env, name: str, kind: str) -> JSON | None:
+async def _with_condition(env: Env, name: str, kind: str) -> JSONDict | None:
     job = await env.job(name)
     return job if has_condition(job, kind) else None
 
@@ -185,7 +183,7 @@ async def test_active_deadline_is_measured_on_the_injected_clock(tmp_path: Path)
         job["spec"]["activeDeadlineSeconds"] = 100
         await env.client.create(JOBS, job)
 
-        async def active() -> JSON | None:
+        async def active() -> JSONDict | None:
             current = await env.job("bounded")
             return current if (current.get("status") or {}).get("active") == 1 else None
 
@@ -227,14 +225,14 @@ async def test_a_running_pod_deleted_by_someone_else_counts_as_failed_and_is_rep
     async with running_cluster([sim], tmp_path) as env:
         await env.client.create(JOBS, make_job("victim", "true", backoff_limit=3))
 
-        async def one_running() -> JSON | None:
+        async def one_running() -> JSONDict | None:
             pods = [p for p in await env.pods_of("victim") if p.get("status", {}).get("phase") == "Running"]
             return pods[0] if pods else None
 
         first = await wait_for(one_running)
         await env.client.delete(PODS, first["metadata"]["name"], "default")
 
-        async def replaced() -> JSON | None:
+        async def replaced() -> JSONDict | None:
             job = await env.job("victim")
             pods = await env.pods_of("victim")
             names = {p["metadata"]["name"] for p in pods}

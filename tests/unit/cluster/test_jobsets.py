@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import JOBS, JOBSETS
 from pykueue.cluster import NodeSpec
 
 from .conftest import Env, has_condition, running_cluster, wait_for
 
-JSON = dict[str, Any]
-
 SIM = NodeSpec(name="sim", kind="simulated", default_duration=0.2)
 
 
 def make_jobset(name: str, *, suspend: bool = False, exit_code: str = "0", replicas: int = 2,
-                max_restarts: int | None = None) -> JSON:
-    def rjob(rname: str, reps: int) -> JSON:
+                max_restarts: int | None = None) -> JSONDict:
+    def rjob(rname: str, reps: int) -> JSONDict:
         return {"name": rname, "replicas": reps, "template": {"spec": {
             "parallelism": 1, "completions": 1, "backoffLimit": 0,
             "template": {"metadata": {"annotations": {"pykueue.io/simulated-exit-code": exit_code}},
@@ -25,20 +23,20 @@ def make_jobset(name: str, *, suspend: bool = False, exit_code: str = "0", repli
                              "name": "main", "image": "busybox", "command": ["true"],
                              "resources": {"requests": {"cpu": "100m"}}}]}}}}}
 
-    spec: JSON = {"suspend": suspend, "replicatedJobs": [rjob("driver", 1), rjob("workers", replicas)]}
+    spec: JSONDict = {"suspend": suspend, "replicatedJobs": [rjob("driver", 1), rjob("workers", replicas)]}
     if max_restarts is not None:
         spec["failurePolicy"] = {"maxRestarts": max_restarts}
     return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
             "metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
-async def children(env: Env, name: str) -> list[JSON]:
+async def children(env: Env, name: str) -> list[JSONDict]:
     jobs, _ = await env.client.list(JOBS, "default", label_selector=f"jobset.sigs.k8s.io/jobset-name={name}")
     return sorted(jobs, key=lambda j: str(j["metadata"]["name"]))
 
 
-async def jobset_with(env: Env, name: str, kind: str) -> JSON:
-    async def check() -> JSON | None:
+async def jobset_with(env: Env, name: str, kind: str) -> JSONDict:
+    async def check() -> JSONDict | None:
         js = await env.client.get(JOBSETS, name, "default")
         return js if has_condition(js, kind) else None
 
@@ -70,7 +68,7 @@ async def test_suspended_jobset_keeps_children_suspended_until_resumed_with_inje
     async with running_cluster([SIM], tmp_path) as env:
         await env.client.create(JOBSETS, make_jobset("held", suspend=True, replicas=1))
 
-        async def suspended_children() -> list[JSON] | None:
+        async def suspended_children() -> list[JSONDict] | None:
             jobs = await children(env, "held")
             return jobs if len(jobs) == 2 and all(j["spec"]["suspend"] for j in jobs) else None
 

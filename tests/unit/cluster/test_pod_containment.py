@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import PODS
 from pykueue.cluster import NodeSpec, container_runs
 from pykueue.cluster.container_runs import ContainerFiles
@@ -23,17 +24,16 @@ from pykueue.cluster.process import POD_PATH
 
 from .conftest import make_pod, running_cluster, wait_for
 
-JSON = dict[str, Any]
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="switching users needs root; as another user pods run as that user")
 
 
-async def _finished(env: Any, name: str) -> JSON:
-    async def check() -> JSON | None:
+async def _finished(env: Any, name: str) -> JSONDict:
+    async def check() -> JSONDict | None:
         pod = await env.client.get(PODS, name, "default")
         return pod if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
 
-    result: JSON = await wait_for(check)
+    result: JSONDict = await wait_for(check)
     return result
 
 

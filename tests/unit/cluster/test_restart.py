@@ -7,6 +7,7 @@ from typing import Any
 
 from pykueue.api.meta.clock import ManualClock, SystemClock
 from pykueue.api.meta.errors import NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import NODES, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.registry.registry import Registry
@@ -14,19 +15,17 @@ from pykueue.store import Store
 
 from .conftest import has_condition, make_pod, running_cluster, wait_for
 
-JSON = dict[str, Any]
 
-
-async def running(env: Any, name: str) -> JSON:
-    async def check() -> JSON | None:
+async def running(env: Any, name: str) -> JSONDict:
+    async def check() -> JSONDict | None:
         pod = await env.client.get(PODS, name, "default")
         return pod if pod.get("status", {}).get("phase") == "Running" else None
 
     return await wait_for(check)
 
 
-async def phase(env: Any, name: str, want: str) -> JSON:
-    async def check() -> JSON | None:
+async def phase(env: Any, name: str, want: str) -> JSONDict:
+    async def check() -> JSONDict | None:
         pod = await env.client.get(PODS, name, "default")
         return pod if pod.get("status", {}).get("phase") == want else None
 

@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.meta.clock import ManualClock
 from pykueue.api.meta.errors import NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import LocalClient, Res
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
@@ -34,7 +35,6 @@ from pykueue.registry import Registry
 from pykueue.store import Store
 from pykueue.testing.builders import make_namespace
 
-JSONDict = dict[str, Any]
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 

@@ -13,7 +13,6 @@ idempotent (``default(default(x)) == default(x)``).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -60,7 +59,7 @@ def apply_schema_defaults(schema: JSONDict, value: Any) -> None:
         properties: JSONDict = schema.get("properties") or {}
         for name, sub in properties.items():
             if name not in value and "default" in sub:
-                value[name] = copy.deepcopy(sub["default"])
+                value[name] = json_copy(sub["default"])
         for name, child in value.items():
             sub = properties.get(name)
             if sub is None:
@@ -118,7 +117,7 @@ def _default_top_level(schema: JSONDict, out: JSONDict) -> None:
     properties: JSONDict = schema.get("properties") or {}
     for name, sub in properties.items():
         if name not in out and "default" in sub:
-            out[name] = copy.deepcopy(sub["default"])
+            out[name] = json_copy(sub["default"])
             apply_schema_defaults(sub, out[name])
     extra = schema.get("additionalProperties")
     for name, child in list(out.items()):

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
+
 __all__ = ["list_keys"]
 
-JSONDict = dict[str, Any]
 
 _CACHE: dict[int, tuple[JSONDict, dict[str, str]]] = {}
 

@@ -11,9 +11,11 @@ owner — Kueue's kueuectl behaviour.
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
+
+from pykueue.api.meta.json_types import JSONDict
 
 from .connection import ApiFailure, Cluster, CommandError
 from .options import AllNamespaces, Context, DryRun, Kubeconfig, Namespace, Output, Target, aliases, check_dry_run, run
@@ -21,7 +23,6 @@ from .printing import check_output, print_objects
 
 __all__ = ["delete_app", "resume_app", "stop_app", "version"]
 
-JSON = dict[str, Any]
 MERGE = "application/merge-patch+json"
 
 stop_app = typer.Typer(no_args_is_help=True, help="Stop a Workload, LocalQueue or ClusterQueue.")
@@ -33,7 +34,7 @@ KeepRunning = Annotated[
 ]
 
 
-def _patch(target: Target, plural: str, name: str, patch: JSON, output: str, verb: str, namespaced: bool) -> None:
+def _patch(target: Target, plural: str, name: str, patch: JSONDict, output: str, verb: str, namespaced: bool) -> None:
     check_output(output)
     cluster = target.cluster
     path = cluster.kueue_path(plural, name, cluster.namespace if namespaced else "")
@@ -169,7 +170,7 @@ def resume_cluster_queue(
 # ---------------------------------------------------------------------- delete workload
 
 
-def _owner_path(owner: JSON, namespace: str) -> tuple[str, str]:
+def _owner_path(owner: JSONDict, namespace: str) -> tuple[str, str]:
     """(API path, ``resource.group/name`` as printed) of an owner reference."""
     api_version = str(owner.get("apiVersion") or "")
     group, _, version = api_version.rpartition("/")
@@ -197,7 +198,7 @@ def _delete(
     if all_namespaces and names:
         raise CommandError("error: a resource cannot be retrieved by name across all namespaces")
     found_all = True
-    wls: list[JSON] = []
+    wls: list[JSONDict] = []
     if everything:
         wls = cluster.list_all(cluster.kueue_path("workloads", namespace="" if all_namespaces else cluster.namespace))
     for name in names:

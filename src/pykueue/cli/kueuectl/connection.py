@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from pykueue.api.meta.json_types import JSONDict
+
 __all__ = ["KUEUE", "Cluster", "CommandError", "connect"]
 
-JSON = dict[str, Any]
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 
 
@@ -52,7 +53,7 @@ class Cluster:
         query: dict[str, str] | None = None,
         body: Any = None,
         content_type: str = "application/json",
-    ) -> JSON:
+    ) -> JSONDict:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
@@ -92,9 +93,9 @@ class Cluster:
         path = KUEUE + (f"/namespaces/{quote(namespace)}" if namespace else "") + f"/{plural}"
         return path + (f"/{quote(name)}" if name else "")
 
-    def list_all(self, path: str, *, query: dict[str, str] | None = None) -> list[JSON]:
+    def list_all(self, path: str, *, query: dict[str, str] | None = None) -> list[JSONDict]:
         """Every item of a list, following ``continue`` tokens."""
-        items: list[JSON] = []
+        items: list[JSONDict] = []
         params = dict(query or {})
         params.setdefault("limit", "500")
         while True:

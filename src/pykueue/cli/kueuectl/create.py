@@ -11,10 +11,11 @@ Quota flags use Kueue's syntax: ``FLAVOR:RESOURCE=QUANTITY;RESOURCE=QUANTITY,FLA
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
 
 from .connection import CommandError
@@ -23,7 +24,6 @@ from .printing import check_output, print_objects
 
 __all__ = ["build_cluster_queue", "build_local_queue", "build_resource_flavor", "create_app", "parse_quotas"]
 
-JSON = dict[str, Any]
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
@@ -81,7 +81,7 @@ def build_cluster_queue(
     nominal_quota: list[str] | None = None,
     borrowing_limit: list[str] | None = None,
     lending_limit: list[str] | None = None,
-) -> JSON:
+) -> JSONDict:
     nominal = parse_quotas("--nominal-quota", nominal_quota or [])
     limits = {
         "borrowingLimit": parse_quotas("--borrowing-limit", borrowing_limit or []),
@@ -92,8 +92,8 @@ def build_cluster_queue(
             for res in resources:
                 if res not in nominal.get(flavor, {}):
                     raise CommandError(f"error: {flag} {flavor}:{res} has no --nominal-quota for {flavor}:{res}")
-    groups: list[JSON] = []
-    by_covered: dict[tuple[str, ...], JSON] = {}
+    groups: list[JSONDict] = []
+    by_covered: dict[tuple[str, ...], JSONDict] = {}
     for flavor, resources in nominal.items():
         covered = tuple(resources)
         group = by_covered.get(covered)
@@ -102,14 +102,14 @@ def build_cluster_queue(
             groups.append(group)
         entries = []
         for res, quantity in resources.items():
-            entry: JSON = {"name": res, "nominalQuota": quantity}
+            entry: JSONDict = {"name": res, "nominalQuota": quantity}
             for field in ("borrowingLimit", "lendingLimit"):
                 limit = limits[field].get(flavor, {}).get(res)
                 if limit is not None:
                     entry[field] = limit
             entries.append(entry)
         group["flavors"].append({"name": flavor, "resources": entries})
-    spec: JSON = {"namespaceSelector": {}}
+    spec: JSONDict = {"namespaceSelector": {}}
     selector = _key_values("--namespace-selector", namespace_selector or [])
     if selector:
         spec["namespaceSelector"] = {"matchLabels": selector}
@@ -117,7 +117,7 @@ def build_cluster_queue(
         spec["cohortName"] = cohort
     if queuing_strategy:
         spec["queueingStrategy"] = queuing_strategy
-    preemption: JSON = {}
+    preemption: JSONDict = {}
     if reclaim_within_cohort:
         preemption["reclaimWithinCohort"] = reclaim_within_cohort
     if preemption_within_cluster_queue:
@@ -128,7 +128,7 @@ def build_cluster_queue(
     return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
-def build_local_queue(name: str, namespace: str, cluster_queue: str) -> JSON:
+def build_local_queue(name: str, namespace: str, cluster_queue: str) -> JSONDict:
     if not cluster_queue:
         raise CommandError('error: required flag(s) "clusterqueue" not set')
     return {
@@ -139,7 +139,7 @@ def build_local_queue(name: str, namespace: str, cluster_queue: str) -> JSON:
     }
 
 
-def _taint_parts(flag: str, item: str, need_effect: bool) -> JSON:
+def _taint_parts(flag: str, item: str, need_effect: bool) -> JSONDict:
     head, colon, effect = item.partition(":")
     key, eq, value = head.partition("=")
     if (need_effect and not effect) or (colon and effect not in TAINT_EFFECTS) or (eq and not key):
@@ -147,7 +147,7 @@ def _taint_parts(flag: str, item: str, need_effect: bool) -> JSON:
             f'error: invalid {flag} "{item}": expected KEY[=VALUE]:EFFECT with EFFECT one of '
             + ", ".join(TAINT_EFFECTS)
         )
-    out: JSON = {}
+    out: JSONDict = {}
     if key:
         out["key"] = key
     if value:
@@ -163,8 +163,8 @@ def build_resource_flavor(
     node_labels: list[str] | None = None,
     node_taints: list[str] | None = None,
     tolerations: list[str] | None = None,
-) -> JSON:
-    spec: JSON = {}
+) -> JSONDict:
+    spec: JSONDict = {}
     labels = _key_values("--node-labels", node_labels or [])
     if labels:
         spec["nodeLabels"] = labels
@@ -181,7 +181,7 @@ def build_resource_flavor(
     return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
 
 
-def _send(target: Target, obj: JSON, path: str, dry_run: str, output: str) -> None:
+def _send(target: Target, obj: JSONDict, path: str, dry_run: str, output: str) -> None:
     dry = check_dry_run(dry_run)
     check_output(output)
     if dry != "client":

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.json_types import JSONDict
 
 from .connection import ApiFailure, Cluster, CommandError
 from .options import AllNamespaces, Context, Kubeconfig, Namespace, Output, Target, aliases, run
@@ -30,7 +31,6 @@ from .printing import (
 
 __all__ = ["cluster_queue_rows", "list_app", "local_queue_rows", "pod_rows", "workload_rows"]
 
-JSON = dict[str, Any]
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 STATUSES = ("all", "pending", "quotareserved", "admitted", "finished")
 
@@ -42,7 +42,7 @@ Selector = Annotated[str, typer.Option("--selector", "-l", help="Label selector 
 FieldSelector = Annotated[str, typer.Option("--field-selector", help="Field selector to filter on.")]
 
 
-def _meta(obj: JSON) -> JSON:
+def _meta(obj: JSONDict) -> JSONDict:
     return dict(obj.get("metadata") or {})
 
 
@@ -56,7 +56,13 @@ def _query(selector: str, field_selector: str) -> dict[str, str]:
 
 
 def _emit(
-    objs: list[JSON], output: str, headers: list[str], rows: list[list[Any]], *, namespace: str, all_namespaces: bool
+    objs: list[JSONDict],
+    output: str,
+    headers: list[str],
+    rows: list[list[Any]],
+    *,
+    namespace: str,
+    all_namespaces: bool,
 ) -> None:
     if output in ("yaml", "json", "name"):
         typer.echo(print_objects(objs, output), nl=False)
@@ -75,7 +81,7 @@ def _emit(
 # ---------------------------------------------------------------------- rows (pure)
 
 
-def cluster_queue_rows(cqs: list[JSON], wide: bool, now: float | None = None) -> tuple[list[str], list[list[Any]]]:
+def cluster_queue_rows(cqs: list[JSONDict], wide: bool, now: float | None = None) -> tuple[list[str], list[list[Any]]]:
     headers = ["Name", "Cohort", "Pending Workloads", "Admitted Workloads", "Active", "Age"]
     if wide:
         headers += ["Queueing Strategy", "Flavors"]
@@ -98,7 +104,7 @@ def cluster_queue_rows(cqs: list[JSON], wide: bool, now: float | None = None) ->
 
 
 def local_queue_rows(
-    lqs: list[JSON], all_namespaces: bool, now: float | None = None
+    lqs: list[JSONDict], all_namespaces: bool, now: float | None = None
 ) -> tuple[list[str], list[list[Any]]]:
     headers = (["Namespace"] if all_namespaces else []) + [
         "Name",
@@ -122,7 +128,7 @@ def local_queue_rows(
     return headers, rows
 
 
-def _exec_time(wl: JSON, now: float | None) -> str:
+def _exec_time(wl: JSONDict, now: float | None) -> str:
     admitted = condition(wl, "Admitted")
     if admitted is None or admitted.get("status") != "True" or not admitted.get("lastTransitionTime"):
         return ""
@@ -133,7 +139,7 @@ def _exec_time(wl: JSON, now: float | None) -> str:
     return human_duration(end - parse_time(admitted["lastTransitionTime"]))
 
 
-def workload_cluster_queue(wl: JSON, lq_targets: dict[tuple[str, str], str]) -> str:
+def workload_cluster_queue(wl: JSONDict, lq_targets: dict[tuple[str, str], str]) -> str:
     admission = (wl.get("status") or {}).get("admission") or {}
     if admission.get("clusterQueue"):
         return str(admission["clusterQueue"])
@@ -141,9 +147,9 @@ def workload_cluster_queue(wl: JSON, lq_targets: dict[tuple[str, str], str]) -> 
 
 
 def workload_rows(
-    wls: list[JSON],
+    wls: list[JSONDict],
     lq_targets: dict[tuple[str, str], str],
-    positions: dict[tuple[str, str], JSON],
+    positions: dict[tuple[str, str], JSONDict],
     all_namespaces: bool,
     wide: bool,
     now: float | None = None,
@@ -188,13 +194,13 @@ def workload_rows(
     return headers, rows
 
 
-def _job_type(owner: JSON) -> str:
+def _job_type(owner: JSONDict) -> str:
     group = str(owner.get("apiVersion") or "").rpartition("/")[0]
     text = f"{str(owner.get('kind', '')).lower()}.{group}" if group else str(owner.get("kind", "")).lower()
     return text if len(text) <= 20 else text[:20] + "..."
 
 
-def pod_rows(pods: list[JSON], all_namespaces: bool, now: float | None = None) -> tuple[list[str], list[list[Any]]]:
+def pod_rows(pods: list[JSONDict], all_namespaces: bool, now: float | None = None) -> tuple[list[str], list[list[Any]]]:
     headers = (["Namespace"] if all_namespaces else []) + ["Name", "Ready", "Status", "Restarts", "Age"]
     rows = []
     for pod in pods:
@@ -218,9 +224,9 @@ def pod_rows(pods: list[JSON], all_namespaces: bool, now: float | None = None) -
 # ---------------------------------------------------------------------- reading the cluster
 
 
-def pending_positions(cluster: Cluster, cq_names: set[str]) -> dict[tuple[str, str], JSON]:
+def pending_positions(cluster: Cluster, cq_names: set[str]) -> dict[tuple[str, str], JSONDict]:
     """(namespace, name) -> PendingWorkload for every pending workload of ``cq_names`` (visibility API)."""
-    out: dict[tuple[str, str], JSON] = {}
+    out: dict[tuple[str, str], JSONDict] = {}
     for cq in sorted(cq_names):
         try:
             summary = cluster.request(

@@ -16,12 +16,12 @@ from typing import Any
 import yaml
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.json_types import JSONDict
 
 from .connection import CommandError
 
 __all__ = ["OUTPUTS", "age", "check_output", "condition", "print_objects", "render_table", "workload_status"]
 
-JSON = dict[str, Any]
 OUTPUTS = ("", "wide", "yaml", "json", "name")
 
 
@@ -73,19 +73,19 @@ def age(stamp: str | None, now: float | None = None) -> str:
     return human_duration((time.time() if now is None else now) - then)
 
 
-def condition(obj: JSON, kind: str) -> JSON | None:
+def condition(obj: JSONDict, kind: str) -> JSONDict | None:
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:
             return dict(cond)
     return None
 
 
-def is_true(obj: JSON, kind: str) -> bool:
+def is_true(obj: JSONDict, kind: str) -> bool:
     cond = condition(obj, kind)
     return cond is not None and cond.get("status") == "True"
 
 
-def workload_status(wl: JSON) -> str:
+def workload_status(wl: JSONDict) -> str:
     """Kueue's workload status: finished, admitted, quotareserved or pending."""
     if is_true(wl, "Finished"):
         return "finished"
@@ -103,7 +103,7 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _name(obj: JSON) -> str:
+def _name(obj: JSONDict) -> str:
     kind = str(obj.get("kind") or "").lower()
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
     return (
@@ -113,7 +113,7 @@ def _name(obj: JSON) -> str:
     )
 
 
-def print_objects(objs: list[JSON], output: str, *, single: bool = False) -> str:
+def print_objects(objs: list[JSONDict], output: str, *, single: bool = False) -> str:
     """``-o yaml|json|name`` of ``objs`` (one object when ``single``, else a ``List``)."""
     if output == "name":
         return "".join(_name(o) + "\n" for o in objs)

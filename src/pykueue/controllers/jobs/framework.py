@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, Res
 from pykueue.controllers.config import KueueConfig
 
@@ -47,7 +48,6 @@ __all__ = [
     "workload_name",
 ]
 
-JSONDict = dict[str, Any]
 JobKey = tuple[str, str]
 """(namespace, integration-specific name) — what an integration's work queue holds."""
 

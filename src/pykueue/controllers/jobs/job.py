@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from typing import Any
 
 from pykueue.api.meta.errors import ApiError
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (
@@ -40,7 +40,6 @@ from pykueue.controllers.resources import JOBS
 
 __all__ = ["INTEGRATION", "BatchJob", "mutate_on_create"]
 
-JSONDict = dict[str, Any]
 _DROP_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid")
 PARENT_KINDS = frozenset({("jobset.x-k8s.io", "JobSet")})
 """Owners whose child Jobs Kueue leaves to the parent's integration (§2.2 rule 2)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (
@@ -35,7 +36,6 @@ from pykueue.controllers.resources import JOBSETS
 
 __all__ = ["INTEGRATION", "JobSetJob", "mutate_on_create"]
 
-JSONDict = dict[str, Any]
 
 
 def _pods_per_replica(rjob: JSONDict) -> int:

@@ -24,11 +24,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-from typing import Any
 
 import orjson
 
 from pykueue.api.meta.errors import Invalid, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import (
@@ -53,7 +53,6 @@ from pykueue.controllers.resources import PODS
 __all__ = ["INTEGRATION", "ROLE_HASH", "PodGroup", "mutate_on_create"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 ROLE_HASH = "kueue.x-k8s.io/role-hash"
 GROUP_PREFIX = "group:"

@@ -21,6 +21,7 @@ from typing import Any
 
 from pykueue.api.meta.clock import Clock
 from pykueue.api.meta.errors import AlreadyExists, ApiError, Conflict, NotFound
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue
 from pykueue.controllers.conditions import (
     FINALIZER,
@@ -56,7 +57,6 @@ from pykueue.controllers.wlstatus import mark_finished, release_after_eviction
 __all__ = ["JobReconciler"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 CONFLICT_RETRY = 0.05
 """Seconds before retrying after a write lost an optimistic-concurrency race (not an error)."""
 

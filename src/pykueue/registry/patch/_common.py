@@ -7,13 +7,8 @@ mutated, results never share mutable containers with inputs).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pykueue.api.meta.errors import ApiError, BadRequest, Invalid
 from pykueue.api.meta.field_errors import FieldError
-
-JSON = Any
-"""Any decoded JSON value (dict, list, str, int, float, bool, None)."""
 
 REJECTED = "the server rejected our request due to an error in our request"
 """kube-apiserver's message for a patch that decodes but cannot be applied (HTTP 422)."""

@@ -19,8 +19,9 @@ import jsonpatch
 import jsonpointer
 
 from pykueue.api.meta.errors import RequestEntityTooLarge
+from pykueue.api.meta.json_types import JSONValue
 from pykueue.api.meta.jsoncopy import json_copy
-from pykueue.registry.patch._common import JSON, bad_request, unprocessable
+from pykueue.registry.patch._common import bad_request, unprocessable
 
 __all__ = ["apply_json_patch", "apply_merge_patch"]
 
@@ -59,7 +60,7 @@ def apply_json_patch(current: dict[str, Any], ops: list[Any]) -> dict[str, Any]:
     return result
 
 
-def _validate_ops(ops: JSON) -> None:
+def _validate_ops(ops: JSONValue) -> None:
     """Reject a patch document of the wrong shape before touching the object (400)."""
     if not isinstance(ops, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")

@@ -24,8 +24,9 @@ import re
 from collections.abc import Hashable, Mapping
 from typing import Any
 
+from pykueue.api.meta.json_types import JSONValue
 from pykueue.api.meta.jsoncopy import json_copy
-from pykueue.registry.patch._common import JSON, bad_request
+from pykueue.registry.patch._common import bad_request
 
 __all__ = ["METADATA_MERGE_KEYS", "apply_strategic_merge_patch", "merge_key_for", "normalize_merge_keys"]
 
@@ -79,7 +80,7 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _token(value: JSON) -> Hashable:
+def _token(value: JSONValue) -> Hashable:
     """A hashable identity for a scalar or merge-key value (bool kept apart from 1, as in Go)."""
     if isinstance(value, (dict, list)):
         return ("json", repr(value))
@@ -117,7 +118,7 @@ class _Merger:
             original[key] = self.merge_value(original.get(key), value, _child(path, key))
         return original
 
-    def merge_value(self, original: JSON, patch: JSON, path: str) -> JSON:
+    def merge_value(self, original: JSONValue, patch: JSONValue, path: str) -> JSONValue:
         """Merge one field's patch value into its live value (``None`` = field absent)."""
         if isinstance(patch, dict):
             return self.merge_map(original if isinstance(original, dict) else {}, patch, path)
@@ -144,7 +145,7 @@ class _Merger:
         for key in [k for k in original if _token(k) not in allowed]:
             del original[key]
 
-    def _delete_from_primitive_list(self, original: dict[str, Any], key: str, values: JSON) -> None:
+    def _delete_from_primitive_list(self, original: dict[str, Any], key: str, values: JSONValue) -> None:
         field = key[len(DELETE_PRIMITIVE_PREFIX):]
         if not field or not isinstance(values, list):
             raise bad_request("invalid patch format of primitive list")
@@ -236,7 +237,7 @@ class _Merger:
             patch.pop(field, None)
 
 
-def _identity(item: JSON, key: str) -> Hashable:
+def _identity(item: JSONValue, key: str) -> Hashable:
     if key and isinstance(item, dict):
         return _token(item.get(key))
     return _token(item)

@@ -9,13 +9,12 @@ cluster IP: nothing would route to it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from pykueue.api.kinds.core.core_defaults import default_pod_spec
+from pykueue.api.meta.json_types import JSONDict
 
 __all__ = ["DEFAULTERS"]
 
-JSONDict = dict[str, Any]
 
 
 def _spec(obj: JSONDict) -> JSONDict | None:

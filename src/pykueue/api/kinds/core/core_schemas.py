@@ -12,13 +12,13 @@ description when the client documents one; quantities are int-or-string with Kub
 
 from __future__ import annotations
 
-import copy
 import re
 from functools import cache
 from typing import Any
 
 from pykueue.api.kinds.core.merge_keys import merge_keys_for
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy
 
 __all__ = ["QUANTITY_PATTERN", "model_schema", "quantity_schema", "schema", "shared_model_schema"]
 
@@ -165,7 +165,7 @@ def shared_model_schema(class_name: str) -> JSONDict:
 
 def model_schema(class_name: str) -> JSONDict:
     """A fresh copy of the schema of one client model class (e.g. "V1PodTemplateSpec")."""
-    return copy.deepcopy(_cached_model_schema(class_name))
+    return json_copy(_cached_model_schema(class_name))
 
 
 def schema(group: str, version: str, kind: str) -> JSONDict:

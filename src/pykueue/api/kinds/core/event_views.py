@@ -11,12 +11,12 @@ Pure functions; inputs are never mutated.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.api.meta.kind_info import STORED_FORM
 
 __all__ = ["EVENTS_GROUP", "convert", "validate_events_v1"]
@@ -42,10 +42,10 @@ def _to_core(obj: JSONDict) -> JSONDict:
     out: JSONDict = {"apiVersion": "v1", "kind": "Event"}
     for name in _SHARED:
         if name in obj:
-            out[name] = copy.deepcopy(obj[name])
+            out[name] = json_copy(obj[name])
     for new_name, old_name in _RENAMED:
         if new_name in obj:
-            out[old_name] = copy.deepcopy(obj[new_name])
+            out[old_name] = json_copy(obj[new_name])
     return out
 
 
@@ -53,10 +53,10 @@ def _to_events(obj: JSONDict) -> JSONDict:
     out: JSONDict = {"apiVersion": f"{EVENTS_GROUP}/v1", "kind": "Event"}
     for name in _SHARED:
         if name in obj:
-            out[name] = copy.deepcopy(obj[name])
+            out[name] = json_copy(obj[name])
     for new_name, old_name in _RENAMED:
         if old_name in obj:
-            out[new_name] = copy.deepcopy(obj[old_name])
+            out[new_name] = json_copy(obj[old_name])
     return out
 
 
@@ -66,7 +66,7 @@ def convert(obj: JSONDict, to_version: str) -> JSONDict:
         return obj if obj.get("apiVersion") == "v1" else _to_core(obj)
     if obj.get("apiVersion") == "v1":
         return _to_events(obj)
-    return {**copy.deepcopy(obj), "apiVersion": f"{EVENTS_GROUP}/{to_version}"}
+    return {**json_copy(obj), "apiVersion": f"{EVENTS_GROUP}/{to_version}"}
 
 
 def _missing(value: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Kueue's validating-webhook rules for the labels and annotations users put on jobs (spec §2.1, §2.3).
+"""Kueue's validating-webhook rules for the labels and annotations users put on jobs.
 
 Owns the checks Kueue's job webhooks make on a managed batch/v1 Job (and the shared ones for any
 job kind): the ``queue-name`` label is a DNS subdomain and frozen while the job runs; the

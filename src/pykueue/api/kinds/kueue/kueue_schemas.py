@@ -3,14 +3,14 @@
 Owns the translation pydantic JSON Schema -> Kubernetes structural schema: every ``$ref`` inlined,
 ``Optional`` unions collapsed, titles and null defaults dropped, placeholders for core types
 expanded from the Kubernetes client's models, and the object envelope (apiVersion, kind,
-metadata) added. The v1beta1 schemas are derived from v1beta2 by the renames of spec §1.11
-(:mod:`pykueue.api.kueue_v1beta1`). Called through :mod:`pykueue.api.schema.lazy_schemas`; the CRD renderer and
+metadata) added. The v1beta1 schemas are derived from v1beta2 by the renames between Kueue's two
+API versions (:mod:`pykueue.api.kinds.kueue.kueue_v1beta1`). Handed to
+:class:`~pykueue.api.schema.lazy_schemas.LazySchemas` by the kind records; the CRD renderer and
 the validators read the result, which is cached and must be treated as read-only.
 """
 
 from __future__ import annotations
 
-import copy
 from functools import cache
 from typing import Any
 
@@ -20,6 +20,7 @@ from pykueue.api.kinds.core import core_schemas
 from pykueue.api.kinds.kueue import cluster_queue_models, kueue_models, kueue_v1beta1, workload_models
 from pykueue.api.kinds.kueue.kueue_types import PLACEHOLDER
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy
 
 __all__ = ["MODELS", "schema", "to_structural"]
 
@@ -103,7 +104,7 @@ def to_structural(model: type[BaseModel]) -> JSONDict:
     raw = model.model_json_schema(mode="validation")
     defs = raw.get("$defs", {})
     body: JSONDict = _resolve(raw, defs)
-    body["properties"] = {**copy.deepcopy(_ENVELOPE), **body.get("properties", {})}
+    body["properties"] = {**json_copy(_ENVELOPE), **body.get("properties", {})}
     body["type"] = "object"
     return body
 
@@ -117,7 +118,7 @@ def schema(kind: str, version: str) -> JSONDict:
     """The schema of a Kueue kind in ``version`` (v1beta2 or v1beta1); a fresh copy."""
     if kind not in MODELS:
         return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    base = copy.deepcopy(_v1beta2(kind))
+    base = json_copy(_v1beta2(kind))
     if version == "v1beta1":
         return kueue_v1beta1.derive_schema(kind, base)
     return base

@@ -1,6 +1,6 @@
 """Kueue v1beta1: its schema (derived from v1beta2) and the conversion to and from the hub (v1beta2).
 
-Owns the differences listed in spec §1.11, in one place, both as schema edits and as object
+Owns the differences between Kueue's v1beta1 and v1beta2 APIs, in one place, both as schema edits and as object
 conversions: ClusterQueue ``cohort`` / ``admissionChecks`` / ``Borrow``+``Preempt``, Workload
 ``priorityClassName``+``priorityClassSource`` / the ``accumulatedPastExexcutionTimeSeconds`` typo /
 ``domains`` topology assignments, LocalQueue ``flavorUsage``, AdmissionCheck
@@ -13,10 +13,10 @@ that v1beta2 cannot represent are dropped, as Kueue's conversion webhook does.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.jsoncopy import json_copy
 
 __all__ = ["derive_schema", "from_hub", "to_hub"]
 
@@ -144,7 +144,7 @@ def _dl(value: Any) -> list[JSONDict]:
 
 
 def _api_version(obj: JSONDict, version: str) -> JSONDict:
-    out = copy.deepcopy(obj)
+    out = json_copy(obj)
     out["apiVersion"] = f"kueue.x-k8s.io/{version}"
     return out
 

@@ -1,4 +1,4 @@
-"""Kueue's validating-webhook rules for ClusterQueue, Cohort and ResourceFlavor (spec §1.1–§1.3).
+"""Kueue's validating-webhook rules for ClusterQueue, Cohort and ResourceFlavor.
 
 Owns the rules the CRD schema cannot express: quota sizes and non-negativity, the order of
 ``resources`` against ``coveredResources``, flavors and resources appearing in one group only,

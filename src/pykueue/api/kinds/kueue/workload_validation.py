@@ -1,4 +1,4 @@
-"""Kueue's validating-webhook rules for Workload (spec §1.5), on create, update and status update.
+"""Kueue's validating-webhook rules for Workload, on create, update and status update.
 
 Owns what the Workload CRD schema cannot say: the reserved ``pods`` resource and non-negative
 quantities in pod templates, the fields frozen while the workload holds a quota reservation
