@@ -33,8 +33,8 @@ class InvalidObject(ValueError):
     """An object given to ``upsert_*`` cannot be scheduled (bad quantity, missing name...).
 
     The engine is left unchanged. Callers answer the user with a 400 BadRequest carrying
-    ``str(exc)``; the engine does not import ``pykueue.api.meta.errors`` itself because that module
-    pulls in the kind catalogue (and the kubernetes client) the pure scheduler must not import.
+    ``str(exc)``; the engine says what is wrong with the object and leaves the HTTP answer
+    (a ``pykueue.api.meta.errors`` error) to them.
     """
 
     def __init__(self, kind: str, name: str, reason: str) -> None:
