@@ -1,7 +1,8 @@
 """Defaults of the built-in workload and Service kinds, as kube-apiserver fills them in on write.
 
-Owned by ``api/``; :mod:`pykueue.api.schema.defaults` calls these for Deployments, StatefulSets and
-Services (each on a private copy: they edit in place). The embedded cluster runs no controller
+Owned by ``api/kinds/core``; the kinds' records (:mod:`pykueue.api.kinds.core.core_kinds`) hand these
+to the schema defaulter for Deployments, StatefulSets and Services (each run on a private copy:
+they edit in place). The embedded cluster runs no controller
 for these kinds, so only the fields kube-apiserver itself defaults are set (a Service gets no
 cluster IP: nothing would route to it).
 """

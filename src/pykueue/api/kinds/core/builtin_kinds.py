@@ -3,9 +3,10 @@
 Owned by ``api/``. Workloads (apps/v1 Deployment, StatefulSet), networking and identity (v1
 Service, ServiceAccount, discovery.k8s.io/v1 EndpointSlice), policy (v1 LimitRange,
 node.k8s.io/v1 RuntimeClass), RBAC and admission webhook configurations, and events.k8s.io/v1
-Event, served as a second view of the stored core/v1 Events. The catalogue registers the records
-:func:`kinds` returns; their schemas come from the official client's models
-(:mod:`pykueue.api.kinds.core.core_schemas`), their rules from :mod:`pykueue.api.kinds.core.builtin_validation`.
+Event, served as a second view of the stored core/v1 Events. The catalogue includes the records
+:func:`kinds` returns, built with :func:`pykueue.api.kinds.core.core_kinds.core_kind`: their
+schemas come from the official client's models (:mod:`pykueue.api.kinds.core.core_schemas`), their
+rules from :mod:`pykueue.api.kinds.core.builtin_validation`.
 
 No controller acts on these objects: a Deployment starts no Pods, a Service gets no endpoints, a
 webhook configuration calls no webhook (the docs say so).
