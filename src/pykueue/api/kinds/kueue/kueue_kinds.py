@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pykueue.api.kinds.kueue import kueue_schemas, kueue_validation, workload_validation
+from pykueue.api.kinds.kueue import kueue_validation, workload_validation
 from pykueue.api.kinds.kueue.kueue_conversion import HUB, KUEUE_GROUP, converter
 from pykueue.api.kinds.kueue.workload_defaults import default_workload
 from pykueue.api.meta.json_types import JSONDict
@@ -34,6 +34,13 @@ def _both(
     v1beta1: tuple[PrinterColumn, ...] | None = None,
 ) -> dict[str, tuple[PrinterColumn, ...]]:
     return {"v1beta2": columns, "v1beta1": columns if v1beta1 is None else v1beta1}
+
+
+def _schema(kind: str, version: str) -> JSONDict:
+    # deferred, not a cycle: the typed models take ~0.5 s to import; only a schema read needs them
+    from pykueue.api.kinds.kueue import kueue_schemas
+
+    return kueue_schemas.schema(kind, version)
 
 
 _RULES: dict[str, tuple[KindRule, str]] = {
@@ -66,7 +73,7 @@ def _kueue(
         short_names=short_names,
         subresources=("status",) if status else (),
         printer_columns=columns or {},
-        schema=LazySchemas(KUEUE_GROUP, kind, KUEUE_VERSIONS, lambda version: kueue_schemas.schema(kind, version)),
+        schema=LazySchemas(KUEUE_GROUP, kind, KUEUE_VERSIONS, lambda version: _schema(kind, version)),
         deprecated_versions={"v1beta1": DEPRECATION_WARNING},
         is_crd=True,
         selectable_fields=selectable,
