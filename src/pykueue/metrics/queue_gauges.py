@@ -1,7 +1,7 @@
 """Kueue's queue and cohort gauges, computed from the scheduler engine when metrics are scraped.
 
 Owns :class:`QueueGauges`, a prometheus_client collector: on each scrape it takes one
-:func:`~pykueue.scheduler.gauges.gauge_snapshot` of the engine and renders Kueue's gauges from it
+:meth:`~pykueue.scheduler.Scheduler.gauges` of the engine and renders Kueue's gauges from it
 (``kueue_pending_workloads``, ``kueue_reserving_active_workloads``, ``kueue_admitted_active_workloads``,
 ``kueue_cluster_queue_status``, ``kueue_cluster_queue_info``, the ``kueue_cluster_queue_*`` quota,
 reservation and usage gauges, the ``kueue_local_queue_*`` gauges and the ``kueue_cohort_*`` ones).
@@ -23,7 +23,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from pykueue.scheduler import Scheduler
-from pykueue.scheduler.gauges import CohortGauges, LocalQueueGauges, gauge_snapshot
+from pykueue.scheduler.gauges import CohortGauges, LocalQueueGauges
 
 __all__ = ["QueueGauges", "quantity_value"]
 
@@ -53,7 +53,7 @@ class QueueGauges(Collector):
         return []  # no names up front: registering must not compute a snapshot
 
     def collect(self) -> Iterator[Metric]:
-        snap = gauge_snapshot(self._scheduler)
+        snap = self._scheduler.gauges()
         role = self._role
         cq_lbl = ("cluster_queue",)
         pending = _family(

@@ -13,22 +13,21 @@ candidates); it is reverted at the end of the round. Admissions are committed to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+from .cache import Cache
 from .clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
 from .fairsharing import Share, share_key
 from .flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
 from .hierarchy import CohortNode, ResourceNode
 from .partial import partial_counts
-from .preemption import Target, preemption_message, queue_path
+from .preemption import Preemptor, Target, preemption_message, queue_path
+from .queues import QueueManager
 from .resources import FR
-from .types import Admit, Pending, Preempt
-from .workload import RESERVED, WorkloadInfo
+from .types import Admit, Pending, Preempt, SchedulerConfig
+from .workload import RESERVED, WorkloadInfo, WorkloadKey
 
-if TYPE_CHECKING:
-    from .engine import Scheduler
-
-__all__ = ["Entry", "Round"]
+__all__ = ["Entry", "Round", "RoundContext"]
 
 NO_FIT, PREEMPT, FIT = Mode.NO_FIT, Mode.PREEMPT, Mode.FIT  # module globals: enum attribute lookups are slow
 
@@ -71,11 +70,38 @@ class Entry:
         self.immediate = immediate
 
 
+@dataclass(frozen=True, slots=True)
+class RoundContext:
+    """What a round reads and the few records it writes: built once by the engine, shared by its rounds.
+
+    A round changes the quota tree (admissions are assumed in ``cache``), the queues (heads popped,
+    failures requeued), ``expectations`` (victims it reports) and ``assumed`` (admissions it made);
+    everything else it only reads.
+    """
+
+    config: SchedulerConfig
+    cache: Cache
+    queues: QueueManager
+    preemptor: Preemptor
+    eligibility: dict[tuple[str, str], str | None]
+    """Flavor eligibility per (ClusterQueue, pod-set shape), cleared by the engine when flavors change."""
+    expectations: set[WorkloadKey]
+    """Victims already reported, until they release their quota."""
+    assumed: dict[WorkloadKey, str]
+    """Admitted by this engine, status not yet echoed: key -> resourceVersion it was read at."""
+    namespace_matches: Callable[[ClusterQueue, str], bool]
+    afs_usage: Callable[[WorkloadInfo], float]
+    on_assumed: Callable[[WorkloadInfo], None]
+    """Charges an admission to its LocalQueue's Admission Fair Sharing usage."""
+    now: Callable[[], float]
+
+
 class Round:
     """One Kueue cycle over a chosen set of ClusterQueues."""
 
-    def __init__(self, engine: Scheduler) -> None:
-        self.s = engine
+    def __init__(self, ctx: RoundContext) -> None:
+        self.ctx = ctx
+        self.nominations = 0
         self.admitted: list[Admit] = []
         self.preempted: list[Preempt] = []
         self.pending: list[Pending] = []
@@ -85,12 +111,12 @@ class Round:
         self._victims_by_tree: dict[str, list[WorkloadInfo]] = {}
         self._lifted: set[str] = set()
         """Cohort trees whose victims' usage is currently subtracted from the live quota tree."""
-        self.now = engine.clock.now()
+        self.now = ctx.now()
 
     # -- step 1: heads -------------------------------------------------------------------------
     def run(self, cq_names: Iterable[str]) -> None:
         entries = [self._nominate(wl, cq) for wl, cq in self._heads(cq_names)]
-        settle_each = self.s.config.fair_sharing is not None  # the tournament reads usage between entries
+        settle_each = self.ctx.config.fair_sharing is not None  # the tournament reads usage between entries
         for entry in self._order(entries):
             self._process(entry)
             if settle_each and self._lifted:
@@ -100,39 +126,39 @@ class Round:
         self._requeue(entries)
 
     def _heads(self, cq_names: Iterable[str]) -> list[tuple[WorkloadInfo, ClusterQueue]]:
-        s = self.s
+        ctx = self.ctx
         heads: list[tuple[WorkloadInfo, ClusterQueue]] = []
-        queues = s.queues.cqs
-        cqs = s.cache.cqs
-        afs_on = s.config.admission_fair_sharing is not None
+        queues = ctx.queues.cqs
+        cqs = ctx.cache.cqs
+        afs_on = ctx.config.admission_fair_sharing is not None
         for name in cq_names:
             q = queues.get(name)
             cq = cqs.get(name)
             if q is None or cq is None:
                 continue
-            wl = q.pop(s.afs_usage if (afs_on and cq.afs) else None)
+            wl = q.pop(ctx.afs_usage if (afs_on and cq.afs) else None)
             if wl is not None:
                 heads.append((wl, cq))
         return heads
 
     # -- step 2/3: nominate ----------------------------------------------------------------------
     def _nominate(self, wl: WorkloadInfo, cq: ClusterQueue) -> Entry:
-        s = self.s
-        s.stats_nominations += 1
+        ctx = self.ctx
+        self.nominations += 1
         entry = Entry(wl, cq)
         strict = cq.strategy == STRICT_FIFO
         if wl.failed_checks:
             entry.fail("PendingEvaluation", "The workload has failed admission checks", strict)
             return entry
-        if not s.namespace_matches(cq, wl.namespace):
+        if not ctx.namespace_matches(cq, wl.namespace):
             entry.fail("Misconfigured", "Workload namespace doesn't match ClusterQueue selector", False)
             return entry
-        plain = plain_fit(wl, cq, s.eligibility)
+        plain = plain_fit(wl, cq, ctx.eligibility)
         if plain is not None:  # the common case: fits as it is, no targets, nothing partial to try
             entry.assignment = plain
             return entry
         assignment, targets = self._assign(wl, cq, None, plain=False)
-        if s.config.partial_admission and (
+        if ctx.config.partial_admission and (
                 assignment.mode == NO_FIT or (assignment.mode == PREEMPT and not targets)) \
                 and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
             found = partial_counts(wl, lambda counts: self._viable(wl, cq, counts))
@@ -144,27 +170,27 @@ class Round:
 
     def _assign(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int] | None,
                 pin: dict[tuple[int, str], str] | None = None, plain: bool = True) -> tuple[Assignment, list[Target]]:
-        s = self.s
+        ctx = self.ctx
         if plain and counts is None and pin is None:
-            fast = plain_fit(wl, cq, s.eligibility)
+            fast = plain_fit(wl, cq, ctx.eligibility)
             if fast is not None:
                 return fast, _NO_TARGETS
-        fair_sharing = s.config.fair_sharing is not None
-        preemptor = s.preemptor
+        fair_sharing = ctx.config.fair_sharing is not None
+        preemptor = ctx.preemptor
         preemptor.memo = {}  # nothing below changes the quota tree: equal searches give equal answers
         try:
-            assignment = plain_no_fit(wl, cq, s.eligibility, preemptor.oracle, fair_sharing=fair_sharing) \
+            assignment = plain_no_fit(wl, cq, ctx.eligibility, preemptor.oracle, fair_sharing=fair_sharing) \
                 if counts is None and pin is None else None
             if assignment is None:
-                assigner = FlavorAssigner(wl, cq, s.cache.flavors, preemptor.oracle,
-                                          fungibility=s.config.flavor_fungibility, fair_sharing=fair_sharing,
-                                          ignore_undeclared=s.config.ignore_undeclared_resources,
-                                          eligibility=s.eligibility, pin=pin)
+                assigner = FlavorAssigner(wl, cq, ctx.cache.flavors, preemptor.oracle,
+                                          fungibility=ctx.config.flavor_fungibility, fair_sharing=fair_sharing,
+                                          ignore_undeclared=ctx.config.ignore_undeclared_resources,
+                                          eligibility=ctx.eligibility, pin=pin)
                 assignment = assigner.assign(counts)
             targets = _NO_TARGETS
             if assignment.mode == PREEMPT and preemptor.may_preempt(cq):
-                ctx = preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
-                targets = preemptor.targets(ctx)
+                search = preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs())
+                targets = preemptor.targets(search)
         finally:
             preemptor.memo = None
         return assignment, targets
@@ -176,7 +202,7 @@ class Round:
     # -- step 4: order ---------------------------------------------------------------------------
     def _order(self, entries: list[Entry]) -> Iterable[Entry]:
         nominated = [e for e in entries if e.status == NOMINATED and e.assignment is not None]
-        if self.s.config.fair_sharing is None:
+        if self.ctx.config.fair_sharing is None:
             nominated.sort(key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.wl.priority,
                                           e.wl.timestamp, e.wl.uid))
             return nominated
@@ -185,7 +211,7 @@ class Round:
     def _tournament(self, entries: list[Entry]) -> Iterable[Entry]:
         by_tree: dict[str, list[Entry]] = {}
         for e in entries:
-            by_tree.setdefault(self.s.cache.tree_key(e.cq), []).append(e)
+            by_tree.setdefault(self.ctx.cache.tree_key(e.cq), []).append(e)
         for key in sorted(by_tree):
             pending = by_tree[key]
             while pending:
@@ -234,7 +260,7 @@ class Round:
 
     # -- step 5: process -------------------------------------------------------------------------
     def _process(self, e: Entry) -> None:
-        s = self.s
+        ctx = self.ctx
         assignment = e.assignment
         assert assignment is not None
         cq = e.cq
@@ -274,7 +300,7 @@ class Round:
             self._add_overlay(cq, assignment.usage)
             self._issue(e)
             return
-        if s.config.block_admission_until_pods_ready and s.cache.not_ready:
+        if ctx.config.block_admission_until_pods_ready and ctx.cache.not_ready:
             e.status = SKIPPED
             e.reason, e.message, e.immediate = "WaitingForPodsReady", WAITING_PODS_READY, True
             return
@@ -283,15 +309,15 @@ class Round:
     def _recompute(self, e: Entry) -> bool:
         """RecomputeAssignmentUponPreemptionTargetsOverlap: with this cycle's victims removed and
         the nominated flavors pinned, look for other targets. True = continue processing."""
-        s = self.s
+        ctx = self.ctx
         assert e.assignment is not None
         counts = [ps.count for ps in e.assignment.podsets]
         self._lift(e.cq.tree_key)  # only victims of this tree can change what this entry sees
-        s.preemptor.excluded = {wl.key for wl in self._victims_by_tree.get(e.cq.tree_key, ())}
+        ctx.preemptor.excluded = {wl.key for wl in self._victims_by_tree.get(e.cq.tree_key, ())}
         try:
             assignment, targets = self._assign(e.wl, e.cq, counts, pin=e.assignment.nominated())
         finally:
-            s.preemptor.excluded = set()
+            ctx.preemptor.excluded = set()
         if assignment.mode == FIT:
             # DeferredFit: it fits once the victims chosen earlier in this cycle are gone
             self._add_overlay(e.cq, assignment.usage)
@@ -323,7 +349,7 @@ class Round:
         self._lift(tree)
         victims = self._victims
         extra = [t.wl for t in targets if t.wl.key not in victims]
-        cqs = self.s.cache.cqs
+        cqs = self.ctx.cache.cqs
         for wl in extra:
             cqs[wl.cq_name].add_usage(wl.usage, -1)
         try:
@@ -336,7 +362,7 @@ class Round:
         victims = self._victims
         listed = self._victims_by_tree.setdefault(tree, [])
         lifted = tree in self._lifted
-        cqs = self.s.cache.cqs
+        cqs = self.ctx.cache.cqs
         for t in targets:
             wl = t.wl
             if wl.key in victims:
@@ -351,7 +377,7 @@ class Round:
         if tree in self._lifted:
             return
         self._lifted.add(tree)
-        cqs = self.s.cache.cqs
+        cqs = self.ctx.cache.cqs
         for wl in self._victims_by_tree.get(tree, ()):
             cqs[wl.cq_name].add_usage(wl.usage, -1)
 
@@ -360,7 +386,7 @@ class Round:
         if tree not in self._lifted:
             return
         self._lifted.discard(tree)
-        cqs = self.s.cache.cqs
+        cqs = self.ctx.cache.cqs
         for wl in self._victims_by_tree.get(tree, ()):
             cqs[wl.cq_name].add_usage(wl.usage, 1)
 
@@ -395,17 +421,17 @@ class Round:
         self._overlay.clear()
 
     def _issue(self, e: Entry) -> None:
-        s = self.s
+        ctx = self.ctx
         assert e.assignment is not None
         new = 0
         preemptor_path = queue_path(e.cq)
         for t in e.targets:
             victim = t.wl
-            if victim.key in s.expectations:
+            if victim.key in ctx.expectations:
                 continue
             new += 1
-            s.expectations.add(victim.key)
-            victim_cq = s.cache.cqs.get(victim.cq_name)
+            ctx.expectations.add(victim.key)
+            victim_cq = ctx.cache.cqs.get(victim.cq_name)
             message = preemption_message(e.wl, t.reason, preemptor_path,
                                          queue_path(victim_cq) if victim_cq else "")
             self.preempted.append(Preempt(victim.namespace, victim.name, e.wl.namespace, e.wl.name,
@@ -417,25 +443,25 @@ class Round:
             f"Pending the preemption of {len(e.targets)} workload(s)"
         e.immediate = True
         if e.cq.strategy == BEST_EFFORT_FIFO:
-            q = s.queues.cqs.get(e.cq.name)
+            q = ctx.queues.cqs.get(e.cq.name)
             if q is not None:
                 q.sticky = e.wl.key
         if new:
-            self.changed_trees.add(s.cache.tree_key(e.cq))
+            self.changed_trees.add(ctx.cache.tree_key(e.cq))
 
     def _admit(self, e: Entry) -> None:
-        s = self.s
+        ctx = self.ctx
         assert e.assignment is not None
         wl = e.wl
         cq = e.cq
         checks = cq.checks_for({f for ps in e.assignment.podsets for f in ps.flavors.values()}) \
             if cq.admission_checks else []
         admission = e.assignment.to_admission(cq.name)
-        s.queues.forget_taken(wl)  # popped as this round's head: only its location is left
+        ctx.queues.forget_taken(wl)  # popped as this round's head: only its location is left
         meta = wl.obj.get("metadata")
         version = meta.get("resourceVersion") if meta else None
         if version:
-            s.assumed[wl.key] = version
+            ctx.assumed[wl.key] = version
         wl.state = RESERVED
         wl.cq_name = cq.name
         wl.usage = e.assignment.usage  # read-only everywhere (a plain fit's is shared by its plan)
@@ -443,9 +469,9 @@ class Round:
         wl.admitted = not checks
         wl.evicted = False
         wl.quota_reserved_time = self.now
-        s.cache.add_reserved(wl)
+        ctx.cache.add_reserved(wl)
         if cq.afs:
-            s.on_assumed(wl)
+            ctx.on_assumed(wl)
         e.status = ASSUMED
         self.admitted.append(Admit(wl.namespace, wl.name, cq.name, admission,
                                    e.assignment.borrowing > 0, checks))
@@ -453,19 +479,19 @@ class Round:
 
     # -- step 6: requeue -------------------------------------------------------------------------
     def _requeue(self, entries: list[Entry]) -> None:
-        s = self.s
+        ctx = self.ctx
         for e in entries:
             if e.status == ASSUMED:
                 continue
-            q = s.queues.cqs.get(e.cq.name)
+            q = ctx.queues.cqs.get(e.cq.name)
             if e.status != PREEMPTING and q is not None and q.sticky == e.wl.key:
                 q.sticky = None
             self.pending.append(Pending(e.wl.namespace, e.wl.name, e.reason, e.message,
                                         e.wl.resource_requests()))
             if not e.immediate:
-                self.changed_trees.add(s.cache.tree_key(e.cq))
-            if (e.requeue_reason and not e.immediate and q is not None and s.config.equivalence_hashing
-                    and e.cq.strategy == BEST_EFFORT_FIFO and e.wl.key in s.queues.location):
+                self.changed_trees.add(ctx.cache.tree_key(e.cq))
+            if (e.requeue_reason and not e.immediate and q is not None and ctx.config.equivalence_hashing
+                    and e.cq.strategy == BEST_EFFORT_FIFO and e.wl.key in ctx.queues.location):
                 # park the whole shape, this head included (it already got its own message)
                 q.push(e.wl, quiet=True)
                 for moved in q.bulk_move(e.wl.shape_hash, e.reason):
@@ -473,7 +499,7 @@ class Round:
                         self.pending.append(Pending(moved.namespace, moved.name, e.reason, BYPASSED,
                                                     moved.resource_requests()))
             else:
-                s.queues.requeue(e.wl, e.immediate)
+                ctx.queues.requeue(e.wl, e.immediate)
 
 
 def _classic_key(e: Entry) -> tuple[int, float, str]:

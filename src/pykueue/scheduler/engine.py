@@ -26,7 +26,7 @@ itself disables the collector while it runs and lets it catch up afterwards.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,9 +36,10 @@ from pykueue.api.meta.quantity import QuantityError
 from . import afs, views
 from .cache import Cache
 from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
-from .cycle import Round
+from .cycle import Round, RoundContext
+from .gauges import GaugeSnapshot, gauge_snapshot
 from .preemption import Preemptor
-from .queues import ClusterQueueQueue, LocalQueue, QueueManager
+from .queues import QueueManager
 from .resources import RequestPolicy
 from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
 from .workload import (
@@ -93,6 +94,11 @@ class Scheduler:
         """Parsed pod sets per distinct ``spec.podSets``: one parse per job template, not per workload."""
         self.assumed: dict[WorkloadKey, str] = {}
         """Admitted by this engine, status not yet echoed: key -> resourceVersion it was read at."""
+        self._round_context = RoundContext(
+            config=self.config, cache=self.cache, queues=self.queues, preemptor=self.preemptor,
+            eligibility=self.eligibility, expectations=self.expectations, assumed=self.assumed,
+            namespace_matches=self.namespace_matches, afs_usage=self.afs_usage, on_assumed=self.on_assumed,
+            now=self.clock.now)
 
     # ------------------------------------------------------------------------------ namespaces
     def upsert_namespace(self, obj: Mapping[str, Any]) -> None:
@@ -145,10 +151,7 @@ class Scheduler:
             self.cache.cqs[name] = cq
         else:
             cq.load(obj)
-        q = self.queues.cqs.get(name)
-        if q is None:
-            q = self.queues.cqs[name] = ClusterQueueQueue(name)
-        q.strategy = cq.strategy
+        self.queues.upsert_cluster_queue(name, cq.strategy)
         if created:
             self.cache.attach_orphans(cq)
             self._pull_into(name)
@@ -159,13 +162,8 @@ class Scheduler:
         cq = self.cache.cqs.pop(name, None)
         if cq is not None:
             self.cache.detach(cq)
-        q = self.queues.cqs.pop(name, None)
-        if q is not None:
-            self.queues.retired_seq += q.seq
-            for wl in list(q.all_pending()):
-                self.queues.location.pop(wl.key, None)
-                self.queues._count(wl, -1)
-                self.notices[wl.key] = wl
+        for wl in self.queues.delete_cluster_queue(name):
+            self.notices[wl.key] = wl
         self.cache.mark_dirty()
         self._requeue_all = True
 
@@ -185,9 +183,7 @@ class Scheduler:
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta["name"])
         spec = obj.get("spec") or {}
-        lq = self.queues.local_queues.get(key)
-        if lq is None:
-            lq = self.queues.local_queues[key] = LocalQueue(*key)
+        lq = self.queues.upsert_local_queue(key)
         old_route = (lq.cq_name, lq.stop_policy)
         with _bad_input("LocalQueue", key[1]):
             weight = parse_weight(spec)
@@ -200,7 +196,7 @@ class Scheduler:
 
     def delete_local_queue(self, namespace: str, name: str) -> None:
         key = (namespace, name)
-        if self.queues.local_queues.pop(key, None) is not None:
+        if self.queues.delete_local_queue(key):
             self._reroute(key)
 
     def _reroute(self, lq_key: tuple[str, str]) -> None:
@@ -326,7 +322,7 @@ class Scheduler:
             if old is None or where is None:
                 self._arrived[wl.key] = wl
             if sticky:
-                queues.cqs[queues.location[wl.key]].sticky = wl.key
+                queues.keep_sticky(wl.key)
         else:
             self.notices[wl.key] = wl
 
@@ -388,9 +384,10 @@ class Scheduler:
         live = self._live(active, None)
         rounds = 0
         while live:
-            rnd = Round(self)
+            rnd = Round(self._round_context)
             rnd.run(live)
             rounds += 1
+            self.stats_nominations += rnd.nominations
             admitted.extend(rnd.admitted)
             preempted.extend(rnd.preempted)
             pending.extend(rnd.pending)
@@ -474,12 +471,10 @@ class Scheduler:
                 continue
             out.append(Pending(wl.namespace, wl.name, reason, message, wl.resource_requests()))
         self.notices.clear()
-        for wl, reason in self.queues.bypassed.values():
-            if self.queues.location.get(wl.key) is not None:
-                out.append(Pending(wl.namespace, wl.name, reason,
-                                   "Bypassed scheduling evaluation because an equivalent workload recently failed",
-                                   wl.resource_requests()))
-        self.queues.bypassed.clear()
+        for wl, reason in self.queues.take_bypassed():
+            out.append(Pending(wl.namespace, wl.name, reason,
+                               "Bypassed scheduling evaluation because an equivalent workload recently failed",
+                               wl.resource_requests()))
         # "ClusterQueue X is inactive": once for everything queued when a CQ turns inactive, and
         # once for each later arrival while it stays inactive (O(changes), never O(pending)).
         reported: set[WorkloadKey] = set()
@@ -514,17 +509,25 @@ class Scheduler:
                                   self.queues.local_queues.get(wl.lq_key), wl.usage)
 
     # ------------------------------------------------------------------------------ read side
+    def _afs_usage_if_on(self) -> Callable[[WorkloadInfo], float] | None:
+        return self.afs_usage if self.config.admission_fair_sharing is not None else None
+
+    def gauges(self) -> GaugeSnapshot:
+        """Every ClusterQueue, LocalQueue and cohort's numbers for Kueue's gauges (scrape time only)."""
+        return gauge_snapshot(self.cache, self.queues)
+
     def pending_workloads(self, cluster_queue: str, offset: int = 0, limit: int | None = None,
                           local_queue: tuple[str, str] | None = None) -> list[PendingInfo]:
-        return views.pending_workloads(self, cluster_queue, offset, limit, local_queue)
+        return views.pending_workloads(self.queues, self.cache, self._afs_usage_if_on(), cluster_queue, offset, limit,
+                                       local_queue)
 
     def cluster_queue_usage(self, name: str) -> QueueUsage:
         self.cache.ensure_fresh()
-        return views.cluster_queue_usage(self, name)
+        return views.cluster_queue_usage(self.queues, self.cache, name)
 
     def local_queue_usage(self, namespace: str, name: str) -> QueueUsage:
         """Like ``cluster_queue_usage`` for one LocalQueue (borrowed is always 0)."""
-        return views.local_queue_usage(self, namespace, name)
+        return views.local_queue_usage(self.queues, self.cache, namespace, name)
 
     def cluster_queue_active(self, name: str) -> tuple[bool, str, str]:
         self.cache.ensure_fresh()
@@ -535,7 +538,7 @@ class Scheduler:
 
     def weighted_share(self, cq_or_cohort_kind: str, name: str) -> int:
         self.cache.ensure_fresh()
-        return views.weighted_share(self, cq_or_cohort_kind, name)
+        return views.weighted_share(self.cache, cq_or_cohort_kind, name)
 
 
 _BAD_INPUT = (QuantityError, ValueError, KeyError, TypeError, AttributeError)

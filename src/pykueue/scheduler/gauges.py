@@ -10,12 +10,10 @@ never by the scheduling cycle.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from .cache import Cache
+from .queues import QueueManager
 from .resources import FR
-
-if TYPE_CHECKING:
-    from .engine import Scheduler
 
 __all__ = ["ClusterQueueGauges", "CohortGauges", "GaugeSnapshot", "LocalQueueGauges", "QuotaLine", "gauge_snapshot"]
 
@@ -82,18 +80,18 @@ class GaugeSnapshot:
     cohorts: list[CohortGauges] = field(default_factory=list)
 
 
-def gauge_snapshot(s: Scheduler) -> GaugeSnapshot:
-    """Every ClusterQueue, LocalQueue and cohort the engine knows, in name order."""
-    s.cache.ensure_fresh()
+def gauge_snapshot(cache: Cache, queues: QueueManager) -> GaugeSnapshot:
+    """Every ClusterQueue, LocalQueue and cohort in ``cache`` and ``queues``, in name order."""
+    cache.ensure_fresh()
     out = GaugeSnapshot()
     active_of: dict[str, bool] = {}
     admitted_of: dict[str, int] = {}
-    for name in sorted(s.cache.cqs):
-        cq = s.cache.cqs[name]
-        active = s.cache.cq_status(cq)[0]
+    for name in sorted(cache.cqs):
+        cq = cache.cqs[name]
+        active = cache.cq_status(cq)[0]
         active_of[name] = active
         admitted_of[name] = cq.admitted_count
-        q = s.queues.cqs.get(name)
+        q = queues.cqs.get(name)
         pending = len(q) if q is not None else 0
         pending_active = q.active if q is not None else 0
         parent = cq.parent
@@ -123,11 +121,11 @@ def gauge_snapshot(s: Scheduler) -> GaugeSnapshot:
                 quotas,
             )
         )
-    for key in sorted(s.queues.local_queues):
-        lq = s.queues.local_queues[key]
-        lq_cq = s.cache.cqs.get(lq.cq_name)
-        q = s.queues.cqs.get(lq.cq_name)
-        waiting = s.queues.by_lq.get(key) or {}
+    for key in sorted(queues.local_queues):
+        lq = queues.local_queues[key]
+        lq_cq = cache.cqs.get(lq.cq_name)
+        q = queues.cqs.get(lq.cq_name)
+        waiting = queues.by_lq.get(key) or {}
         # active: in the ClusterQueue's heap (as its own count is); parked and inadmissible ones are not
         active_count = (
             sum(1 for wk in waiting if wk in q.index and not q.is_inadmissible(wk)) if waiting and q is not None else 0
@@ -163,8 +161,8 @@ def gauge_snapshot(s: Scheduler) -> GaugeSnapshot:
                 used,
             )
         )
-    for name in sorted(s.cache.cohorts):
-        cohort = s.cache.cohorts[name]
+    for name in sorted(cache.cohorts):
+        cohort = cache.cohorts[name]
         admitted_total = 0
         stack = [cohort]
         while stack:

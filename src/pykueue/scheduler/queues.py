@@ -317,6 +317,38 @@ class QueueManager:
         self.bypassed: dict[WorkloadKey, tuple[WorkloadInfo, str]] = {}
         """New arrivals diverted to inadmissible by a failed equivalent (reported once)."""
 
+    # -- ClusterQueue and LocalQueue objects ---------------------------------------------------
+    def upsert_cluster_queue(self, name: str, strategy: str) -> ClusterQueueQueue:
+        """The queue of ClusterQueue ``name`` (created empty if new), ordered by ``strategy``."""
+        q = self.cqs.get(name)
+        if q is None:
+            q = self.cqs[name] = ClusterQueueQueue(name)
+        q.strategy = strategy
+        return q
+
+    def delete_cluster_queue(self, name: str) -> list[WorkloadInfo]:
+        """Drop the queue of a deleted ClusterQueue; returns the workloads it held (now unqueued,
+        still tracked by their LocalQueue)."""
+        q = self.cqs.pop(name, None)
+        if q is None:
+            return []
+        self.retired_seq += q.seq
+        dropped = list(q.all_pending())
+        for wl in dropped:
+            self.location.pop(wl.key, None)
+            self._count(wl, -1)
+        return dropped
+
+    def upsert_local_queue(self, key: tuple[str, str]) -> LocalQueue:
+        """The LocalQueue record for ``key`` (created if new); the caller routes its workloads."""
+        lq = self.local_queues.get(key)
+        if lq is None:
+            lq = self.local_queues[key] = LocalQueue(*key)
+        return lq
+
+    def delete_local_queue(self, key: tuple[str, str]) -> bool:
+        return self.local_queues.pop(key, None) is not None
+
     # -- routing -----------------------------------------------------------------------------
     def target_cq(self, wl: WorkloadInfo) -> str | None:
         lq = self.local_queues.get(wl.lq_key)
@@ -443,6 +475,18 @@ class QueueManager:
             q.push(wl)
             touched.add(cq_name)
         return touched
+
+    def take_bypassed(self) -> list[tuple[WorkloadInfo, str]]:
+        """The arrivals diverted since the last call (each reported once), still queued."""
+        out = [(wl, reason) for wl, reason in self.bypassed.values() if wl.key in self.location]
+        self.bypassed.clear()
+        return out
+
+    def keep_sticky(self, key: WorkloadKey) -> None:
+        """``key`` stays its ClusterQueue's next head (a preemptor whose record was replaced)."""
+        cq_name = self.location.get(key)
+        if cq_name is not None:
+            self.cqs[cq_name].sticky = key
 
     def pending_of_lq(self, key: tuple[str, str]) -> list[WorkloadInfo]:
         return list(self.by_lq.get(key, {}).values())

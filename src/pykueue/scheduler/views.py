@@ -2,29 +2,29 @@
 
 Owns the translation of the engine's state into ``PendingInfo`` (pending positions in heap order,
 §4.2), ``QueueUsage`` (flavorsReservation / flavorsUsage / counts, §1.2 and §1.4) and the fair
-sharing ``weightedShare``. Pure functions over a ``Scheduler``; nothing here changes state.
+sharing ``weightedShare``. Pure functions over the quota cache and the queue manager they are
+given; nothing here changes state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
+from .cache import Cache
 from .clusterqueue import ClusterQueue
 from .fairsharing import weighted_share_status
 from .hierarchy import ResourceNode
+from .queues import QueueManager
 from .types import PendingInfo, QueueUsage
 from .workload import WorkloadInfo, WorkloadKey
-
-if TYPE_CHECKING:
-    from .engine import Scheduler
 
 __all__ = ["cluster_queue_usage", "local_queue_usage", "pending_workloads", "weighted_share"]
 
 Usage = dict[str, dict[str, tuple[int, int]]]
 
 
-def pending_workloads(s: Scheduler, cluster_queue: str, offset: int = 0, limit: int | None = None,
+def pending_workloads(queues: QueueManager, cache: Cache, afs_usage: Callable[[WorkloadInfo], float] | None,
+                      cluster_queue: str, offset: int = 0, limit: int | None = None,
                       local_queue: tuple[str, str] | None = None) -> list[PendingInfo]:
     """Pending workloads of the CQ (heap, inadmissible, parked) in the order the queue pops them:
     the page ``[offset, offset + limit)`` of all of them, or of one LocalQueue's (positions in both
@@ -34,18 +34,20 @@ def pending_workloads(s: Scheduler, cluster_queue: str, offset: int = 0, limit: 
     as pushed, the same tuple for the inadmissible and parked ones, sorted natively; only a sticky
     preemptor or Admission Fair Sharing (which reorder the pops) take the slower keyed sort. Only the
     prefix up to the page's end is turned into records, so a short page of a deep queue stays cheap.
+    ``afs_usage`` is None when Admission Fair Sharing is off.
     """
-    q = s.queues.cqs.get(cluster_queue)
+    q = queues.cqs.get(cluster_queue)
     if q is None:
         return []
-    cq = s.cache.cqs.get(cluster_queue)
-    afs = cq is not None and cq.afs and s.config.admission_fair_sharing is not None
+    cq = cache.cqs.get(cluster_queue)
+    afs = cq is not None and cq.afs and afs_usage is not None
     ordered: list[WorkloadKey]
     if afs or q.sticky is not None:
+        usage_of = afs_usage if afs else None
 
         def rank(wl: WorkloadInfo) -> tuple[int, float, int, float, str]:
-            return (0 if q.sticky == wl.key else 1, s.afs_usage(wl) if afs else 0.0, -wl.priority, wl.timestamp,
-                    wl.uid)
+            usage = usage_of(wl) if usage_of is not None else 0.0
+            return (0 if q.sticky == wl.key else 1, usage, -wl.priority, wl.timestamp, wl.uid)
 
         ordered = [wl.key for wl in sorted(q.all_pending(), key=rank)]
     else:
@@ -64,7 +66,7 @@ def pending_workloads(s: Scheduler, cluster_queue: str, offset: int = 0, limit: 
 
     out: list[PendingInfo] = []
     if local_queue is not None:
-        members = s.queues.by_lq.get(local_queue) or {}
+        members = queues.by_lq.get(local_queue) or {}
         position = 0
         for index, key in enumerate(ordered):
             if key not in members:
@@ -105,24 +107,24 @@ def _by_flavor(cq: ClusterQueue, usage: Mapping[tuple[str, str], int]) -> Usage:
     return out
 
 
-def cluster_queue_usage(s: Scheduler, name: str) -> QueueUsage:
-    cq = s.cache.cqs.get(name)
+def cluster_queue_usage(queues: QueueManager, cache: Cache, name: str) -> QueueUsage:
+    cq = cache.cqs.get(name)
     if cq is None:
         return QueueUsage({}, {}, 0, 0, 0)
-    q = s.queues.cqs.get(name)
+    q = queues.cqs.get(name)
     return QueueUsage(reservation=_by_flavor(cq, cq.usage), usage=_by_flavor(cq, cq.admitted_usage),
                       pending_workloads=len(q) if q is not None else 0, reserving_workloads=len(cq.workloads),
                       admitted_workloads=cq.admitted_count)
 
 
-def local_queue_usage(s: Scheduler, namespace: str, name: str) -> QueueUsage:
-    lq = s.queues.local_queues.get((namespace, name))
+def local_queue_usage(queues: QueueManager, cache: Cache, namespace: str, name: str) -> QueueUsage:
+    lq = queues.local_queues.get((namespace, name))
     if lq is None:
         return QueueUsage({}, {}, 0, 0, 0)
     reservation: Usage = {}
     usage: Usage = {}
     reserving = admitted = 0
-    cq = s.cache.cqs.get(lq.cq_name)
+    cq = cache.cqs.get(lq.cq_name)
     if cq is not None:
         for flavor, res in cq.quotas:
             reservation.setdefault(flavor, {})[res] = (0, 0)
@@ -140,11 +142,11 @@ def local_queue_usage(s: Scheduler, namespace: str, name: str) -> QueueUsage:
                     usage[flavor][res] = (total + value, 0)
     # Pending: every waiting workload of the LocalQueue, queued in its CQ or not (Kueue's
     # LocalQueue keeps them while its ClusterQueue is missing, and counts them).
-    pending = len(s.queues.by_lq.get(lq.key) or ())
+    pending = len(queues.by_lq.get(lq.key) or ())
     return QueueUsage(reservation, usage, pending, reserving, admitted)
 
 
-def weighted_share(s: Scheduler, kind: str, name: str) -> int:
+def weighted_share(cache: Cache, kind: str, name: str) -> int:
     is_cq = kind.lower() in ("clusterqueue", "cq")
-    node: ResourceNode | None = s.cache.cqs.get(name) if is_cq else s.cache.cohorts.get(name)
+    node: ResourceNode | None = cache.cqs.get(name) if is_cq else cache.cohorts.get(name)
     return weighted_share_status(node) if node is not None else 0
