@@ -19,17 +19,17 @@ Rules (as Kubernetes):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
+from pykueue.api.kindset import KindSet
 from pykueue.api.meta.errors import BadRequest, Forbidden, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
+from pykueue.store import Store
 
 from .admission import clone
-from .ownership import Key
-
-if TYPE_CHECKING:
-    from .registry import Registry
+from .ownership import Key, OwnerIndex
 
 __all__ = ["FOREGROUND", "ORPHAN", "Deleter"]
 
@@ -39,9 +39,30 @@ _POLICIES = ("Background", "Foreground", "Orphan")
 _IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
+class StoreUpdate(Protocol):
+    """Writes an object to the store, keeping the owner index and the write listeners in step."""
+
+    def __call__(self, kind: KindInfo, obj: JSONDict, *, expected_rv: str | None) -> JSONDict: ...
+
+
+StoreDelete = Callable[[KindInfo, str, str], JSONDict]
+"""(kind, namespace, name) -> the deleted object; keeps the owner index and listeners in step."""
+
+
 class Deleter:
-    def __init__(self, registry: Registry) -> None:
-        self._registry = registry
+    """Runs deletions over ``store`` (read directly) with the writes it is given.
+
+    ``kinds`` is the served set, read at each call (it grows and shrinks as CRDs come and go);
+    ``owners`` indexes dependents by owner uid."""
+
+    def __init__(self, store: Store, owners: OwnerIndex, kinds: KindSet, *, store_update: StoreUpdate,
+                 store_delete: StoreDelete, now: Callable[[], str]) -> None:
+        self._store = store
+        self._owners = owners
+        self._kinds = kinds
+        self._store_update = store_update
+        self._store_delete = store_delete
+        self._now = now
 
     # ------------------------------------------------------------------ entry points
 
@@ -59,7 +80,7 @@ class Deleter:
         if propagation == "Orphan":
             self._orphan_dependents(uid)
         finalizers = list(metadata.get("finalizers") or [])
-        dependents = self._registry.owners.dependents(uid)
+        dependents = self._owners.dependents(uid)
         if propagation == "Foreground" and dependents and FOREGROUND not in finalizers:
             finalizers.append(FOREGROUND)
         if not finalizers:
@@ -69,10 +90,10 @@ class Deleter:
             obj = clone(current)
             meta = obj["metadata"]
             if not meta.get("deletionTimestamp"):
-                meta["deletionTimestamp"] = self._registry.now()
+                meta["deletionTimestamp"] = self._now()
                 meta["deletionGracePeriodSeconds"] = 0
             meta["finalizers"] = finalizers
-            obj = self._registry.store_update(kind, obj, expected_rv=metadata.get("resourceVersion"))
+            obj = self._store_update(kind, obj, expected_rv=metadata.get("resourceVersion"))
         if FOREGROUND in finalizers:
             for key in dependents:
                 self._delete_key(key, "Foreground")
@@ -82,7 +103,7 @@ class Deleter:
     def remove(self, kind: KindInfo, obj: JSONDict) -> JSONDict:
         """Remove ``obj`` from the store now, then run garbage collection for it."""
         metadata = obj["metadata"]
-        deleted = self._registry.store_delete(kind, metadata.get("namespace") or "", metadata["name"])
+        deleted = self._store_delete(kind, metadata.get("namespace") or "", metadata["name"])
         self._after_removed(kind, deleted)
         return deleted
 
@@ -91,7 +112,7 @@ class Deleter:
     def _after_removed(self, kind: KindInfo, obj: JSONDict) -> None:
         metadata = obj["metadata"]
         uid = metadata.get("uid") or ""
-        for key in self._registry.owners.dependents(uid):
+        for key in self._owners.dependents(uid):
             self._collect_dependent(key, uid)
         namespace = metadata.get("namespace") or ""
         for ref in metadata.get("ownerReferences") or []:
@@ -117,7 +138,7 @@ class Deleter:
         if any(self._owner(namespace, r) is not None for r in others):
             obj = clone(dependent)
             obj["metadata"]["ownerReferences"] = others
-            self._registry.store_update(kind, obj, expected_rv=metadata.get("resourceVersion"))
+            self._store_update(kind, obj, expected_rv=metadata.get("resourceVersion"))
             return
         if not metadata.get("deletionTimestamp"):
             self.delete(kind, dependent, propagation="Background", dry_run=False)
@@ -125,11 +146,11 @@ class Deleter:
     def _stored(self, key: Key) -> tuple[KindInfo, JSONDict] | None:
         """The kind and stored object behind a dependents-index key, or None if either is gone."""
         resource, namespace, name = key
-        kind = self._registry.kind_by_resource(resource)
+        kind = self._kinds.by_resource(resource)
         if kind is None:
             return None
         try:
-            return kind, self._registry.store.get(resource, namespace, name)
+            return kind, self._store.get(resource, namespace, name)
         except NotFound:
             return None
 
@@ -142,12 +163,12 @@ class Deleter:
             self.delete(kind, dependent, propagation=propagation, dry_run=False)
 
     def _orphan_dependents(self, uid: str) -> None:
-        for resource, namespace, name in self._registry.owners.dependents(uid):
-            kind = self._registry.kind_by_resource(resource)
+        for resource, namespace, name in self._owners.dependents(uid):
+            kind = self._kinds.by_resource(resource)
             if kind is None:
                 continue
             try:
-                dependent = self._registry.store.get(resource, namespace, name)
+                dependent = self._store.get(resource, namespace, name)
             except NotFound:
                 continue
             obj = clone(dependent)
@@ -156,15 +177,15 @@ class Deleter:
                 obj["metadata"]["ownerReferences"] = refs
             else:
                 obj["metadata"].pop("ownerReferences", None)
-            self._registry.store_update(kind, obj, expected_rv=dependent["metadata"].get("resourceVersion"))
+            self._store_update(kind, obj, expected_rv=dependent["metadata"].get("resourceVersion"))
 
     def _maybe_finish_foreground(self, kind: KindInfo, owner: JSONDict) -> JSONDict | None:
         """Drop ``foregroundDeletion`` once no blocking dependent remains; returns the new state."""
         metadata = owner["metadata"]
         uid = metadata.get("uid") or ""
-        for resource, namespace, name in self._registry.owners.dependents(uid):
+        for resource, namespace, name in self._owners.dependents(uid):
             try:
-                dependent = self._registry.store.get(resource, namespace, name)
+                dependent = self._store.get(resource, namespace, name)
             except NotFound:
                 continue
             for ref in dependent["metadata"].get("ownerReferences") or []:
@@ -175,7 +196,7 @@ class Deleter:
         if not obj["metadata"]["finalizers"]:
             obj["metadata"].pop("finalizers")
             return self.remove(kind, owner)
-        return self._registry.store_update(kind, obj, expected_rv=metadata.get("resourceVersion"))
+        return self._store_update(kind, obj, expected_rv=metadata.get("resourceVersion"))
 
     def _owner(self, namespace: str, ref: Any) -> tuple[KindInfo, JSONDict] | None:
         """The live object an ownerReference points at (same uid), or None."""
@@ -183,11 +204,11 @@ class Deleter:
             return None
         api_version = str(ref.get("apiVersion") or "")
         group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-        kind = self._registry.kind_by_name(group, str(ref.get("kind") or ""))
+        kind = self._kinds.by_kind(group, str(ref.get("kind") or ""))
         if kind is None:
             return None
         try:
-            owner = self._registry.store.get(kind.resource_key, namespace if kind.namespaced else "",
+            owner = self._store.get(kind.resource_key, namespace if kind.namespaced else "",
                                              str(ref.get("name") or ""))
         except NotFound:
             return None
@@ -205,31 +226,31 @@ class Deleter:
         obj = current
         if not current["metadata"].get("deletionTimestamp"):
             obj = clone(current)
-            obj["metadata"]["deletionTimestamp"] = self._registry.now()
+            obj["metadata"]["deletionTimestamp"] = self._now()
             obj["metadata"]["deletionGracePeriodSeconds"] = 0
             obj.setdefault("status", {})["phase"] = "Terminating"
-            obj = self._registry.store_update(kind, obj, expected_rv=current["metadata"].get("resourceVersion"))
+            obj = self._store_update(kind, obj, expected_rv=current["metadata"].get("resourceVersion"))
         for content_kind in self._namespaced_kinds():
-            for item in self._registry.store.list(content_kind.resource_key, name).items:
+            for item in self._store.list(content_kind.resource_key, name).items:
                 if not item["metadata"].get("deletionTimestamp"):
                     self.delete(content_kind, item, propagation="Background", dry_run=False)
         return self._maybe_finish_namespace(name) or obj
 
     def _maybe_finish_namespace(self, name: str) -> JSONDict | None:
         try:
-            namespace = self._registry.store.get("namespaces", "", name)
+            namespace = self._store.get("namespaces", "", name)
         except NotFound:
             return None
         if not namespace["metadata"].get("deletionTimestamp"):
             return None
         for content_kind in self._namespaced_kinds():
-            if self._registry.store.list(content_kind.resource_key, name, limit=1).items:
+            if self._store.list(content_kind.resource_key, name, limit=1).items:
                 return None
-        kind = self._registry.kind_by_resource("namespaces")
+        kind = self._kinds.by_resource("namespaces")
         assert kind is not None
-        deleted = self._registry.store_delete(kind, "", name)
+        deleted = self._store_delete(kind, "", name)
         self._after_removed(kind, deleted)
         return deleted
 
     def _namespaced_kinds(self) -> list[KindInfo]:
-        return [k for k in self._registry.kinds() if k.namespaced]
+        return [k for k in self._kinds if k.namespaced]

@@ -12,7 +12,8 @@ resource's from its schema). Both are computed by :mod:`pykueue.registry.patch`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from pykueue.api.kinds.core.merge_keys import KEY_DEFAULTS
 from pykueue.api.meta.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
@@ -24,9 +25,6 @@ from .admission import clone
 from .decode import check_fields, decode_bytes, typed_body
 from .fieldmanager import list_keys_of, server_side_apply
 
-if TYPE_CHECKING:
-    from .registry import Registry
-
 __all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "PATCH_TYPES", "STRATEGIC_PATCH", "Patcher"]
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -35,10 +33,37 @@ JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
+GetStored = Callable[[KindInfo, str, str], JSONDict]
+"""(kind, namespace, name) -> the stored object; raises NotFound."""
+Convert = Callable[[KindInfo, JSONDict, str], JSONDict]
+"""(kind, object, version) -> the object in the other form (storage version or the client's)."""
+
+
+class UpdateStored(Protocol):
+    """The ordinary update path: admission, metadata rules, status split, no-op detection."""
+
+    def __call__(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str, dry_run: bool,
+                 field_manager: str | None, managed: bool = False) -> JSONDict: ...
+
+
+class CreateStored(Protocol):
+    """The ordinary create path (an apply to a missing object creates it)."""
+
+    def __call__(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
+                 field_manager: str | None, managed: bool = False) -> JSONDict: ...
+
 
 class Patcher:
-    def __init__(self, registry: Registry) -> None:
-        self._registry = registry
+    """Turns a PATCH into an update (or, for apply, a create) through the write paths it is given."""
+
+    def __init__(self, *, get_stored: GetStored, to_version: Convert, to_storage: Convert,
+                 update_stored: UpdateStored, create_stored: CreateStored, now: Callable[[], str]) -> None:
+        self._get_stored = get_stored
+        self._to_version = to_version
+        self._to_storage = to_storage
+        self._update_stored = update_stored
+        self._create_stored = create_stored
+        self._now = now
 
     def patch(self, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str, *,
               version: str, subresource: str, dry_run: bool, field_manager: str | None, force: bool,
@@ -54,9 +79,9 @@ class Patcher:
                                        f"types include: {accepted}")
         document = decode_bytes(patch, yaml_ok=False)
         ns = namespace if kind.namespaced else ""
-        current = self._registry.get_stored(kind, ns, name)
+        current = self._get_stored(kind, ns, name)
         # read-only here: every patch function works on its own copy of it (and of the patch)
-        visible = self._registry.to_version(kind, current, version)
+        visible = self._to_version(kind, current, version)
         patched = _apply_patch(kind, media, visible, document)
         if not isinstance(patched, dict):
             raise BadRequest("the patch did not produce an object")
@@ -69,10 +94,10 @@ class Patcher:
         expected = metadata.get("resourceVersion")
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
-        new = self._registry.to_storage(kind, obj, version)
-        stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
-                                              field_manager=field_manager)
-        return self._registry.to_version(kind, stored, version), warnings
+        new = self._to_storage(kind, obj, version)
+        stored = self._update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
+                                     field_manager=field_manager)
+        return self._to_version(kind, stored, version), warnings
 
     def _apply(self, kind: KindInfo, namespace: str, name: str, body: bytes, *, version: str,
                subresource: str, dry_run: bool, field_manager: str | None, force: bool,
@@ -95,29 +120,29 @@ class Patcher:
         ns = namespace if kind.namespaced else ""
         merge_keys = list_keys_of(kind, version)
         _fill_key_defaults(obj, KEY_DEFAULTS.get((kind.group, kind.kind), {}))
-        now = self._registry.now()
+        now = self._now()
         try:
-            current = self._registry.get_stored(kind, ns, name)
+            current = self._get_stored(kind, ns, name)
         except NotFound:
             if subresource:
                 raise
             result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys,
                                        now=now)
-            created = self._registry.create_stored(kind, ns, result, version=version, dry_run=dry_run,
+            created = self._create_stored(kind, ns, result, version=version, dry_run=dry_run,
                                                    field_manager=None, managed=True)
-            return self._registry.to_version(kind, created, version), warnings
+            return self._to_version(kind, created, version), warnings
         if subresource and subresource not in kind.subresources:
             raise NotFound("the server could not find the requested resource")
         expected = metadata.get("resourceVersion")
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
-        visible = clone(self._registry.to_version(kind, current, version))
+        visible = clone(self._to_version(kind, current, version))
         result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
                                    now=now, subresource=subresource)
-        new = self._registry.to_storage(kind, typed_body(kind, result, version), version)
-        stored = self._registry.update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
+        new = self._to_storage(kind, typed_body(kind, result, version), version)
+        stored = self._update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
                                               field_manager=None, managed=True)
-        return self._registry.to_version(kind, stored, version), warnings
+        return self._to_version(kind, stored, version), warnings
 
 
 def _fill_key_defaults(obj: JSONDict, defaults: dict[str, dict[str, str]]) -> None:

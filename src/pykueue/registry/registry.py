@@ -73,10 +73,12 @@ class Registry:
         """Namespace -> (its rv, being deleted?), as last read by ``_check_namespace_open``."""
         self.owners = OwnerIndex()
         self._write_listeners: _Listeners = []
-        self._deleter = Deleter(self)
-        self._patcher = Patcher(self)
+        self._deleter = Deleter(store, self.owners, self._kinds, store_update=self.store_update,
+                                store_delete=self.store_delete, now=self.now)
+        self._patcher = Patcher(get_stored=self.get_stored, to_version=self.to_version, to_storage=self.to_storage,
+                                update_stored=self.update_stored, create_stored=self.create_stored, now=self.now)
         self._crds = CrdController(self, self._kinds, known_crds if known_crds is not None
-                                    else known_crd_kinds())
+                                   else known_crd_kinds())
         self._crds.load()
         for kind in self._kinds:
             if kind.stored_as:   # a second view of another kind's objects: indexed with that kind
