@@ -25,7 +25,7 @@ from pykueue.api.meta.kind_info import KindInfo
 from pykueue.client.http import with_type_meta
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
-from pykueue.registry.registry import Registry
+from pykueue.registry.resource_registry import Registry
 from pykueue.store.types import WatchEvent as StoreEvent
 
 __all__ = ["BOOKMARK_INTERVAL", "LocalClient"]

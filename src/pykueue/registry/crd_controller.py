@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pykueue.api.crds import custom_resource_definition
 from pykueue.api.kinds.custom.custom_kinds import CRD_KIND, CRD_RESOURCE, crd_names, custom_kind
@@ -30,9 +30,7 @@ from pykueue.api.meta.errors import Conflict, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.api.meta.kind_info import KindInfo
-
-if TYPE_CHECKING:
-    from .registry import Registry
+from pykueue.store import Store
 
 __all__ = ["CrdController"]
 
@@ -68,10 +66,29 @@ def _dict(value: Any) -> JSONDict:
     return value if isinstance(value, dict) else {}
 
 
+class RegistryWrites(Protocol):
+    """The part of the registry a CRD controller reads and writes through (the registry itself)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    def now(self) -> str: ...
+
+    def create_stored(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
+                      field_manager: str | None, managed: bool = False) -> JSONDict: ...
+
+    def update_stored(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str,
+                      dry_run: bool, field_manager: str | None, managed: bool = False) -> JSONDict: ...
+
+    def store_update(self, kind: KindInfo, obj: JSONDict, *, expected_rv: str | None) -> JSONDict: ...
+
+    def store_delete(self, kind: KindInfo, namespace: str, name: str) -> JSONDict: ...
+
+
 class CrdController:
     """Serves, re-serves and retires the kinds of the CRDs in one registry's store."""
 
-    def __init__(self, registry: Registry, kinds: KindSet, known: Mapping[tuple[str, str], KindInfo]) -> None:
+    def __init__(self, registry: RegistryWrites, kinds: KindSet, known: Mapping[tuple[str, str], KindInfo]) -> None:
         self._registry = registry
         self._kinds = kinds
         self._known = known

@@ -1,6 +1,6 @@
 """ObjectMeta semantics, exactly as kube-apiserver applies them to every write.
 
-Owned by ``registry/``; called by :mod:`pykueue.registry.registry` between decoding and the store.
+Owned by ``registry/``; called by :mod:`pykueue.registry.resource_registry` between decoding and the store.
 Owns: name and generateName rules, which metadata a client may not change (uid, creationTimestamp,
 deletion fields), generation bumps, the status-subresource split, and the "no new finalizers while
 deleting" rule. Pure functions over dicts: no store, no clock reads (``now`` is passed in).

@@ -24,7 +24,7 @@ from pykueue.api.meta.kind_info import KindInfo
 from .decode import decode_bytes
 
 if TYPE_CHECKING:
-    from .registry import Registry
+    from .resource_registry import Registry
 
 __all__ = ["get_scale", "patch_scale", "update_scale"]
 

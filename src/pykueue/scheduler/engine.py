@@ -33,16 +33,16 @@ from typing import Any
 from pykueue.api.meta.clock import Clock, SystemClock
 from pykueue.api.meta.quantity import QuantityError
 
-from . import afs, views
-from .cache import Cache
-from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
-from .cycle import Round, RoundContext
+from . import views
+from .algorithm.cycle import Round, RoundContext
+from .algorithm.preemption import Preemptor
 from .gauges import GaugeSnapshot, gauge_snapshot
-from .preemption import Preemptor
-from .queues import QueueManager
-from .resources import RequestPolicy
-from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
-from .workload import (
+from .state import admission_fair_sharing
+from .state.cache import Cache
+from .state.clusterqueue import ClusterQueue, parse_quotas, parse_weight
+from .state.pending_queues import QueueManager
+from .state.resource_amounts import RequestPolicy
+from .state.workload_info import (
     FINISHED,
     PENDING,
     REFRESHED,
@@ -53,6 +53,7 @@ from .workload import (
     parse_workload,
     status_only_update,
 )
+from .types import CycleResult, InvalidObject, Pending, PendingInfo, QueueUsage, SchedulerConfig, SchedulerStats
 
 __all__ = ["Scheduler"]
 
@@ -190,7 +191,7 @@ class Scheduler:
         lq.cq_name = spec.get("clusterQueue") or ""
         lq.stop_policy = spec.get("stopPolicy") or "None"
         lq.weight = weight
-        afs.load_status(lq, obj.get("status") or {})
+        admission_fair_sharing.load_status(lq, obj.get("status") or {})
         if old_route != (lq.cq_name, lq.stop_policy):
             self._reroute(key)
 
@@ -500,13 +501,14 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ AFS
     def afs_usage(self, wl: WorkloadInfo) -> float:
-        return afs.local_queue_usage(self.config.admission_fair_sharing, self.queues.local_queues.get(wl.lq_key))
+        return admission_fair_sharing.local_queue_usage(self.config.admission_fair_sharing,
+                                                        self.queues.local_queues.get(wl.lq_key))
 
     def on_assumed(self, wl: WorkloadInfo) -> None:
         cq = self.cache.cqs.get(wl.cq_name)
         if cq is not None and cq.afs:
-            afs.add_entry_penalty(self.config.admission_fair_sharing,
-                                  self.queues.local_queues.get(wl.lq_key), wl.usage)
+            admission_fair_sharing.add_entry_penalty(self.config.admission_fair_sharing,
+                                                      self.queues.local_queues.get(wl.lq_key), wl.usage)
 
     # ------------------------------------------------------------------------------ read side
     def _afs_usage_if_on(self) -> Callable[[WorkloadInfo], float] | None:

@@ -22,11 +22,11 @@ from pykueue.api.meta.clock import ManualClock, parse_time
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
 
-from .clusterqueue import ClusterQueue
 from .engine import Scheduler
 from .explain_pending import pending_analysis
+from .state.clusterqueue import ClusterQueue
+from .state.workload_info import PENDING, WorkloadInfo
 from .types import InvalidObject, SchedulerConfig
-from .workload import PENDING, WorkloadInfo
 
 __all__ = ["explain_workload", "load_engine"]
 

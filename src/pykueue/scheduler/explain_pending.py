@@ -15,12 +15,12 @@ from typing import Any
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
 
-from .clusterqueue import LOWER_PRIORITY, NEVER, STRICT_FIFO, ClusterQueue
+from .algorithm.flavor_assigner import FlavorAssigner, Mode
 from .engine import Scheduler
-from .flavorassigner import FlavorAssigner, Mode
-from .hierarchy import CohortNode
-from .resources import FR
-from .workload import WorkloadInfo
+from .state.clusterqueue import LOWER_PRIORITY, NEVER, STRICT_FIFO, ClusterQueue
+from .state.cohort_tree import CohortNode
+from .state.resource_amounts import FR
+from .state.workload_info import WorkloadInfo
 
 __all__ = ["pending_analysis"]
 

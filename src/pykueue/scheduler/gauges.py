@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .cache import Cache
-from .queues import QueueManager
-from .resources import FR
+from .state.cache import Cache
+from .state.pending_queues import QueueManager
+from .state.resource_amounts import FR
 
 __all__ = ["ClusterQueueGauges", "CohortGauges", "GaugeSnapshot", "LocalQueueGauges", "QuotaLine", "gauge_snapshot"]
 

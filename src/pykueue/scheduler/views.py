@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from .cache import Cache
-from .clusterqueue import ClusterQueue
-from .fairsharing import weighted_share_status
-from .hierarchy import ResourceNode
-from .queues import QueueManager
+from .algorithm.fair_sharing import weighted_share_status
+from .state.cache import Cache
+from .state.clusterqueue import ClusterQueue
+from .state.cohort_tree import ResourceNode
+from .state.pending_queues import QueueManager
+from .state.workload_info import WorkloadInfo, WorkloadKey
 from .types import PendingInfo, QueueUsage
-from .workload import WorkloadInfo, WorkloadKey
 
 __all__ = ["cluster_queue_usage", "local_queue_usage", "pending_workloads", "weighted_share"]
 

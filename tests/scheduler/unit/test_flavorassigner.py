@@ -16,7 +16,7 @@ from tests.scheduler.unit.sched_builders import (
     workload,
 )
 
-from pykueue.scheduler.flavorassigner import WORST, Granular, is_preferred
+from pykueue.scheduler.algorithm.flavor_assigner import WORST, Granular, is_preferred
 
 LQ = local_queue("ns", "lq", "cq")
 

@@ -20,8 +20,8 @@ from tests.scheduler.unit.sched_builders import (
 )
 
 from pykueue.scheduler import AdmissionFairSharingConfig, InvalidObject, ResourceTransformation, SchedulerConfig
-from pykueue.scheduler.partial import counts_for
-from pykueue.scheduler.workload import parse_workload
+from pykueue.scheduler.algorithm.partial_admission import counts_for
+from pykueue.scheduler.state.workload_info import parse_workload
 
 RF = flavor("f")
 LQ = local_queue("ns", "lq", "cq")

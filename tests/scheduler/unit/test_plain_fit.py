@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.scheduler.unit.sched_builders import CQ, admitted, flavor, local_queue, make_scheduler, workload
 
-from pykueue.scheduler.flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
+from pykueue.scheduler.algorithm.flavor_assigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
 
 TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
 

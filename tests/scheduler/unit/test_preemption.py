@@ -19,8 +19,8 @@ from tests.scheduler.unit.sched_builders import (
 )
 
 from pykueue.scheduler import SchedulerConfig
-from pykueue.scheduler.preemption.common import satisfies_policy
-from pykueue.scheduler.workload import parse_workload
+from pykueue.scheduler.algorithm.preemption.common import satisfies_policy
+from pykueue.scheduler.state.workload_info import parse_workload
 
 RF = flavor("f")
 LQ = local_queue("ns", "lq", "cq")

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.scheduler.unit.sched_builders import CQ, admitted, cohort, flavor, local_queue, make_scheduler, workload
 
-from pykueue.scheduler.flavorassigner import FlavorAssigner, Mode
-from pykueue.scheduler.preemption import classic
-from pykueue.scheduler.preemption.classic import classic_targets
+from pykueue.scheduler.algorithm.flavor_assigner import FlavorAssigner, Mode
+from pykueue.scheduler.algorithm.preemption import classic
+from pykueue.scheduler.algorithm.preemption.classic import classic_targets
 
 POLICIES = ["Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any"]
 

@@ -22,8 +22,8 @@ from tests.scheduler.unit.sched_builders import (
 
 from pykueue.api.meta.clock import format_time
 from pykueue.scheduler import SchedulerConfig
-from pykueue.scheduler.queues import ClusterQueueQueue
-from pykueue.scheduler.workload import WorkloadInfo
+from pykueue.scheduler.state.pending_queues import ClusterQueueQueue
+from pykueue.scheduler.state.workload_info import WorkloadInfo
 
 LQ = local_queue("ns", "lq", "cq")
 RF = flavor("f")

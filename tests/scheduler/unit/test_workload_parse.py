@@ -14,7 +14,7 @@ import pytest
 
 from pykueue.api.meta.clock import format_time
 from pykueue.scheduler import Scheduler, SchedulerConfig
-from pykueue.scheduler.workload import (
+from pykueue.scheduler.state.workload_info import (
     FINISHED,
     RESERVED,
     ShapeCache,

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from pykueue.bench.saturated import SaturatedResult, run_saturated, run_saturated_size
 from pykueue.cli.bench import bench_app
-from pykueue.scheduler import cycle, hierarchy, preemption
+from pykueue.scheduler.algorithm import cycle, preemption
+from pykueue.scheduler.state import cohort_tree
 
 
 def _fake(cost_per_cycle_ms: Any) -> Any:
@@ -70,14 +71,14 @@ def test_cqs_must_be_whole_cohorts() -> None:
 
 def _count_tree_updates(cqs: int, monkeypatch: pytest.MonkeyPatch) -> int:
     calls = [0]
-    original = hierarchy.ResourceNode.add_usage
+    original = cohort_tree.ResourceNode.add_usage
 
-    def counting(self: hierarchy.ResourceNode, usage: dict[Any, int], sign: int = 1) -> None:
+    def counting(self: cohort_tree.ResourceNode, usage: dict[Any, int], sign: int = 1) -> None:
         calls[0] += 1
         original(self, usage, sign)
 
     with monkeypatch.context() as m:
-        m.setattr(hierarchy.ResourceNode, "add_usage", counting)
+        m.setattr(cohort_tree.ResourceNode, "add_usage", counting)
         run_saturated_size(cqs, depth=0.5)
     return calls[0]
 

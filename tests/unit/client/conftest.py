@@ -17,7 +17,7 @@ import pytest
 
 from pykueue.api.meta.clock import SystemClock
 from pykueue.client import BatchingClient, Client, HttpClient, LocalClient
-from pykueue.registry.registry import Registry
+from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store
 
 

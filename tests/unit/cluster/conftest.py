@@ -20,7 +20,7 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client
 from pykueue.client.res import JOBS, PODS
 from pykueue.cluster import EmbeddedCluster, NodeSpec
-from pykueue.registry.registry import Registry
+from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store
 
 

@@ -10,7 +10,7 @@ from pykueue.api.meta.errors import NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import NODES, PODS
 from pykueue.cluster import NodeSpec
-from pykueue.registry.registry import Registry
+from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store
 
 from .conftest import has_condition, make_pod, running_cluster, wait_for

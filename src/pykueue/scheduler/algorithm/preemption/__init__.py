@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..cache import Cache
-from ..clusterqueue import NEVER, ClusterQueue
-from ..flavorassigner import Granular
-from ..hierarchy import find_height_of_lowest_subtree_that_fits
-from ..resources import FR
-from ..types import FairSharingConfig
-from ..workload import WorkloadInfo, WorkloadKey
+from ...state.cache import Cache
+from ...state.clusterqueue import NEVER, ClusterQueue
+from ...state.cohort_tree import find_height_of_lowest_subtree_that_fits
+from ...state.resource_amounts import FR
+from ...state.workload_info import WorkloadInfo, WorkloadKey
+from ...types import FairSharingConfig
+from ..flavor_assigner import Granular
 from .classic import classic_targets
 from .common import PreemptionCtx, Target, preemption_message, queue_path
 from .fair import fair_targets

@@ -21,6 +21,7 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 from . import objectmeta as om
+from . import patch as patches
 from .admission import clone
 from .decode import check_fields, decode_bytes, typed_body
 from .fieldmanager import list_keys_of, server_side_apply
@@ -158,8 +159,6 @@ def _fill_key_defaults(obj: JSONDict, defaults: dict[str, dict[str, str]]) -> No
 
 
 def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -> Any:
-    from pykueue.registry import patch as patches
-
     if media == JSON_PATCH:
         if not isinstance(document, list):
             raise BadRequest("json patch must be a list of operations")

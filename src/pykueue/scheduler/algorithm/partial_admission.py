@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .workload import WorkloadInfo
+from ..state.workload_info import WorkloadInfo
 
 __all__ = ["counts_for", "partial_counts"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .resources import FR
+from .resource_amounts import FR
 
 __all__ = ["CohortNode", "Quota", "ResourceNode"]
 

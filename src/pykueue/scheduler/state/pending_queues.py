@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .clusterqueue import BEST_EFFORT_FIFO
-from .workload import WorkloadInfo, WorkloadKey
+from .workload_info import WorkloadInfo, WorkloadKey
 
 __all__ = ["ClusterQueueQueue", "LocalQueue", "QueueManager"]
 

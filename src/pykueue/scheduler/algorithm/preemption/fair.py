@@ -8,12 +8,12 @@ the retry pass, and fill-back. Simulation is done on the live tree and undone be
 
 from __future__ import annotations
 
-from ..clusterqueue import NEVER, ClusterQueue
-from ..fairsharing import Share, share_key
-from ..hierarchy import CohortNode, ResourceNode
-from ..resources import FR
-from ..types import LESS_THAN_INITIAL_SHARE, FairSharingConfig
-from ..workload import WorkloadInfo
+from ...state.clusterqueue import NEVER, ClusterQueue
+from ...state.cohort_tree import CohortNode, ResourceNode
+from ...state.resource_amounts import FR
+from ...state.workload_info import WorkloadInfo
+from ...types import LESS_THAN_INITIAL_SHARE, FairSharingConfig
+from ..fair_sharing import Share, share_key
 from .common import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_FAIR_SHARING,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .queues import LocalQueue
-from .resources import FR, QuantityError, amount
-from .types import AdmissionFairSharingConfig
+from ..types import AdmissionFairSharingConfig
+from .pending_queues import LocalQueue
+from .resource_amounts import FR, QuantityError, amount
 
 __all__ = ["add_entry_penalty", "load_status", "local_queue_usage"]
 

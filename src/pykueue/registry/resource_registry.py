@@ -39,7 +39,7 @@ from .decode import api_version, check_fields, typed_body
 from .deletion import Deleter
 from .fieldmanager import list_keys_of, update_managed_fields
 from .ownership import OwnerIndex
-from .patching import Patcher
+from .patch_verb import Patcher
 
 __all__ = ["DEFAULT_NAMESPACES", "Registry"]
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .clusterqueue import ClusterQueue, parse_quotas, parse_weight
-from .hierarchy import CohortNode, set_local
-from .matching import selector_matches
-from .workload import WorkloadInfo, WorkloadKey
+from .cohort_tree import CohortNode, set_local
+from .selectors import selector_matches
+from .workload_info import WorkloadInfo, WorkloadKey
 
 __all__ = ["Cache"]
 

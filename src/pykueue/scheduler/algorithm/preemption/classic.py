@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ..clusterqueue import NEVER, ClusterQueue
-from ..hierarchy import CohortNode, ResourceNode
-from ..resources import FR
-from ..workload import WorkloadInfo
+from ...state.clusterqueue import NEVER, ClusterQueue
+from ...state.cohort_tree import CohortNode, ResourceNode
+from ...state.resource_amounts import FR
+from ...state.workload_info import WorkloadInfo
 from .common import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,

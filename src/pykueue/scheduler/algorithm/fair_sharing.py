@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from .hierarchy import ResourceNode
-from .resources import FR
+from ..state.cohort_tree import ResourceNode
+from ..state.resource_amounts import FR
 
 __all__ = ["Share", "dominant_resource_share", "share_key", "weighted_share_status"]
 

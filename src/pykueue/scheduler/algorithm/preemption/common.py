@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ..clusterqueue import ANY, LOWER_OR_NEWER_EQUAL, LOWER_PRIORITY, ClusterQueue
-from ..resources import FR
-from ..workload import WorkloadInfo, WorkloadKey
+from ...state.clusterqueue import ANY, LOWER_OR_NEWER_EQUAL, LOWER_PRIORITY, ClusterQueue
+from ...state.resource_amounts import FR
+from ...state.workload_info import WorkloadInfo, WorkloadKey
 
 if TYPE_CHECKING:
-    from ..cache import Cache
+    from ...state.cache import Cache
 
 __all__ = [
     "IN_CLUSTER_QUEUE",

@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .cache import Cache
-from .clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
-from .fairsharing import Share, share_key
-from .flavorassigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
-from .hierarchy import CohortNode, ResourceNode
-from .partial import partial_counts
+from ..state.cache import Cache
+from ..state.clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
+from ..state.cohort_tree import CohortNode, ResourceNode
+from ..state.pending_queues import QueueManager
+from ..state.resource_amounts import FR
+from ..state.workload_info import RESERVED, WorkloadInfo, WorkloadKey
+from ..types import Admit, Pending, Preempt, SchedulerConfig
+from .fair_sharing import Share, share_key
+from .flavor_assigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
+from .partial_admission import partial_counts
 from .preemption import Preemptor, Target, preemption_message, queue_path
-from .queues import QueueManager
-from .resources import FR
-from .types import Admit, Pending, Preempt, SchedulerConfig
-from .workload import RESERVED, WorkloadInfo, WorkloadKey
 
 __all__ = ["Entry", "Round", "RoundContext"]
 

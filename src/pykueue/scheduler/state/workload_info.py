@@ -21,8 +21,8 @@ import orjson
 
 from pykueue.api.meta.clock import parse_time
 
-from .resources import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
-from .resources import amount as to_amount
+from .resource_amounts import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
+from .resource_amounts import amount as to_amount
 
 __all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "finished_update", "parse_workload",
            "refresh_reservation", "status_only_update"]

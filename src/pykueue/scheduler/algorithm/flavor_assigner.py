@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from enum import IntEnum
 from typing import Any
 
-from .clusterqueue import PREEMPTION_OVER_BORROWING, TRY_NEXT_FLAVOR, ClusterQueue, ResourceGroup
-from .hierarchy import find_height_of_lowest_subtree_that_fits
-from .matching import find_untolerated_taint, flavor_matches_affinity, taint_string
-from .resources import FR, fmt
-from .workload import PodSetInfo, WorkloadInfo
+from ..state.clusterqueue import PREEMPTION_OVER_BORROWING, TRY_NEXT_FLAVOR, ClusterQueue, ResourceGroup
+from ..state.cohort_tree import find_height_of_lowest_subtree_that_fits
+from ..state.resource_amounts import FR, fmt
+from ..state.selectors import find_untolerated_taint, flavor_matches_affinity, taint_string
+from ..state.workload_info import PodSetInfo, WorkloadInfo
 
 __all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment", "plain_fit", "plain_no_fit"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from pykueue.api.meta.quantity import to_amount
 
-from .hierarchy import Quota, ResourceNode
-from .resources import FR
-from .workload import WorkloadInfo, WorkloadKey
+from .cohort_tree import Quota, ResourceNode
+from .resource_amounts import FR
+from .workload_info import WorkloadInfo, WorkloadKey
 
 __all__ = ["ClusterQueue", "ResourceGroup", "parse_weight"]
 
