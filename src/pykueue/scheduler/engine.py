@@ -45,9 +45,9 @@ from .state.resource_amounts import RequestPolicy
 from .state.workload_info import (
     FINISHED,
     PENDING,
-    REFRESHED,
     RESERVED,
     ShapeCache,
+    StatusUpdate,
     WorkloadInfo,
     WorkloadKey,
     parse_workload,
@@ -74,7 +74,9 @@ class Scheduler:
         self.queues = QueueManager()
         self.workloads: dict[WorkloadKey, WorkloadInfo] = {}
         self.expectations: set[WorkloadKey] = set()
-        self.notices: dict[WorkloadKey, WorkloadInfo] = {}
+        self._unqueued: dict[WorkloadKey, WorkloadInfo] = {}
+        """Pending workloads no ClusterQueue queue holds (no LocalQueue, a stopped one, a missing
+        ClusterQueue): each gets one Pending record saying why at the next ``schedule()``."""
         self._cq_was_active: dict[str, bool] = {}
         self._cq_was_active_version = -1
         """``cache.version`` when ``_cq_was_active`` was last brought up to date."""
@@ -164,7 +166,7 @@ class Scheduler:
         if cq is not None:
             self.cache.detach(cq)
         for wl in self.queues.delete_cluster_queue(name):
-            self.notices[wl.key] = wl
+            self._unqueued[wl.key] = wl
         self.cache.mark_dirty()
         self._requeue_all = True
 
@@ -177,7 +179,7 @@ class Scheduler:
             for wl in self.queues.pending_of_lq(lq.key):
                 if wl.key not in self.queues.location:
                     self.queues.add(wl, now)
-                    self.notices.pop(wl.key, None)
+                    self._unqueued.pop(wl.key, None)
 
     # ------------------------------------------------------------------------------ local queues
     def upsert_local_queue(self, obj: Mapping[str, Any]) -> None:
@@ -208,9 +210,9 @@ class Scheduler:
         for wl in self.queues.pending_of_lq(lq_key):
             self.queues.remove(wl.key)
             if not self.queues.add(wl, now):
-                self.notices[wl.key] = wl
+                self._unqueued[wl.key] = wl
             else:
-                self.notices.pop(wl.key, None)
+                self._unqueued.pop(wl.key, None)
 
     # ------------------------------------------------------------------------------ workloads
     def upsert_workload(self, obj: Mapping[str, Any]) -> None:
@@ -235,12 +237,12 @@ class Scheduler:
                                            self.config.pods_ready_requeue_by_eviction)
             except _BAD_INPUT as exc:
                 raise InvalidObject("Workload", key[1], str(exc)) from exc
-            if quick == FINISHED:
+            if quick == StatusUpdate.FINISHED:
                 self._finish(key, old)
                 return
-            if quick == REFRESHED:  # the status write of a reservation we already count: record updated in place
-                if self.notices:
-                    self.notices.pop(key, None)
+            if quick == StatusUpdate.REFRESHED:  # the echo of a reservation we already count: updated in place
+                if self._unqueued:
+                    self._unqueued.pop(key, None)
                 if self.assumed:
                     self.assumed.pop(key, None)
                 if old.admitted != was_admitted or old.pods_ready != was_ready:
@@ -251,8 +253,8 @@ class Scheduler:
                                 shapes=self.shapes)
         except _BAD_INPUT as exc:
             raise InvalidObject("Workload", key[1], str(exc)) from exc
-        if self.notices:
-            self.notices.pop(key, None)
+        if self._unqueued:
+            self._unqueued.pop(key, None)
         if self.assumed:
             self.assumed.pop(key, None)
         held = self.cache.reserved.get(key)
@@ -282,8 +284,8 @@ class Scheduler:
 
     def _finish(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:
         """Release what a finished workload holds and keep no record (it is never queued)."""
-        if self.notices:
-            self.notices.pop(key, None)
+        if self._unqueued:
+            self._unqueued.pop(key, None)
         if self.assumed:
             self.assumed.pop(key, None)
         held = self.cache.remove_reserved(key)
@@ -325,14 +327,14 @@ class Scheduler:
             if sticky:
                 queues.keep_sticky(wl.key)
         else:
-            self.notices[wl.key] = wl
+            self._unqueued[wl.key] = wl
 
     def delete_workload(self, namespace: str, name: str) -> None:
         key = (namespace, name)
         self.assumed.pop(key, None)
         old = self.workloads.pop(key, None)
         self._leave_queues(key, old)
-        self.notices.pop(key, None)
+        self._unqueued.pop(key, None)
         self.expectations.discard(key)
         held = self.cache.remove_reserved(key)
         if held is not None:
@@ -380,7 +382,7 @@ class Scheduler:
         admitted: list[Any] = []
         preempted: list[Any] = []
         active = self._active_cqs()
-        pending: list[Pending] = self._notices(active)
+        pending: list[Pending] = self._reports_without_round(active)
         limit = self.config.heads_per_cycle
         live = self._live(active, None)
         rounds = 0
@@ -458,9 +460,11 @@ class Scheduler:
         self._requeue_all = False
         self._requeue_trees.clear()
 
-    def _notices(self, active_cqs: Mapping[str, ClusterQueue]) -> list[Pending]:
+    def _reports_without_round(self, active_cqs: Mapping[str, ClusterQueue]) -> list[Pending]:
+        """Pending records no round produces: unqueued workloads, arrivals diverted by a failed
+        equivalent, and workloads of inactive ClusterQueues."""
         out: list[Pending] = []
-        for wl in self.notices.values():
+        for wl in self._unqueued.values():
             lq = self.queues.local_queues.get(wl.lq_key)
             if lq is None:
                 reason, message = "Misconfigured", f"LocalQueue {wl.queue_name} doesn't exist"
@@ -471,7 +475,7 @@ class Scheduler:
             else:
                 continue
             out.append(Pending(wl.namespace, wl.name, reason, message, wl.resource_requests()))
-        self.notices.clear()
+        self._unqueued.clear()
         for wl, reason in self.queues.take_bypassed():
             out.append(Pending(wl.namespace, wl.name, reason,
                                "Bypassed scheduling evaluation because an equivalent workload recently failed",

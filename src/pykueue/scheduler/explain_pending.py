@@ -19,7 +19,7 @@ from .algorithm.flavor_assigner import FlavorAssigner, Mode
 from .engine import Scheduler
 from .state.clusterqueue import LOWER_PRIORITY, NEVER, STRICT_FIFO, ClusterQueue
 from .state.cohort_tree import CohortNode
-from .state.resource_amounts import FR
+from .state.resource_amounts import FlavorResource
 from .state.workload_info import WorkloadInfo
 
 __all__ = ["pending_analysis"]
@@ -49,7 +49,7 @@ def _peers(cq: ClusterQueue) -> list[ClusterQueue]:
     return out
 
 
-def _holders(cq: ClusterQueue, fr: FR) -> list[JSONDict]:
+def _holders(cq: ClusterQueue, fr: FlavorResource) -> list[JSONDict]:
     """Admitted workloads holding ``fr`` in ``cq`` and, if in a cohort, in peers beyond their nominal quota."""
     found: list[tuple[int, WorkloadInfo, ClusterQueue]] = []
     for holder in cq.workloads.values():
@@ -73,7 +73,7 @@ def _holders(cq: ClusterQueue, fr: FR) -> list[JSONDict]:
     ]
 
 
-def _flavor_numbers(cq: ClusterQueue, fr: FR, request: int) -> JSONDict:
+def _flavor_numbers(cq: ClusterQueue, fr: FlavorResource, request: int) -> JSONDict:
     res = fr[1]
     q = cq.quotas.get(fr)
     nominal = q.nominal if q is not None else 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .state.cache import Cache
 from .state.pending_queues import QueueManager
-from .state.resource_amounts import FR
+from .state.resource_amounts import FlavorResource
 
 __all__ = ["ClusterQueueGauges", "CohortGauges", "GaugeSnapshot", "LocalQueueGauges", "QuotaLine", "gauge_snapshot"]
 
@@ -56,8 +56,8 @@ class LocalQueueGauges:
     pending_inadmissible: int
     reserving: int
     admitted: int
-    reserved: dict[FR, int]
-    used: dict[FR, int]
+    reserved: dict[FlavorResource, int]
+    used: dict[FlavorResource, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +67,9 @@ class CohortGauges:
     root: str
     admitted: int
     """Admitted workloads of every ClusterQueue in the cohort's subtree."""
-    quota: dict[FR, int]
+    quota: dict[FlavorResource, int]
     """SubtreeQuota: the cohort's own quota plus what its children can lend."""
-    reserved: dict[FR, int]
+    reserved: dict[FlavorResource, int]
     """Reservations of the subtree that its members' own (lendable-excluded) quota does not cover."""
 
 
@@ -131,8 +131,8 @@ def gauge_snapshot(cache: Cache, queues: QueueManager) -> GaugeSnapshot:
             sum(1 for wk in waiting if wk in q.index and not q.is_inadmissible(wk)) if waiting and q is not None else 0
         )
         inadmissible = len(waiting) - active_count
-        reserved: dict[FR, int] = {}
-        used: dict[FR, int] = {}
+        reserved: dict[FlavorResource, int] = {}
+        used: dict[FlavorResource, int] = {}
         reserving = admitted = 0
         if lq_cq is not None:
             for fr in lq_cq.quotas:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pykueue.api.meta.quantity import to_amount
 
-FR = tuple[str, str]  # (flavor, resource)
+FlavorResource = tuple[str, str]  # (flavor, resource)
 
 
 @dataclass
@@ -27,9 +27,9 @@ class Node:
     name: str
     kind: str  # "ClusterQueue" | "Cohort"
     parent: str | None
-    nominal: dict[FR, int] = field(default_factory=dict)
-    borrowing_limit: dict[FR, int] = field(default_factory=dict)
-    lending_limit: dict[FR, int] = field(default_factory=dict)
+    nominal: dict[FlavorResource, int] = field(default_factory=dict)
+    borrowing_limit: dict[FlavorResource, int] = field(default_factory=dict)
+    lending_limit: dict[FlavorResource, int] = field(default_factory=dict)
     children: list[str] = field(default_factory=list)
 
 
@@ -66,17 +66,17 @@ class QuotaTree:
                 self.nodes[parent_key].children.append(key)
         self.frs = sorted({fr for n in self.nodes.values() for fr in n.nominal})
 
-    def subtree(self, key: str, fr: FR) -> int:
+    def subtree(self, key: str, fr: FlavorResource) -> int:
         node = self.nodes[key]
         return node.nominal.get(fr, 0) + sum(self.subtree(c, fr) - self.local(c, fr) for c in node.children)
 
-    def local(self, key: str, fr: FR) -> int:
+    def local(self, key: str, fr: FlavorResource) -> int:
         node = self.nodes[key]
         if node.parent is None or fr not in node.lending_limit:
             return 0
         return max(0, self.subtree(key, fr) - node.lending_limit[fr])
 
-    def usage(self, key: str, fr: FR, cq_usage: dict[str, dict[FR, int]]) -> int:
+    def usage(self, key: str, fr: FlavorResource, cq_usage: dict[str, dict[FlavorResource, int]]) -> int:
         node = self.nodes[key]
         if node.kind == "ClusterQueue":
             return cq_usage.get(node.name, {}).get(fr, 0)
@@ -87,7 +87,7 @@ class QuotaTree:
             key = "Cohort/" + str(self.nodes[key].parent)
         return key
 
-    def violations(self, cq_usage: dict[str, dict[FR, int]]) -> list[str]:
+    def violations(self, cq_usage: dict[str, dict[FlavorResource, int]]) -> list[str]:
         """Every node that uses more than its quota and borrowing allowance permit."""
         out: list[str] = []
         for fr in self.frs:

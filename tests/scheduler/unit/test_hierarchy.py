@@ -7,7 +7,7 @@ from tests.scheduler.unit.sched_builders import CQ, T0, cohort, flavor, local_qu
 from pykueue.scheduler import ManualClock, Scheduler
 from pykueue.scheduler.state.cohort_tree import find_height_of_lowest_subtree_that_fits
 
-FR = ("f", "cpu")
+FlavorResource = ("f", "cpu")
 
 
 def cohort_quota(nominal: int, bl: int | None = None, ll: int | None = None) -> list[dict[str, object]]:
@@ -40,52 +40,52 @@ def test_worked_example_subtree_and_local_quota() -> None:
     c = s.cache
     a, b, d = c.cqs["A"], c.cqs["B"], c.cqs["D"]
     cc, r = c.cohorts["C"], c.cohorts["R"]
-    assert (a.subtree[FR], a.local[FR]) == (milli(6), milli(4))
-    assert (b.subtree[FR], b.local.get(FR, 0)) == (milli(3), 0)
-    assert (cc.subtree[FR], cc.local[FR]) == (milli(9), milli(8))
-    assert (d.subtree[FR], d.local.get(FR, 0)) == (milli(5), 0)
-    assert r.subtree[FR] == milli(6)
+    assert (a.subtree[FlavorResource], a.local[FlavorResource]) == (milli(6), milli(4))
+    assert (b.subtree[FlavorResource], b.local.get(FlavorResource, 0)) == (milli(3), 0)
+    assert (cc.subtree[FlavorResource], cc.local[FlavorResource]) == (milli(9), milli(8))
+    assert (d.subtree[FlavorResource], d.local.get(FlavorResource, 0)) == (milli(5), 0)
+    assert r.subtree[FlavorResource] == milli(6)
 
 
 def test_worked_example_idle_available() -> None:
     s = worked_example()
     c = s.cache
-    assert c.cohorts["R"].available(FR) == milli(6)
-    assert c.cohorts["C"].available(FR) == milli(11)
-    assert c.cqs["A"].available(FR) == milli(15)
-    assert c.cqs["B"].available(FR) == milli(11)
-    assert c.cqs["D"].available(FR) == milli(6)
-    assert c.cqs["A"].potential_available(FR) == milli(15)
+    assert c.cohorts["R"].available(FlavorResource) == milli(6)
+    assert c.cohorts["C"].available(FlavorResource) == milli(11)
+    assert c.cqs["A"].available(FlavorResource) == milli(15)
+    assert c.cqs["B"].available(FlavorResource) == milli(11)
+    assert c.cqs["D"].available(FlavorResource) == milli(6)
+    assert c.cqs["A"].potential_available(FlavorResource) == milli(15)
 
 
 def test_worked_example_with_d_using_five() -> None:
     s = worked_example()
     c = s.cache
-    c.cqs["D"].add_usage({FR: milli(5)})
-    assert c.cohorts["R"].usage[FR] == milli(5)  # D has no local quota: all usage bubbles up
-    assert c.cohorts["R"].available(FR) == milli(1)
-    assert c.cohorts["C"].available(FR) == milli(9)
-    assert c.cqs["A"].available(FR) == milli(13)
-    c.cqs["D"].add_usage({FR: milli(5)}, -1)
-    assert c.cohorts["R"].usage[FR] == 0
+    c.cqs["D"].add_usage({FlavorResource: milli(5)})
+    assert c.cohorts["R"].usage[FlavorResource] == milli(5)  # D has no local quota: all usage bubbles up
+    assert c.cohorts["R"].available(FlavorResource) == milli(1)
+    assert c.cohorts["C"].available(FlavorResource) == milli(9)
+    assert c.cqs["A"].available(FlavorResource) == milli(13)
+    c.cqs["D"].add_usage({FlavorResource: milli(5)}, -1)
+    assert c.cohorts["R"].usage[FlavorResource] == 0
 
 
 def test_worked_example_borrowing_levels() -> None:
     s = worked_example()
     a = s.cache.cqs["A"]
-    assert find_height_of_lowest_subtree_that_fits(a, FR, milli(5)) == (0, True)
-    assert find_height_of_lowest_subtree_that_fits(a, FR, milli(10))[0] == 1
-    assert find_height_of_lowest_subtree_that_fits(a, FR, milli(14))[0] == 2
+    assert find_height_of_lowest_subtree_that_fits(a, FlavorResource, milli(5)) == (0, True)
+    assert find_height_of_lowest_subtree_that_fits(a, FlavorResource, milli(10))[0] == 1
+    assert find_height_of_lowest_subtree_that_fits(a, FlavorResource, milli(14))[0] == 2
 
 
 def test_usage_within_local_quota_does_not_reach_the_cohort() -> None:
     s = worked_example()
     a = s.cache.cqs["A"]
-    a.add_usage({FR: milli(3)})
-    assert s.cache.cohorts["C"].usage.get(FR, 0) == 0
-    a.add_usage({FR: milli(2)})  # 5 > local quota 4: 1 spills into C
-    assert s.cache.cohorts["C"].usage[FR] == milli(1)
-    assert s.cache.cohorts["R"].usage.get(FR, 0) == 0  # C's local quota (8) absorbs it
+    a.add_usage({FlavorResource: milli(3)})
+    assert s.cache.cohorts["C"].usage.get(FlavorResource, 0) == 0
+    a.add_usage({FlavorResource: milli(2)})  # 5 > local quota 4: 1 spills into C
+    assert s.cache.cohorts["C"].usage[FlavorResource] == milli(1)
+    assert s.cache.cohorts["R"].usage.get(FlavorResource, 0) == 0  # C's local quota (8) absorbs it
 
 
 def flat(a_limits: tuple[int | None, int | None] = (None, None),
@@ -99,12 +99,12 @@ def flat(a_limits: tuple[int | None, int | None] = (None, None),
 
 
 def test_flat_cohort_a9_b12() -> None:
-    assert flat().cache.cqs["A"].available(FR) == milli(21)
-    assert flat(a_limits=(1, None)).cache.cqs["A"].available(FR) == milli(10)
+    assert flat().cache.cqs["A"].available(FlavorResource) == milli(21)
+    assert flat(a_limits=(1, None)).cache.cqs["A"].available(FlavorResource) == milli(10)
     lend = flat(b_limits=(None, 1)).cache
-    assert lend.cqs["A"].available(FR) == milli(10)
-    assert lend.cqs["B"].available(FR) == milli(12 + 9)
-    assert lend.cqs["A"].potential_available(FR) == milli(10)
+    assert lend.cqs["A"].available(FlavorResource) == milli(10)
+    assert lend.cqs["B"].available(FlavorResource) == milli(12 + 9)
+    assert lend.cqs["A"].potential_available(FlavorResource) == milli(10)
 
 
 def test_flat_cohort_admits_up_to_borrowing_limit() -> None:

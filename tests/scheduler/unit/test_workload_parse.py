@@ -18,6 +18,7 @@ from pykueue.scheduler.state.workload_info import (
     FINISHED,
     RESERVED,
     ShapeCache,
+    StatusUpdate,
     WorkloadInfo,
     parse_workload,
     refresh_reservation,
@@ -251,8 +252,8 @@ def test_echo_flipping_admitted_moves_admitted_usage_in_place() -> None:
 def test_status_only_update_tells_finished_apart_without_touching_the_record() -> None:
     record = parse_workload(CASES["echoed admission"])
     before = _fields(record)
-    assert status_only_update(record, CASES["finished"]) == FINISHED
+    assert status_only_update(record, CASES["finished"]) is StatusUpdate.FINISHED
     assert _fields(record) == before
-    assert status_only_update(record, CASES["spec changed"]) == ""  # not status-only: parse a new record
-    assert status_only_update(record, CASES["echoed admission"], may_refresh=False) == ""
+    assert status_only_update(record, CASES["spec changed"]) is StatusUpdate.REPARSE  # not status-only
+    assert status_only_update(record, CASES["echoed admission"], may_refresh=False) is StatusUpdate.REPARSE
     assert _fields(record) == before

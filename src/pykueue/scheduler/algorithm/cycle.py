@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from enum import IntEnum
 
 from ..state.cache import Cache
 from ..state.clusterqueue import ANY, BEST_EFFORT_FIFO, STRICT_FIFO, ClusterQueue
 from ..state.cohort_tree import CohortNode, ResourceNode
 from ..state.pending_queues import QueueManager
-from ..state.resource_amounts import FR
+from ..state.resource_amounts import FlavorResource
 from ..state.workload_info import RESERVED, WorkloadInfo, WorkloadKey
 from ..types import Admit, Pending, Preempt, SchedulerConfig
 from .fair_sharing import Share, share_key
@@ -27,15 +28,29 @@ from .flavor_assigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_
 from .partial_admission import partial_counts
 from .preemption import Preemptor, Target, preemption_message, queue_path
 
-__all__ = ["Entry", "Round", "RoundContext"]
+__all__ = ["Entry", "EntryStatus", "Round", "RoundContext"]
 
 NO_FIT, PREEMPT, FIT = Mode.NO_FIT, Mode.PREEMPT, Mode.FIT  # module globals: enum attribute lookups are slow
 
-NOMINATED = "nominated"
-FAILED = "failed"  # not nominated (checks failed before assignment)
-SKIPPED = "skipped"
-ASSUMED = "assumed"
-PREEMPTING = "preempting"
+
+
+class EntryStatus(IntEnum):
+    """Where a head stands in this round."""
+
+    NOMINATED = 0
+    """Has an assignment and waits for its turn in ``_process``."""
+    FAILED = 1
+    """Not admissible now (checks failed, no fit, no preemption candidates, gated)."""
+    SKIPPED = 2
+    """Would have fit, but something earlier in this round took what it needed."""
+    ASSUMED = 3
+    """Admitted: its quota is reserved in the cache."""
+    PREEMPTING = 4
+    """Waits for the victims it (or an earlier entry) preempts to release their quota."""
+
+
+NOMINATED, FAILED, SKIPPED = EntryStatus.NOMINATED, EntryStatus.FAILED, EntryStatus.SKIPPED
+ASSUMED, PREEMPTING = EntryStatus.ASSUMED, EntryStatus.PREEMPTING
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
@@ -57,7 +72,7 @@ class Entry:
         self.cq = cq
         self.assignment: Assignment | None = None
         self.targets: list[Target] = _NO_TARGETS
-        self.status = NOMINATED
+        self.status: EntryStatus = NOMINATED
         self.reason = ""
         self.message = ""
         self.immediate = False
@@ -106,7 +121,7 @@ class Round:
         self.preempted: list[Preempt] = []
         self.pending: list[Pending] = []
         self.changed_trees: set[str] = set()
-        self._overlay: list[tuple[ClusterQueue, dict[FR, int]]] = []
+        self._overlay: list[tuple[ClusterQueue, dict[FlavorResource, int]]] = []
         self._victims: dict[tuple[str, str], WorkloadInfo] = {}
         self._victims_by_tree: dict[str, list[WorkloadInfo]] = {}
         self._lifted: set[str] = set()
@@ -331,7 +346,7 @@ class Round:
         e.reason, e.message, e.immediate = "WaitingForQuota", OVERLAPPING, True
         return False
 
-    def _fits(self, cq: ClusterQueue, usage: dict[FR, int], targets: list[Target]) -> bool:
+    def _fits(self, cq: ClusterQueue, usage: dict[FlavorResource, int], targets: list[Target]) -> bool:
         """Does ``usage`` fit in ``cq`` with this round's victims and ``targets`` gone?
 
         The victims of ``cq``'s tree stay subtracted from the quota tree between entries (``_lift``)
@@ -395,9 +410,9 @@ class Round:
             self._settle(tree)
 
     @staticmethod
-    def _to_reserve(e: Entry, cq: ClusterQueue) -> dict[FR, int]:
+    def _to_reserve(e: Entry, cq: ClusterQueue) -> dict[FlavorResource, int]:
         assert e.assignment is not None
-        out: dict[FR, int] = {}
+        out: dict[FlavorResource, int] = {}
         for fr, amount in e.assignment.usage.items():
             q = cq.quotas.get(fr)
             nominal = q.nominal if q is not None else 0
@@ -411,7 +426,7 @@ class Round:
                 out[fr] = max(0, min(amount, nominal - used))
         return out
 
-    def _add_overlay(self, cq: ClusterQueue, usage: dict[FR, int]) -> None:
+    def _add_overlay(self, cq: ClusterQueue, usage: dict[FlavorResource, int]) -> None:
         cq.add_usage(usage, 1)
         self._overlay.append((cq, usage))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..state.cohort_tree import ResourceNode
-from ..state.resource_amounts import FR
+from ..state.resource_amounts import FlavorResource
 
 __all__ = ["Share", "dominant_resource_share", "share_key", "weighted_share_status"]
 
@@ -27,7 +27,7 @@ def _lendable(node: ResourceNode) -> dict[str, int]:
     return lendable
 
 
-def dominant_resource_share(node: ResourceNode, extra: dict[FR, int] | None = None) -> tuple[float, str]:
+def dominant_resource_share(node: ResourceNode, extra: dict[FlavorResource, int] | None = None) -> tuple[float, str]:
     """(DRS in per-mille, dominant resource) of ``node`` with ``extra`` usage added (may be
     negative to simulate a removal). Roots and non-borrowing nodes have DRS 0.
 
@@ -59,13 +59,13 @@ def dominant_resource_share(node: ResourceNode, extra: dict[FR, int] | None = No
     return drs, dominant
 
 
-def _is_borrowing(node: ResourceNode, extra: dict[FR, int] | None) -> bool:
+def _is_borrowing(node: ResourceNode, extra: dict[FlavorResource, int] | None) -> bool:
     keys = set(node.usage) | (set(extra) if extra else set())
     return any(node.usage.get(fr, 0) + (extra.get(fr, 0) if extra else 0) > node.subtree.get(fr, 0)
                for fr in keys)
 
 
-def share_key(node: ResourceNode, extra: dict[FR, int] | None = None) -> Share:
+def share_key(node: ResourceNode, extra: dict[FlavorResource, int] | None = None) -> Share:
     drs, _ = dominant_resource_share(node, extra)
     weight = node.fair_weight
     if weight <= 0:

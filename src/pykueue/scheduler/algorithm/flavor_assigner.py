@@ -22,7 +22,7 @@ from typing import Any
 
 from ..state.clusterqueue import PREEMPTION_OVER_BORROWING, TRY_NEXT_FLAVOR, ClusterQueue, ResourceGroup
 from ..state.cohort_tree import find_height_of_lowest_subtree_that_fits
-from ..state.resource_amounts import FR, fmt
+from ..state.resource_amounts import FlavorResource, quantity_string
 from ..state.selectors import find_untolerated_taint, flavor_matches_affinity, taint_string
 from ..state.workload_info import PodSetInfo, WorkloadInfo
 
@@ -72,7 +72,7 @@ WORST: GranularMode = (Granular.NO_FIT, 1 << 62)
 BEST: GranularMode = (Granular.FIT, 0)
 _FIT: tuple[Granular, int, str, str] = (Granular.FIT, 0, "", "")
 
-Oracle = Callable[[ClusterQueue, WorkloadInfo, FR, int], tuple[Granular, int]]
+Oracle = Callable[[ClusterQueue, WorkloadInfo, FlavorResource, int], tuple[Granular, int]]
 """Simulates preemption for one fr needing ``val``: (NO_CANDIDATES|PREEMPT|RECLAIM, borrow)."""
 
 
@@ -127,7 +127,7 @@ class Assignment:
     def __init__(self) -> None:
         self.podsets: list[PodSetAssignment] = []
         self.borrowing = 0
-        self.usage: dict[FR, int] = {}
+        self.usage: dict[FlavorResource, int] = {}
         self._mode: Mode | None = None
 
     @property
@@ -162,9 +162,9 @@ class Assignment:
         """(pod set index, resource) -> flavor chosen, to pin a recomputation."""
         return {(i, res): flavor for i, ps in enumerate(self.podsets) for res, flavor in ps.flavors.items()}
 
-    def preempt_frs(self) -> set[FR]:
+    def preempt_frs(self) -> set[FlavorResource]:
         """FRs assigned in a Preempt mode: only victims using them help (§3.6)."""
-        out: set[FR] = set()
+        out: set[FlavorResource] = set()
         for ps in self.podsets:
             for res, mode in ps.modes.items():
                 if mode != Granular.FIT and ps.requests.get(res, 0) > 0:
@@ -177,7 +177,7 @@ class Assignment:
             "podSetAssignments": [
                 {"name": ps.name, "flavors": dict(ps.flavors),
                  "resourceUsage": dict(ps.formatted) if ps.formatted is not None
-                 else {r: fmt(r, ps.requests.get(r, 0)) for r in ps.flavors},
+                 else {r: quantity_string(r, ps.requests.get(r, 0)) for r in ps.flavors},
                  "count": ps.count}
                 for ps in self.podsets
             ],
@@ -259,7 +259,7 @@ class FlavorAssigner:
         return False
 
     def _find_flavor(self, index: int, ps: PodSetInfo, group: ResourceGroup, requests: dict[str, int],
-                     usage: dict[FR, int]
+                     usage: dict[FlavorResource, int]
                      ) -> tuple[dict[str, tuple[str, Granular, int]] | None, GranularMode, list[str], str, int]:
         cq = self.cq
         reasons: list[str] = []
@@ -357,7 +357,7 @@ class FlavorAssigner:
             return True
         return mode[1] > 0 and cq.when_can_borrow == TRY_NEXT_FLAVOR
 
-    def _fits(self, fr: FR, assumed: int, request: int) -> tuple[Granular, int, str, str]:
+    def _fits(self, fr: FlavorResource, assumed: int, request: int) -> tuple[Granular, int, str, str]:
         """fitsResourceQuota: (mode, borrowing level, message or "", no-fit reason)."""
         cq = self.cq
         flavor, res = fr
@@ -371,8 +371,9 @@ class FlavorAssigner:
         if val > max_capacity:
             return (Granular.NO_FIT, 0,
                     f"insufficient quota for {res} in flavor {flavor}, previously considered podsets "
-                    f"requests ({fmt(res, assumed)}) + current podset request ({fmt(res, request)}) > "
-                    f"maximum capacity ({fmt(res, max_capacity)})", EXCEEDS_MAX_QUOTA)
+                    f"requests ({quantity_string(res, assumed)}) + current podset request "
+                    f"({quantity_string(res, request)}) > "
+                    f"maximum capacity ({quantity_string(res, max_capacity)})", EXCEEDS_MAX_QUOTA)
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
         msg = _insufficient_unused(res, flavor, val - available)
         if self.oracle is not None and (cq.nominal(fr) >= val or may_reclaim
@@ -388,15 +389,15 @@ def _can_preempt_while_borrowing(cq: ClusterQueue, fair_sharing: bool) -> bool:
 
 
 def _insufficient_unused(res: str, flavor: str, missing: int) -> str:
-    return f"insufficient unused quota for {res} in flavor {flavor}, {fmt(res, missing)} more needed"
+    return f"insufficient unused quota for {res} in flavor {flavor}, {quantity_string(res, missing)} more needed"
 
 
 _UNKNOWN = object()
 _MODE_FIT = Mode.FIT  # a module global: enum attribute lookups are slow
 _PLANS_LIMIT = 1024
 
-Plan = tuple[str, list[tuple[FR, int]], dict[str, int], dict[str, str], dict[str, Granular], dict[FR, int],
-             dict[str, str]]
+Plan = tuple[str, list[tuple[FlavorResource, int]], dict[str, int], dict[str, str], dict[str, Granular],
+             dict[FlavorResource, int], dict[str, str]]
 """What ``plain_fit`` needs of one (pod set, CQ spec): the first flavor of the group, the (fr,
 amount) checks, and the assignment's parts (requests, flavors, modes, usage, formatted usage),
 shared read-only by every assignment made from the plan."""
@@ -419,7 +420,7 @@ def _plan(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
     fname = group.flavors[0]
     checks = [((fname, r), requests[r]) for r in names]
     return (fname, checks, requests, dict.fromkeys(names, fname), dict.fromkeys(names, Granular.FIT),
-            {fr: val for fr, val in checks if val}, {r: fmt(r, requests[r]) for r in names})
+            {fr: val for fr, val in checks if val}, {r: quantity_string(r, requests[r]) for r in names})
 
 
 def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..types import AdmissionFairSharingConfig
 from .pending_queues import LocalQueue
-from .resource_amounts import FR, QuantityError, amount
+from .resource_amounts import FlavorResource, QuantityError, amount_of
 
 __all__ = ["add_entry_penalty", "load_status", "local_queue_usage"]
 
@@ -23,7 +23,7 @@ def load_status(lq: LocalQueue, status: Mapping[str, Any]) -> None:
     if not afs:
         return
     try:
-        lq.afs_consumed = {r: float(amount(r, v)) for r, v in (afs.get("consumedResources") or {}).items()}
+        lq.afs_consumed = {r: float(amount_of(r, v)) for r, v in (afs.get("consumedResources") or {}).items()}
     except QuantityError:
         lq.afs_consumed = {}
     last = afs.get("lastUpdate")
@@ -46,7 +46,7 @@ def local_queue_usage(config: AdmissionFairSharingConfig | None, lq: LocalQueue 
 
 
 def add_entry_penalty(config: AdmissionFairSharingConfig | None, lq: LocalQueue | None,
-                      usage: Mapping[FR, int]) -> None:
+                      usage: Mapping[FlavorResource, int]) -> None:
     """alpha(samplingInterval, halfLife) × the workload's requests, counted at once."""
     if config is None or lq is None:
         return

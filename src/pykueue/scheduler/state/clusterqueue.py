@@ -14,7 +14,7 @@ from typing import Any
 from pykueue.api.meta.quantity import to_amount
 
 from .cohort_tree import Quota, ResourceNode
-from .resource_amounts import FR
+from .resource_amounts import FlavorResource
 from .workload_info import WorkloadInfo, WorkloadKey
 
 __all__ = ["ClusterQueue", "ResourceGroup", "parse_weight"]
@@ -45,9 +45,9 @@ def parse_weight(spec: Mapping[str, Any]) -> float:
     return to_amount("cpu", weight) / 1000.0
 
 
-def parse_quotas(groups: list[Mapping[str, Any]]) -> tuple[list[ResourceGroup], dict[FR, Quota]]:
+def parse_quotas(groups: list[Mapping[str, Any]]) -> tuple[list[ResourceGroup], dict[FlavorResource, Quota]]:
     parsed: list[ResourceGroup] = []
-    quotas: dict[FR, Quota] = {}
+    quotas: dict[FlavorResource, Quota] = {}
     for group in groups:
         covered = tuple(group.get("coveredResources") or ())
         flavors: list[str] = []
@@ -82,7 +82,7 @@ class ClusterQueue(ResourceNode):
         super().__init__(name)
         self.spec: Mapping[str, Any] = {}
         self.workloads: dict[WorkloadKey, WorkloadInfo] = {}
-        self.admitted_usage: dict[FR, int] = {}
+        self.admitted_usage: dict[FlavorResource, int] = {}
         self.admitted_count = 0
         self.cyclic = False
         self.deleting = False

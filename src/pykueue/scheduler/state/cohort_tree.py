@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .resource_amounts import FR
+from .resource_amounts import FlavorResource
 
 __all__ = ["CohortNode", "Quota", "ResourceNode"]
 
@@ -39,10 +39,10 @@ class ResourceNode:
     def __init__(self, name: str) -> None:
         self.name = name
         self.parent: CohortNode | None = None
-        self.quotas: dict[FR, Quota] = {}
-        self.subtree: dict[FR, int] = {}
-        self.local: dict[FR, int] = {}
-        self.usage: dict[FR, int] = {}
+        self.quotas: dict[FlavorResource, Quota] = {}
+        self.subtree: dict[FlavorResource, int] = {}
+        self.local: dict[FlavorResource, int] = {}
+        self.usage: dict[FlavorResource, int] = {}
         self.fair_weight = 1.0
 
     # -- structure ---------------------------------------------------------------------------
@@ -59,18 +59,18 @@ class ResourceNode:
         return node
 
     # -- quota primitives (§3.4) -------------------------------------------------------------
-    def nominal(self, fr: FR) -> int:
+    def nominal(self, fr: FlavorResource) -> int:
         q = self.quotas.get(fr)
         return q.nominal if q is not None else 0
 
-    def borrowing_with(self, fr: FR, val: int) -> bool:
+    def borrowing_with(self, fr: FlavorResource, val: int) -> bool:
         """Would ``val`` more usage take this node above its subtree quota?"""
         return self.usage.get(fr, 0) + val > self.subtree.get(fr, 0)
 
-    def local_available(self, fr: FR) -> int:
+    def local_available(self, fr: FlavorResource) -> int:
         return max(0, self.local.get(fr, 0) - self.usage.get(fr, 0))
 
-    def available(self, fr: FR) -> int:
+    def available(self, fr: FlavorResource) -> int:
         parent = self.parent
         usage = self.usage.get(fr, 0)
         if parent is None:
@@ -89,7 +89,7 @@ class ResourceNode:
             return 0
         return value
 
-    def potential_available(self, fr: FR) -> int:
+    def potential_available(self, fr: FlavorResource) -> int:
         parent = self.parent
         if parent is None:
             return self.subtree.get(fr, 0)
@@ -99,22 +99,22 @@ class ResourceNode:
             value = min(value, self.subtree.get(fr, 0) + q.borrowing_limit)
         return value
 
-    def is_within_nominal(self, frs: Iterable[FR]) -> bool:
+    def is_within_nominal(self, frs: Iterable[FlavorResource]) -> bool:
         """Usage ≤ subtree quota on every fr in ``frs`` (IsWithinNominalInResources)."""
         return all(self.usage.get(fr, 0) <= self.subtree.get(fr, 0) for fr in frs)
 
-    def is_within_nominal_with(self, requests: dict[FR, int], frs: Iterable[FR]) -> bool:
+    def is_within_nominal_with(self, requests: dict[FlavorResource, int], frs: Iterable[FlavorResource]) -> bool:
         """Would usage + ``requests`` stay within the subtree quota on every fr in ``frs``?"""
         return all(self.usage.get(fr, 0) + requests.get(fr, 0) <= self.subtree.get(fr, 0) for fr in frs)
 
     # -- usage -------------------------------------------------------------------------------
-    def add_usage(self, usage: dict[FR, int], sign: int = 1) -> None:
+    def add_usage(self, usage: dict[FlavorResource, int], sign: int = 1) -> None:
         """Add (sign=1) or remove (sign=-1) usage here and bubble the change to the root."""
         for fr, amount in usage.items():
             if amount:
                 self.add_fr(fr, sign * amount)
 
-    def add_fr(self, fr: FR, delta: int) -> None:
+    def add_fr(self, fr: FlavorResource, delta: int) -> None:
         node: ResourceNode = self
         while True:
             usage = node.usage
@@ -153,8 +153,8 @@ class CohortNode(ResourceNode):
 
     def compute_quotas(self) -> None:
         """Bottom-up SubtreeQuota/localQuota/usage for this subtree (after a shape change)."""
-        subtree: dict[FR, int] = {fr: q.nominal for fr, q in self.quotas.items()}
-        usage: dict[FR, int] = {}
+        subtree: dict[FlavorResource, int] = {fr: q.nominal for fr, q in self.quotas.items()}
+        usage: dict[FlavorResource, int] = {}
         height = 1 if (self.child_cqs or self.child_cohorts) else 0
         for cohort in self.child_cohorts:
             cohort.compute_quotas()
@@ -177,7 +177,7 @@ class CohortNode(ResourceNode):
 
 def set_local(node: ResourceNode) -> None:
     """localQuota = max(0, SubtreeQuota − lendingLimit) where a lending limit is set."""
-    local: dict[FR, int] = {}
+    local: dict[FlavorResource, int] = {}
     if node.parent is not None:
         for fr, q in node.quotas.items():
             if q.lending_limit is not None:
@@ -185,7 +185,7 @@ def set_local(node: ResourceNode) -> None:
     node.local = local
 
 
-def find_height_of_lowest_subtree_that_fits(cq: ResourceNode, fr: FR, val: int) -> tuple[int, bool]:
+def find_height_of_lowest_subtree_that_fits(cq: ResourceNode, fr: FlavorResource, val: int) -> tuple[int, bool]:
     """Borrowing level for ``val`` more of ``fr`` in ``cq``, and whether a smaller-than-root
     subtree absorbs it (reclaim within the hierarchy is then possible)."""
     parent = cq.parent

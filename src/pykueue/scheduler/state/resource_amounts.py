@@ -13,18 +13,19 @@ from typing import Any
 from pykueue.api.meta.quantity import UNLIMITED, QuantityError, format_amount, to_amount
 
 __all__ = [
-    "FR",
     "NO_POLICY",
     "UNLIMITED",
+    "FlavorResource",
     "RequestPolicy",
     "Requests",
     "add_into",
-    "fmt",
+    "amount_of",
     "pod_requests",
     "quantity_map",
+    "quantity_string",
 ]
 
-FR = tuple[str, str]
+FlavorResource = tuple[str, str]
 """(flavor, resource): the unit in which quota is granted and used."""
 
 Requests = dict[str, int]
@@ -33,7 +34,7 @@ Requests = dict[str, int]
 _FORMATTED: dict[tuple[str, int], str] = {}
 
 
-def fmt(resource: str, amount: int) -> str:
+def quantity_string(resource: str, amount: int) -> str:
     """Quantity string of an amount, as Kueue prints it in messages and `resourceUsage` (memoised:
     every admission formats its usage and the same few amounts recur)."""
     key = (resource, amount)
@@ -49,7 +50,7 @@ def fmt(resource: str, amount: int) -> str:
 _AMOUNTS: dict[tuple[str, Any], int] = {}
 
 
-def amount(resource: str, value: Any) -> int:
+def amount_of(resource: str, value: Any) -> int:
     """``to_amount`` memoised: workloads repeat the same few quantity strings endlessly."""
     key = (resource, value)
     found = _AMOUNTS.get(key)
@@ -65,7 +66,7 @@ def quantity_map(values: Mapping[str, Any] | None) -> Requests:
     """Convert a ResourceList dict to amounts; a malformed quantity raises QuantityError."""
     if not values:
         return {}
-    return {name: amount(name, value) for name, value in values.items()}
+    return {name: amount_of(name, value) for name, value in values.items()}
 
 
 def add_into(target: dict[Any, int], other: Mapping[Any, int], sign: int = 1) -> None:
@@ -100,7 +101,7 @@ class RequestPolicy:
                 continue
             units = -(-value // 1000) if source == "cpu" else value  # Quantity.Value(): rounded up
             for out, factor in outputs.items():
-                requests[out] = requests.get(out, 0) + amount(out, factor) * units
+                requests[out] = requests.get(out, 0) + amount_of(out, factor) * units
             if replace:
                 del requests[source]
         if self.exclude_prefixes:

@@ -15,24 +15,37 @@ never mutated through a shared part, so a fast parse always equals a full one
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import IntEnum
 from typing import Any
 
 import orjson
 
 from pykueue.api.meta.clock import parse_time
 
-from .resource_amounts import FR, NO_POLICY, RequestPolicy, Requests, fmt, pod_requests
-from .resource_amounts import amount as to_amount
+from .resource_amounts import NO_POLICY, FlavorResource, RequestPolicy, Requests, pod_requests, quantity_string
+from .resource_amounts import amount_of as to_amount
 
-__all__ = ["PodSetInfo", "ShapeCache", "WorkloadInfo", "WorkloadKey", "finished_update", "parse_workload",
-           "refresh_reservation", "status_only_update"]
+__all__ = ["PodSetInfo", "ShapeCache", "StatusUpdate", "WorkloadInfo", "WorkloadKey", "WorkloadState",
+           "finished_update", "parse_workload", "refresh_reservation", "status_only_update"]
 
 WorkloadKey = tuple[str, str]
 """(namespace, name)."""
 
-FINISHED = "finished"
-RESERVED = "reserved"
-PENDING = "pending"
+
+
+class WorkloadState(IntEnum):
+    """Where a workload stands for the scheduler (read from its status at every upsert)."""
+
+    PENDING = 0
+    """Waits for quota (queued, parked, or held back by a gate or ``active: false``)."""
+    RESERVED = 1
+    """Holds quota in a ClusterQueue (admitted or waiting for its admission checks)."""
+    FINISHED = 2
+    """Done: holds nothing and is forgotten by the engine."""
+
+
+PENDING, RESERVED, FINISHED = WorkloadState.PENDING, WorkloadState.RESERVED, WorkloadState.FINISHED
+"""Module globals: hot-path comparisons skip the enum attribute lookup."""
 
 ADMISSION_GATED_BY = "kueue.x-k8s.io/admission-gated-by"
 PRIORITY_BOOST = "kueue.x-k8s.io/priority-boost"
@@ -124,7 +137,7 @@ class WorkloadInfo:
         self.admitted = False
         self.evicted = False
         self.cq_name = ""
-        self.usage: dict[FR, int] = {}
+        self.usage: dict[FlavorResource, int] = {}
         self.quota_reserved_time = 0.0
         self.owner_references: list[dict[str, Any]] = []
         self.requests_status: list[dict[str, Any]] | None = None
@@ -151,7 +164,7 @@ class WorkloadInfo:
 
     def _resource_requests(self) -> list[dict[str, Any]]:
         return [
-            {"name": ps.name, "resources": {r: fmt(r, v * ps.effective_count)
+            {"name": ps.name, "resources": {r: quantity_string(r, v * ps.effective_count)
                                             for r, v in sorted(ps.per_pod.items())}}
             for ps in self.podsets
         ]
@@ -187,8 +200,8 @@ def _affinity_terms(spec: Mapping[str, Any]) -> list[list[dict[str, Any]]] | Non
     return [list(t.get("matchExpressions") or ()) for t in terms]
 
 
-def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> dict[FR, int]:
-    usage: dict[FR, int] = {}
+def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> dict[FlavorResource, int]:
+    usage: dict[FlavorResource, int] = {}
     for psa in admission.get("podSetAssignments") or ():
         flavors = psa.get("flavors") or {}
         count = psa.get("count")
@@ -351,7 +364,7 @@ def _build_podsets(raw: Any, reclaimable: dict[str, int], policy: RequestPolicy)
     inner = hash(tuple((ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable,
                         ps.match_key) for ps in podsets))
     requests = [{"name": ps.name,
-                 "resources": {r: fmt(r, v * ps.effective_count) for r, v in sorted(ps.per_pod.items())}}
+                 "resources": {r: quantity_string(r, v * ps.effective_count) for r, v in sorted(ps.per_pod.items())}}
                 for ps in podsets]
     return podsets, inner, requests
 
@@ -425,7 +438,8 @@ def _parse_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[s
     _apply_status(info, _read_status(info, spec, status, reclaimable, requeue_by_eviction, previous))
 
 
-StatusFields = tuple[bool, float, bool, float | None, bool, str, Any, str, dict[FR, int], bool, bool, bool, float]
+StatusFields = tuple[bool, float, bool, float | None, bool, WorkloadState, Any, str, dict[FlavorResource, int], bool,
+                     bool, bool, float]
 
 
 def _read_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[str, Any],
@@ -496,48 +510,56 @@ def _apply_status(info: WorkloadInfo, f: StatusFields) -> None:
      info.quota_reserved_time) = f
 
 
-REFRESHED = "refreshed"
+class StatusUpdate(IntEnum):
+    """What ``status_only_update`` made of an upsert of a known workload."""
+
+    REPARSE = 0
+    """Anything else: the caller parses a new record (``info`` untouched)."""
+    FINISHED = 1
+    """The status says Finished=True: the engine releases the workload (``info`` untouched)."""
+    REFRESHED = 2
+    """The echo of the reservation already held: ``info`` updated in place."""
 
 
 def status_only_update(info: WorkloadInfo, obj: Mapping[str, Any], may_refresh: bool = True,
-                       requeue_by_eviction: bool = True) -> str:
+                       requeue_by_eviction: bool = True) -> StatusUpdate:
     """One pass for the two frequent upserts of a known workload: only its status changed and
 
-    * it says Finished=True -> ``FINISHED`` (the engine releases it; ``info`` untouched), or
-    * it still reserves the same admission -> ``REFRESHED``: ``info`` updated in place (only if
-      ``may_refresh``: the engine's own record, held by nothing else across upserts),
+    * it says Finished=True -> ``StatusUpdate.FINISHED`` (the engine releases it; ``info`` untouched), or
+    * it still reserves the same admission -> ``StatusUpdate.REFRESHED``: ``info`` updated in place
+      (only if ``may_refresh``: the engine's own record, held by nothing else across upserts),
 
-    else "" with ``info`` untouched (the caller parses a new record). Malformed input raises like
+    else ``StatusUpdate.REPARSE`` with ``info`` untouched (the caller parses a new record). Malformed input raises like
     ``parse_workload``, also with ``info`` untouched (the status is read fully before any write).
     Saves the allocation and field copy of a new record on the most frequent upsert.
     """
     status = obj.get("status")
     if not status:
-        return ""
+        return StatusUpdate.REPARSE
     if not _same_spec_part(info, obj.get("metadata") or {}, obj.get("spec") or {}):
-        return ""
+        return StatusUpdate.REPARSE
     for cond in status.get("conditions") or ():
         if cond.get("type") == "Finished":
             if cond.get("status") == "True":
-                return FINISHED
+                return StatusUpdate.FINISHED
             break
     if not may_refresh or info.state != RESERVED or status.get("reclaimablePods"):
-        return ""
+        return StatusUpdate.REPARSE
     admission = status.get("admission")
     old_admission = info.admission
     if not admission or old_admission is None or (admission is not old_admission and admission != old_admission):
-        return ""
+        return StatusUpdate.REPARSE
     if any(ps.reclaimable for ps in info.podsets):
-        return ""
+        return StatusUpdate.REPARSE
     fields = _read_status(info, obj.get("spec") or {}, status, {}, requeue_by_eviction, info)
     if fields[5] != RESERVED:
-        return ""
+        return StatusUpdate.REPARSE
     info.obj = obj
     _apply_status(info, fields)
-    return REFRESHED
+    return StatusUpdate.REFRESHED
 
 
 def refresh_reservation(info: WorkloadInfo, obj: Mapping[str, Any], requeue_by_eviction: bool = True) -> bool:
     """Update ``info`` in place when ``obj`` is its object with only the status changed and still
     reserving the same admission (the echo of an Admit); False and ``info`` untouched otherwise."""
-    return status_only_update(info, obj, True, requeue_by_eviction) == REFRESHED
+    return status_only_update(info, obj, True, requeue_by_eviction) == StatusUpdate.REFRESHED

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ...state.cache import Cache
 from ...state.clusterqueue import NEVER, ClusterQueue
 from ...state.cohort_tree import find_height_of_lowest_subtree_that_fits
-from ...state.resource_amounts import FR
+from ...state.resource_amounts import FlavorResource
 from ...state.workload_info import WorkloadInfo, WorkloadKey
 from ...types import FairSharingConfig
 from ..flavor_assigner import Granular
@@ -38,8 +38,8 @@ class Preemptor:
         assigner's oracle and the nomination's own target search ask the same question for a
         single-resource preemptor, and the second asking reuses the first answer."""
 
-    def context(self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FR, int],
-                frs_need: set[FR]) -> PreemptionCtx:
+    def context(self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FlavorResource, int],
+                frs_need: set[FlavorResource]) -> PreemptionCtx:
         return PreemptionCtx(self.cache, wl, cq, requests, frs_need, self.evicted, self.now(),
                              self.afs_usage if cq.afs else None, self.excluded)
 
@@ -66,7 +66,7 @@ class Preemptor:
             return fair_targets(ctx, self.fair_sharing)
         return classic_targets(ctx)
 
-    def oracle(self, cq: ClusterQueue, wl: WorkloadInfo, fr: FR, val: int) -> tuple[Granular, int]:
+    def oracle(self, cq: ClusterQueue, wl: WorkloadInfo, fr: FlavorResource, val: int) -> tuple[Granular, int]:
         """SimulatePreemption for one fr: can preemption free ``val``, and from whom?"""
         if not self.may_preempt(cq):
             return Granular.NO_CANDIDATES, find_height_of_lowest_subtree_that_fits(cq, fr, val)[0]

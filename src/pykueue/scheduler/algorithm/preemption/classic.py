@@ -13,7 +13,7 @@ from enum import IntEnum
 
 from ...state.clusterqueue import NEVER, ClusterQueue
 from ...state.cohort_tree import CohortNode, ResourceNode
-from ...state.resource_amounts import FR
+from ...state.resource_amounts import FlavorResource
 from ...state.workload_info import WorkloadInfo
 from .common import (
     IN_CLUSTER_QUEUE,
@@ -77,9 +77,9 @@ def _from_cq(ctx: PreemptionCtx, cq: ClusterQueue, lca: CohortNode | None, advan
             out.append((wl, lca, variant))
 
 
-def _fits_in_quota(node: ResourceNode, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:
+def _fits_in_quota(node: ResourceNode, requests: dict[FlavorResource, int]) -> tuple[bool, dict[FlavorResource, int]]:
     fits = True
-    remaining: dict[FR, int] = {}
+    remaining: dict[FlavorResource, int] = {}
     for fr, value in requests.items():
         usage = node.usage.get(fr, 0)
         quota = node.subtree.get(fr, 0)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from ...state.clusterqueue import ANY, LOWER_OR_NEWER_EQUAL, LOWER_PRIORITY, ClusterQueue
-from ...state.resource_amounts import FR
+from ...state.resource_amounts import FlavorResource
 from ...state.workload_info import WorkloadInfo, WorkloadKey
 
 if TYPE_CHECKING:
@@ -59,8 +59,8 @@ class PreemptionCtx:
 
     __slots__ = ("afs_usage", "cache", "cq", "evicted", "excluded", "frs_need", "now", "requests", "wl")
 
-    def __init__(self, cache: Cache, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FR, int],
-                 frs_need: set[FR], evicted: set[WorkloadKey], now: float,
+    def __init__(self, cache: Cache, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FlavorResource, int],
+                 frs_need: set[FlavorResource], evicted: set[WorkloadKey], now: float,
                  afs_usage: Callable[[WorkloadInfo], float] | None = None,
                  excluded: set[WorkloadKey] | None = None) -> None:
         self.cache = cache

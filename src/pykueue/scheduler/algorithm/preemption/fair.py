@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...state.clusterqueue import NEVER, ClusterQueue
 from ...state.cohort_tree import CohortNode, ResourceNode
-from ...state.resource_amounts import FR
+from ...state.resource_amounts import FlavorResource
 from ...state.workload_info import WorkloadInfo
 from ...types import LESS_THAN_INITIAL_SHARE, FairSharingConfig
 from ..fair_sharing import Share, share_key
@@ -30,7 +30,7 @@ from .common import (
 __all__ = ["fair_targets"]
 
 
-def _borrowing_on(node: ResourceNode, frs: set[FR]) -> bool:
+def _borrowing_on(node: ResourceNode, frs: set[FlavorResource]) -> bool:
     return any(node.usage.get(fr, 0) > node.subtree.get(fr, 0) for fr in frs)
 
 
