@@ -342,14 +342,5 @@ def _realtime(kubeconfig: Path | None, conf: Configuration, tasks: list[Task], t
         raise SimulateError(f"real-time run: {' '.join(str(exc).split()) or type(exc).__name__}") from exc
 
 
-def _register() -> None:
-    from pykueue.cli.simulate_eta import eta
-
-    simulate_app.command("eta")(eta)
-
-
-_register()
-
-
 if __name__ == "__main__":
     simulate_app(sys.argv[1:])

@@ -18,7 +18,8 @@ from pykueue.testing.builders import (
     make_namespace,
     make_workload,
 )
-from pykueue.testing.scenario_driver import ScenarioDriver, run_scenario, workload_state
+from pykueue.testing.scenario_checks import run_scenario
+from pykueue.testing.scenario_driver import ScenarioDriver, workload_state
 from pykueue.testing.scenario_format import (
     Scenario,
     ScenarioFormatError,

@@ -1,22 +1,27 @@
 """Steps and expectations of a scheduling scenario.
 
 Owns: executing a scenario's ``steps`` on a ``ScenarioDriver`` and comparing each ``want`` with
-what happened. Who calls it: ``scenario_driver.run_scenario``.
+what happened; ``run_scenario`` runs a whole scenario on a fresh driver.
 Invariant: every key of a ``want`` is checked (unknown keys are rejected by the loader), and a
 mismatch is reported with the step path and both values, never swallowed.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pykueue.api.meta.quantity import to_amount
-from pykueue.testing.scenario_driver import workload_state
+from pykueue.testing.scenario_driver import ScenarioDriver, workload_state
+from pykueue.testing.scenario_format import Scenario
 
-if TYPE_CHECKING:
-    from pykueue.testing.scenario_driver import ScenarioDriver
+__all__ = ["run_scenario", "run_steps"]
 
-__all__ = ["run_steps"]
+
+def run_scenario(scenario: Scenario) -> list[str]:
+    """Run every step; return the list of mismatches (empty = the scenario holds)."""
+    driver = ScenarioDriver(scenario)
+    run_steps(driver, scenario.steps, path="steps")
+    return driver.failures
 
 
 def run_steps(driver: ScenarioDriver, steps: list[dict[str, Any]], path: str) -> None:

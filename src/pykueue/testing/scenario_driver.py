@@ -31,7 +31,7 @@ from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.api.meta.quantity import to_amount
 from pykueue.testing.scenario_format import Scenario
 
-__all__ = ["START", "ScenarioDriver", "build_config", "run_scenario"]
+__all__ = ["START", "ScenarioDriver", "build_config", "workload_state"]
 
 START = 1_700_000_000.0
 Key = str  # "namespace/name"
@@ -297,12 +297,3 @@ def to_epoch(text: str) -> float:
     from pykueue.api.meta.clock import parse_time
 
     return parse_time(text)
-
-
-def run_scenario(scenario: Scenario) -> list[str]:
-    """Run every step; return the list of mismatches (empty = the scenario holds)."""
-    from pykueue.testing.scenario_checks import run_steps
-
-    driver = ScenarioDriver(scenario)
-    run_steps(driver, scenario.steps, path="steps")
-    return driver.failures
