@@ -74,8 +74,8 @@ class QueueStatusWriter:
         self._lqs = local_queues
         self._cohorts = cohorts
         self._flavors = flavors
-        # LocalQueue status reads only its own workloads: an index, not a scan of every Workload per write
-        # (that scan was 60 % of the server's CPU at Kueue's baseline scale).
+        # A LocalQueue's status comes from the engine (Scheduler.local_queue_usage), which reads only
+        # its ClusterQueue's quota holders and its own pending workloads, never every Workload.
         self._interval = interval
         self._dirty_cq: set[str] = set()
         self._dirty_lq: set[tuple[str, str]] = set()

@@ -15,12 +15,9 @@ round changed nothing would repeat that round exactly (same heads, same quota, s
 skipping it cannot change any later decision: the admissions equal, in order, those of
 ``heads_per_cycle=1`` called until nothing changes (tests/scheduler/unit/test_multi_admit_equivalence.py).
 
-Embedders (the ControllerManager, the simulator): the engine and the informer cache hold one
-record and one dict per live workload, which lives for hours. Call ``gc.collect(); gc.freeze()``
-once after the initial sync (and again after a relist if you like): frozen objects are skipped by
-every later collection, so the collections the hot path's allocations trigger stop walking 100k
-long-lived dicts (``pykueue bench core`` prints the rate with and without it). ``schedule()``
-itself disables the collector while it runs and lets it catch up afterwards.
+``schedule()`` disables the cyclic garbage collector while it runs and lets it catch up
+afterwards; what an embedder should do about the collector (and what it costs otherwise) is in
+docs/performance.md, "The garbage collector and long-lived records".
 """
 
 from __future__ import annotations
@@ -59,7 +56,7 @@ __all__ = ["Scheduler"]
 
 
 def _signature(wl: WorkloadInfo) -> tuple[Any, ...]:
-    """What decides whether an inadmissible workload deserves another look (§3.2)."""
+    """What decides whether an inadmissible workload deserves another look (Kueue's requeue rules)."""
     return (wl.priority, wl.timestamp, wl.queue_name, wl.requeued_false, wl.requeue_at, wl.failed_checks,
             wl.active, wl.gated, wl.preemption_gated,
             tuple((ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable)

@@ -53,7 +53,7 @@ class FairSharingConfig:
 
 @dataclass(frozen=True, slots=True)
 class AdmissionFairSharingConfig:
-    """`admissionFairSharing` of Kueue's configuration (§3.9)."""
+    """`admissionFairSharing` of Kueue's configuration."""
 
     usage_half_life_seconds: float = 0.0
     """0 means consumption never accumulates (alpha = 0), as in Kueue."""
@@ -156,7 +156,7 @@ class SchedulerStats:
 
 @dataclass(frozen=True, slots=True)
 class PendingInfo:
-    """One pending workload as the visibility API shows it (§4.2)."""
+    """One pending workload as Kueue's visibility API shows it."""
 
     namespace: str
     name: str

@@ -1,9 +1,9 @@
 """Read side of the engine: what status writers, the visibility API and `why` ask for.
 
 Owns the translation of the engine's state into ``PendingInfo`` (pending positions in heap order,
-§4.2), ``QueueUsage`` (flavorsReservation / flavorsUsage / counts, §1.2 and §1.4) and the fair
-sharing ``weightedShare``. Pure functions over the quota cache and the queue manager they are
-given; nothing here changes state.
+as Kueue's visibility API), ``QueueUsage`` (ClusterQueue and LocalQueue status: flavorsReservation,
+flavorsUsage, counts) and the fair sharing ``weightedShare``. Pure functions over the quota cache
+and the queue manager they are given; nothing here changes state.
 """
 
 from __future__ import annotations

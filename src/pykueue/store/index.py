@@ -182,10 +182,10 @@ def count_after(res: ResourceIndex, namespace: str | None, last: Key, before: Sn
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while decoding many objects at once.
 
-    A list of 20,000 objects allocates ~500,000 dicts and lists that all stay alive until the list
-    returns, so the collector runs over and over (up to full collections) finding nothing: decoded
-    JSON has no reference cycles. Measured: it made large lists ~4x slower. Memory is still freed
-    by reference counting; the previous state is restored even on error.
+    Decoding a large list allocates many dicts and lists that all stay alive until the list
+    returns, so the collector would run over and over finding nothing: decoded JSON has no
+    reference cycles (the cost is in docs/performance.md). Memory is still freed by reference
+    counting; the previous state is restored even on error.
     """
     if not gc.isenabled():
         yield

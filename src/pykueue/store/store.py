@@ -1,7 +1,7 @@
 """The versioned object store under the embedded API server.
 
-Owned by ``store/``. The registry is its only writer (DESIGN.md: nothing writes around the
-registry); the registry, ``LocalClient`` and the API server's watch streams read it.
+Owned by ``store/``. The registry is its only writer (nothing writes around the registry, so
+every write gets the API's semantics); the registry, ``LocalClient`` and the API server's watch streams read it.
 
 What it keeps, per key ``(resource, namespace, name)``: the object's body as orjson bytes and its
 resourceVersion (rv). One global counter orders every write: create, update and delete each take
@@ -11,9 +11,8 @@ is touched: uid, timestamps, generation and finalizers are the registry's job.
 Invariants:
 - ``get``/``list`` never touch SQLite: an in-memory index holds every current object, and
   SQLite is write-behind only. Reads decode the stored bytes, so a caller can never mutate the
-  store through a returned dict. Decoding a 1 KB body with ``orjson.loads`` takes ~5 µs,
-  ``copy.deepcopy`` of the same dict ~30 µs (``tests/unit/store/bench_store.py``), and bytes
-  cost the garbage collector nothing.
+  store through a returned dict; bytes are also cheaper to keep and to copy out than dicts
+  (figures in docs/performance.md, "The garbage collector and long-lived records").
 - Subscribers see every change exactly once, in rv order, and only after it is durable
   (committed to SQLite, or immediately for an in-memory store).
 - A failed write (bad key, stale rv, unserialisable body, or with ``auto_flush`` a failed

@@ -1,4 +1,4 @@
-"""One scheduling round, as Kueue runs one cycle (§3.3), read as a sequence of named steps.
+"""One scheduling round, as Kueue's scheduler runs one scheduling cycle, read as a sequence of named steps.
 
 Owns: taking one head per ClusterQueue (``_heads``), nominating each (``_nominate``: checks,
 flavor assignment, preemption targets, partial admission), ordering them (classic sort or the

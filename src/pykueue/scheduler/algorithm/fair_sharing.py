@@ -1,4 +1,4 @@
-"""Fair sharing values: Dominant Resource Share (DRS) and weighted share of CQs and cohorts (§3.8).
+"""Fair sharing values: Dominant Resource Share (DRS) and weighted share of CQs and cohorts (Kueue's fair sharing).
 
 Owns the arithmetic every fair-sharing decision is made of: per resource the amount borrowed
 above the node's subtree quota, divided by what the parent could lend; the weighted share and

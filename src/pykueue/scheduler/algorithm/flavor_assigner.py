@@ -1,4 +1,4 @@
-"""Flavor assignment: which ResourceFlavor each requested resource of each pod set gets (§3.4).
+"""Flavor assignment: which ResourceFlavor each requested resource of each pod set gets (Kueue's flavor assignment).
 
 Owns resource groups walked in flavor order, taint/affinity eligibility, the per-(flavor,
 resource) quota check with granular modes (fit > reclaim > preempt > noCandidates > noFit),
@@ -163,7 +163,7 @@ class Assignment:
         return {(i, res): flavor for i, ps in enumerate(self.podsets) for res, flavor in ps.flavors.items()}
 
     def preempt_frs(self) -> set[FlavorResource]:
-        """FRs assigned in a Preempt mode: only victims using them help (§3.6)."""
+        """FRs assigned in a Preempt mode: only victims using them help."""
         out: set[FlavorResource] = set()
         for ps in self.podsets:
             for res, mode in ps.modes.items():

@@ -1,4 +1,4 @@
-"""Partial admission (§3.5): the largest pod counts ≥ minCount that can be admitted.
+"""Kueue's partial admission: the largest pod counts ≥ minCount that can be admitted.
 
 Owns Kueue's search: with ``delta_p = count_p − minCount_p`` and ``totalDelta = Σ delta_p``,
 counts_i = ``count_p − floor(delta_p · i / totalDelta)`` for i in [0, totalDelta]; binary search

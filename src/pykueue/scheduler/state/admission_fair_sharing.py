@@ -1,4 +1,4 @@
-"""Admission Fair Sharing (§3.9): LocalQueue usage that orders a ClusterQueue's heap.
+"""Kueue's Admission Fair Sharing: LocalQueue usage that orders a ClusterQueue's heap.
 
 Owns the LocalQueue usage value (weighted consumed resources + entry penalties, divided by the
 LocalQueue weight) and the entry penalty added when a workload is assumed. The decayed

@@ -139,7 +139,7 @@ class Cache:
         return selector_matches(cq.namespace_selector, labels)
 
     def cq_status(self, cq: ClusterQueue) -> tuple[bool, str, str]:
-        """(active, reason, message) of the CQ's Active condition (§1.2)."""
+        """(active, reason, message) of the CQ's Active condition."""
         if cq.deleting:
             return False, "Terminating", "Can't admit new workloads; clusterQueue is terminating"
         reasons: list[str] = []

@@ -146,7 +146,7 @@ class ClusterQueue(ResourceNode):
         return [f for g in self.resource_groups for f in g.flavors]
 
     def checks_for(self, flavors: set[str]) -> list[str]:
-        """Admission checks that apply to an assignment using ``flavors`` (§1.8)."""
+        """Admission checks that apply to an assignment using ``flavors`` (``admissionChecksStrategy``)."""
         if not self.admission_checks:
             return []
         return sorted({name for name, on in self.admission_checks if not on or flavors.intersection(on)})

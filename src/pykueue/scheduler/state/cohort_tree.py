@@ -1,7 +1,7 @@
 """The quota tree: ClusterQueues and Cohorts as resource nodes, and Kueue's quota primitives.
 
 Owns SubtreeQuota, localQuota (guaranteed quota), Usage, Available and PotentialAvailable per
-(flavor, resource) exactly as spec §3.4 defines them, and the incremental propagation of usage
+(flavor, resource) exactly as Kueue's hierarchical cohorts define them, and the incremental propagation of usage
 up the tree. The cache (``cache.py``) rebuilds the tree's *shape* when a CQ or Cohort changes
 (rare) and moves usage through ``add_usage`` when a workload is admitted/released (hot), which
 costs O(depth) and never recounts the world.
@@ -58,7 +58,7 @@ class ResourceNode:
             node = node.parent
         return node
 
-    # -- quota primitives (§3.4) -------------------------------------------------------------
+    # -- quota primitives -------------------------------------------------------------------
     def nominal(self, fr: FlavorResource) -> int:
         q = self.quotas.get(fr)
         return q.nominal if q is not None else 0

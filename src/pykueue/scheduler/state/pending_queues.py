@@ -1,6 +1,6 @@
 """The queue manager: per-ClusterQueue heaps of pending workloads, inadmissible parking, backoff.
 
-Owns where every pending workload waits (spec §3.1–3.2): the active heap of its ClusterQueue
+Owns where every pending workload waits (Kueue's queueing rules): the active heap of its ClusterQueue
 (ordered by [sticky preemptor], [AFS LocalQueue usage], priority desc, queue-order timestamp,
 UID), the inadmissible set (failed and waiting for a requeue trigger), or the parked set
 (``requeueAt`` in the future / ``Requeued=False``). The engine feeds it upserts and requeue

@@ -2,7 +2,7 @@
 
 Owns the small pieces of Kubernetes matching the scheduler needs: a ClusterQueue's
 ``namespaceSelector`` against namespace labels, and a pod template's nodeSelector / required
-node affinity / tolerations against a ResourceFlavor (spec §3.4, restricted to the flavor's
+node affinity / tolerations against a ResourceFlavor (Kueue's flavor assignment, restricted to the flavor's
 own label keys as Kueue does). Pure functions; callers are the cache and the flavor assigner.
 """
 

@@ -2,7 +2,7 @@
 
 Owns the derivation of a workload's scheduling state from its API object (finished, holding
 quota, pending, parked), its effective priority, queue-order timestamp and per-pod requests
-(spec §1.6, §3.1, scheduler-api.md "Workload states"). The engine calls ``parse_workload`` on
+(Kueue's Workload conditions; docs/scheduler-api.md "Workload states"). The engine calls ``parse_workload`` on
 every upsert; cycles only read the record, so no dict walking happens on the hot path.
 
 Cost model: a status-only update (same spec and identity metadata as the previous record) copies

@@ -1,4 +1,4 @@
-"""Preemption: who must be evicted so a workload fits (§3.6), classic or fair sharing.
+"""Preemption: who must be evicted so a workload fits (Kueue's preemption), classic or fair sharing.
 
 ``Preemptor`` is the entry point the cycle and the flavor assigner's oracle use; it builds the
 search context and dispatches to the classic or the fair-sharing strategy.

@@ -1,6 +1,6 @@
 """Classic preemption (fair sharing off): candidates, variants, attempts and minimal target sets.
 
-Owns §3.6 "Classic preemption": same-CQ candidates per ``withinClusterQueue``; cohort candidates
+Owns Kueue's classic preemption: same-CQ candidates per ``withinClusterQueue``; cohort candidates
 walked from the parent to the root with hierarchical advantage; the variants (WithinCQ,
 HierarchicalReclaim, ReclaimWithoutBorrowing, ReclaimWhileBorrowing) and their reasons; the
 attempt order with/without borrowing; greedy removal until the preemptor fits, then fill-back.

@@ -1,4 +1,4 @@
-"""Shared preemption vocabulary: targets, policies, candidate ordering and the fit test (§3.6).
+"""Shared preemption vocabulary: targets, policies, candidate ordering and the fit test (Kueue's preemption).
 
 Owns the rules both strategies (classic and fair sharing) agree on: when a preemption policy
 allows a candidate, the order in which candidates are tried, how a removal is simulated on the

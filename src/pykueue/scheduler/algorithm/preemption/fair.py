@@ -1,4 +1,4 @@
-"""Fair-sharing preemption (§3.6 "Fair-sharing preemption"): DRS-guided victim choice.
+"""Fair-sharing preemption (Kueue's preemption with fair sharing): DRS-guided victim choice.
 
 Owns the candidate set (own CQ per ``withinClusterQueue`` plus borrowing CQs of the whole tree
 per ``reclaimWithinCohort``), the tournament that picks the target CQ with the highest share,
