@@ -339,3 +339,23 @@ def test_activity_follows_flavor_and_cluster_queue_changes_between_cycles() -> N
     assert s.schedule().admitted == []
     s.upsert_cluster_queue(CQ("cq").flavor("f", cpu=2).obj())
     assert names(s.schedule().admitted) == ["c"]
+
+
+def test_deleting_a_cluster_queue_unqueues_its_workloads_through_the_queue_manager() -> None:
+    """The queue manager drops the CQ's queue, its workloads' locations and their LocalQueue's
+    pending count in one method; the engine reports each as Misconfigured and requeues them when
+    the CQ comes back."""
+    cq = CQ("cq").flavor("f", cpu=0).obj()
+    s = make_scheduler(RF, cq, LQ, workload("a", created=T0), workload("b", created=T0 + 1))
+    assert s.local_queue_usage("ns", "lq").pending_workloads == 2
+    pushes = s.stats().queue_operations
+    s.delete_cluster_queue("cq")
+    assert "cq" not in s.queues.cqs
+    assert not s.queues.location
+    assert s.queues.local_queues[("ns", "lq")].pending == 0
+    assert s.stats().queue_operations == pushes  # the deleted queue's pushes stay counted
+    result = s.schedule()
+    assert {p.name: p.reason for p in result.pending} == {"a": "Misconfigured", "b": "Misconfigured"}
+    s.upsert_cluster_queue(cq)
+    assert names(s.pending_workloads("cq")) == ["a", "b"]
+    assert s.queues.local_queues[("ns", "lq")].pending == 2
