@@ -26,7 +26,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python scripts/import_cycles.py pykueue.api
+	$(BIN)/python scripts/import_cycles.py pykueue
 
 test: $(STAMP) kubectl lint
 	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pytest -n 2 -q
