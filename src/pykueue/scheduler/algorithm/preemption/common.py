@@ -8,14 +8,11 @@ live quota tree (and undone), and Kueue's preemption messages.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
+from ...state.cache import Cache
 from ...state.clusterqueue import ANY, LOWER_OR_NEWER_EQUAL, LOWER_PRIORITY, ClusterQueue
 from ...state.resource_amounts import FlavorResource
 from ...state.workload_info import WorkloadInfo, WorkloadKey
-
-if TYPE_CHECKING:
-    from ...state.cache import Cache
 
 __all__ = [
     "IN_CLUSTER_QUEUE",
