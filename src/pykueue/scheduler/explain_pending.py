@@ -184,7 +184,7 @@ def _flavors(s: Scheduler, wl: WorkloadInfo, cq: ClusterQueue, out: JSONDict) ->
                 groups.append(group)
         for group in groups:
             for flavor in group.flavors:
-                blocked = assigner._ineligible(ps, flavor)
+                blocked = assigner.ineligibility(ps, flavor)
                 entry: JSONDict = {"podSet": ps_name, "flavor": flavor, "eligible": blocked is None}
                 if blocked is not None:
                     entry["reason"] = blocked

@@ -281,7 +281,7 @@ class FlavorAssigner:
                                f"resource {first_res}")
                 continue
             memo_key = (ps.match_key, fname)
-            blocked = memo[memo_key] if memo_key in memo else self._ineligible(ps, fname)
+            blocked = memo[memo_key] if memo_key in memo else self.ineligibility(ps, fname)
             if blocked is not None:
                 reasons.append(blocked)
                 min_reason = _min_reason(min_reason, NO_MATCHING_FLAVOR)
@@ -327,7 +327,7 @@ class FlavorAssigner:
             return None, best_mode, reasons, no_fit_reason, last
         return best, best_mode, reasons, no_fit_reason, last
 
-    def _ineligible(self, ps: PodSetInfo, fname: str) -> str | None:
+    def ineligibility(self, ps: PodSetInfo, fname: str) -> str | None:
         """Why the flavor cannot host this pod set (taints, affinity), or None. Memoised per
         (pod-template matching shape, flavor); the engine clears the memo when flavors change."""
         memo_key = (ps.match_key, fname)
@@ -427,7 +427,7 @@ def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str
               ) -> Assignment | None:
     """The overwhelmingly common case, without the mode/preference machinery: one pod set whose
     resources all belong to one resource group, whose first flavor is known to be eligible
-    (memoised ``_ineligible`` said None) and has the whole request free without borrowing.
+    (memoised ``ineligibility`` said None) and has the whole request free without borrowing.
 
     Returns exactly what ``FlavorAssigner(...).assign()`` returns for that case (no resume, no
     pin, no partial counts; fungibility and fair sharing do not matter because a plain fit in the
@@ -477,7 +477,7 @@ _NO_REASONS: list[str] = []
 def _eligible_plan(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
                    ) -> tuple[PodSetInfo, Plan] | None:
     """What both fast paths start from: the single pod set's plan, its flavor known eligible
-    (memoised ``_ineligible`` said None), or None when a fast path cannot apply."""
+    (memoised ``ineligibility`` said None), or None when a fast path cannot apply."""
     podsets = wl.podsets
     if len(podsets) != 1:
         return None
