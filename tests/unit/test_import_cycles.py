@@ -25,8 +25,9 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("package", ["pykueue", "pykueue.api", "pykueue.scheduler", "pykueue.registry",
-                                     "pykueue.testing"])
+@pytest.mark.parametrize(
+    "package", ["pykueue", "pykueue.api", "pykueue.scheduler", "pykueue.registry", "pykueue.testing"]
+)
 def test_src_has_no_import_cycle(package: str) -> None:
     """All of src/ (``make lint`` runs the same), and by name the packages whose layering is checked."""
     done = _run(package, "--src", str(ROOT / "src"))
