@@ -48,6 +48,7 @@ from .readiness import ReadinessCheck, ReadinessChecks
 from .resources import PodLogHandler, ResourceHandler, handle_resource
 from .tls_options import TLSOptions
 from .watch_limits import WatchTracker
+from .watch_metrics import WatchLimitCollector
 
 __all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve", "warm_up"]
 
@@ -301,6 +302,7 @@ def create_app(registry: Registry, *, token: str, bookmark_interval: float = 5.0
     app.router.add_post(BATCH_PATH, BatchHandler(registry, state.durable).handle)
     if metrics is not None:
         app.router.add_get("/metrics", metrics_handler(metrics))
+        metrics.registry.register(WatchLimitCollector(state.resources.watches))
 
     async def on_startup(app: web.Application) -> None:
         state.committer = GroupCommitter(registry.store, asyncio.get_running_loop())

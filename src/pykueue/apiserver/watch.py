@@ -294,7 +294,7 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
     next_bookmark = loop.time() + options.bookmark_interval
     while not stopping.is_set():
         if queue.overflowed:
-            stream.tracker.closed_slow += 1
+            stream.tracker.note_slow(options.kind.group, options.kind.plural)
             log.info("closing a watch of %s from %s: more than %d events behind; it will resume or relist",
                      options.kind.resource_key, request.remote, queue.limit)
             return
@@ -375,7 +375,7 @@ class _Stream:
             async with asyncio.timeout(self.tracker.limits.write_timeout):
                 await self._response.write(data)
         except TimeoutError:
-            self.tracker.closed_stalled += 1
+            self.tracker.note_stalled(self._options.kind.group, self._options.kind.plural)
             log.info("aborting a watch of %s from %s: a write blocked for %.0fs (the client stopped reading)",
                      self._options.kind.resource_key, self._request.remote, self.tracker.limits.write_timeout)
             transport = self._request.transport

@@ -3,7 +3,8 @@
 Owned by ``apiserver/``; :mod:`.watch` enforces these on every stream (the rules are in its docstring).
 A :class:`WatchTracker` belongs to one server (``ResourceHandler.watches``): it counts open watches
 per remote address, refuses one over the cap with :class:`TooManyWatches` (429), and keeps the open
-watches' :class:`Inbox` queues and the count of watches it closed, so tests and operators can see them.
+watches' :class:`Inbox` queues and the counts of watches it closed or refused, per resource, which
+``/metrics`` exports (:mod:`.watch_metrics`).
 """
 
 from __future__ import annotations
@@ -49,10 +50,25 @@ class WatchTracker:
         """Watches closed because their client fell ``max_pending`` events behind."""
         self.closed_stalled = 0
         """Watch connections aborted because a write blocked past ``write_timeout``."""
+        self.refused = 0
+        """Watches refused with 429 because their client had ``max_per_client`` open."""
+        self.slow_by_resource: Counter[tuple[str, str]] = Counter()
+        """(group, resource) -> watches closed as too slow: ``closed_slow`` split per resource."""
+        self.stalled_by_resource: Counter[tuple[str, str]] = Counter()
+        """(group, resource) -> stalled connections aborted: ``closed_stalled`` split per resource."""
+
+    def note_slow(self, group: str, resource: str) -> None:
+        self.closed_slow += 1
+        self.slow_by_resource[(group, resource)] += 1
+
+    def note_stalled(self, group: str, resource: str) -> None:
+        self.closed_stalled += 1
+        self.stalled_by_resource[(group, resource)] += 1
 
     def open(self, client: str) -> Callable[[], None]:
         """Count a watch for ``client`` (or raise :class:`TooManyWatches`); returns its release."""
         if self._open[client] >= self.limits.max_per_client:
+            self.refused += 1
             raise TooManyWatches(
                 "Too many requests, please try again later.",
                 details={

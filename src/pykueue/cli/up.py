@@ -22,7 +22,7 @@ from pykueue.eventloop import EventLoopError
 from pykueue.eventloop import run as run_loop
 from pykueue.store import StoreFileError
 
-__all__ = ["up"]
+__all__ = ["non_loopback_warning", "up"]
 
 
 async def _run(options: EmbeddedOptions) -> None:
@@ -124,11 +124,8 @@ def up(
         typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
                    + ", ".join(kueue_config.integrations.not_implemented), err=True)
     if not is_loopback(address):
-        process_nodes = [spec.name for spec in node_specs if spec.kind == "process"]
-        runs = (f"; with it they can run any command on this machine through the process node(s) "
-                f"{', '.join(process_nodes)} (no image, no namespaces: see README)" if process_nodes else "")
-        typer.echo(f"warning: listening on non-loopback address {address}; anyone who can reach it needs the "
-                   f"token in the kubeconfig{runs}", err=True)
+        typer.echo(non_loopback_warning(address, [spec.name for spec in node_specs if spec.kind == "process"]),
+                   err=True)
     try:
         run_loop(_run(options))
     except EventLoopError as exc:
@@ -137,3 +134,19 @@ def up(
     except (OSError, StoreFileError) as exc:  # port in use, data dir held by another pykueue up, ...
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)
+
+
+def non_loopback_warning(address: str, process_nodes: list[str]) -> str:
+    """What ``pykueue up`` says when it listens beyond this machine: who may come in, and what a
+    ``process`` node hands them (a command on this host, not a container)."""
+    text = (f"warning: listening on non-loopback address {address}; anyone who can reach it needs the token "
+            "in the kubeconfig")
+    if not process_nodes:
+        return text
+    return (f"{text}. Whoever has the token can run any command on this machine through the process node(s) "
+            f"{', '.join(process_nodes)}: a process node runs each container's command directly on this host "
+            "(the image is ignored), with the host's network, kernel and the files its user may read. "
+            "It is not a container and not isolation: pods never run as root unless --allow-root-pods, work "
+            "outside the data dir and get their memory limit as an rlimit; that is "
+            "containment for trusted work on your own machine. For anyone else use simulated nodes or a real "
+            "cluster (see README).")
