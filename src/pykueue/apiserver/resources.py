@@ -10,8 +10,6 @@ Invariant: a write is answered only after it is durable (``GroupCommitter.durabl
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +32,7 @@ from .http import (
     read_body,
     table_content_type,
 )
+from .pod_log_endpoint import PodLogHandler, parse_log_options, serve_pod_log
 from .protobuf import PROTOBUF, decode_delete_options, decode_protobuf
 from .tables import table
 from .watch import WatchOptions, WatchTracker, serve_watch
@@ -42,10 +41,6 @@ __all__ = ["PodLogHandler", "Target", "handle_resource", "resolve"]
 
 _PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-PodLogHandler = Callable[..., Any]
-_LOG_POLL_S = 0.3
-"""How often ``logs -f`` looks for new output (node agents write logs to files, not to a stream)."""
-"""``handler(namespace, name, container)`` -> str | bytes (or an awaitable of one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,51 +215,14 @@ class ResourceHandler:
         return json_response(listed, warnings=warnings)
 
     async def _log(self, request: web.Request, target: Target) -> web.StreamResponse:
+        """``pods/<name>/log``: the registered node side streams it (:mod:`.pod_log_endpoint`)."""
         self.registry.get(target.kind, target.namespace or "", target.name, version=target.version)
         if self.pod_log is None:
             raise NotFound("the server could not find the requested resource ( pods/log "
                            f"{target.name})")
-        data = await self._read_log(target, request.query.get("container") or "")
-        shown = data
-        tail = _int(request.query, "tailLines")
-        if tail is not None:
-            lines = data.splitlines(keepends=True)
-            shown = b"".join(lines[-tail:]) if tail > 0 else b""
-        if request.query.get("follow", "").lower() not in ("true", "1"):
-            return web.Response(body=shown, headers={"Content-Type": "text/plain"})
-        return await self._follow_log(request, target, shown, len(data))
-
-    async def _read_log(self, target: Target, container: str) -> bytes:
-        assert self.pod_log is not None
-        result = self.pod_log(target.namespace or "", target.name, container)
-        if hasattr(result, "__await__"):
-            result = await result
-        return result.encode() if isinstance(result, str) else bytes(result or b"")
-
-    async def _follow_log(self, request: web.Request, target: Target, first: bytes, offset: int,
-                          ) -> web.StreamResponse:
-        """``kubectl logs -f``: stream what the container writes until its pod is finished or gone."""
-        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
-        await response.prepare(request)
-        if first:
-            await response.write(first)
-        container = request.query.get("container") or ""
-        while not self.stopping.is_set() and request.transport is not None and not request.transport.is_closing():
-            try:
-                pod = self.registry.get(target.kind, target.namespace or "", target.name, version=target.version)
-            except NotFound:
-                break
-            finished = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-            data = await self._read_log(target, container)  # read after the phase: nothing written is missed
-            if len(data) > offset:
-                await response.write(data[offset:])
-                offset = len(data)
-            if finished:
-                break
-            await asyncio.sleep(_LOG_POLL_S)
-        with contextlib.suppress(ConnectionError):
-            await response.write_eof()
-        return response
+        options = parse_log_options(request.query, target.name, self.now())
+        return await serve_pod_log(request, self.pod_log, target.namespace or "", target.name, options,
+                                   self.stopping)
 
     async def _scale(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         """``<object>/scale``: an autoscaling/v1 Scale (see :mod:`pykueue.registry.scale`)."""

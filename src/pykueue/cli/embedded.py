@@ -140,7 +140,7 @@ class Embedded:
             self._cluster = EmbeddedCluster(LocalClient(registry), opts.nodes, self.clock, log_root=log_root,
                                             allow_root_pods=opts.allow_root_pods)
             await self._cluster.start()
-            self._server.set_pod_log_handler(self._cluster.pod_log)
+            self._server.set_pod_log_handler(self._cluster.open_pod_log)
         if self._manager is not None:
             if opts.controllers == "process":
                 await self._manager.start_admission_caches()   # the webhooks stay here

@@ -26,6 +26,7 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, key_of, split_key
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.pod_logs import LogReader, LogReadOptions
 from pykueue.cluster.podutil import Record, no_record, set_condition
 
 __all__ = ["ContainerResult", "NodeAgent", "Running"]
@@ -279,8 +280,10 @@ class NodeAgent:
     def forget(self, key: str) -> None:
         """The pod is gone for good: drop what the agent kept for it (logs)."""
 
-    def pod_log(self, pod: JSONDict, container: str) -> str:
-        """The container's output so far; ``BadRequest`` when there is none."""
+    def log_reader(self, pod: JSONDict, container: str, options: LogReadOptions, *,
+                   previous: bool = False) -> tuple[LogReader, Callable[[], bool]]:
+        """A reader of the container's log (opened: placed at ``tailLines``) and a check whether the
+        container still runs (a follower stops once it does not); ``BadRequest`` when there is none."""
         raise BadRequest(f'container "{container}" has no log on node {self.name}')
 
     # -- status writing ---------------------------------------------------------------------------

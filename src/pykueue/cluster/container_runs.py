@@ -54,6 +54,20 @@ class ContainerFiles:
         return self.state / f"{self.name}.log"
 
     @property
+    def previous_log(self) -> Path:
+        """The current log file of the instance before, set aside when the container restarted."""
+        return self.state / f"{self.name}.previous.log"
+
+    def retire_log(self) -> None:
+        """A new instance of the container starts: its predecessor's current log file becomes
+        :attr:`previous_log` (what ``kubectl logs --previous`` reads) and its rotated files go."""
+        with contextlib.suppress(FileNotFoundError):
+            self.log.replace(self.previous_log)
+        for index in range(1, LOG_MAX_FILES):
+            with contextlib.suppress(FileNotFoundError):
+                self.log.with_name(f"{self.log.name}.{index}").unlink()
+
+    @property
     def pid(self) -> Path:
         return self.state / f"{self.name}.pid"
 

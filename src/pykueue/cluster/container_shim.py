@@ -11,7 +11,11 @@ each container through its shim. The shim, not the API server, is the command's 
   from the pod spec only (the shim's environment, which the agent builds) and rlimits from the
   container's limits;
 - its output is written to ``<name>.log`` with rotation, as the kubelet rotates container logs
-  (``--log-max-bytes`` per file, ``--log-max-files`` files kept: the current one and ``.1`` …).
+  (``--log-max-bytes`` per file, ``--log-max-files`` files kept: the current one and ``.1`` …), in
+  the CRI runtimes' record format (``<time> stdout F|P <content>``, see :mod:`pykueue.cluster.cri_log`):
+  a line longer than :data:`MAX_LINE` is cut into partial records, and a line still unfinished when
+  the pipe goes quiet is written as a partial record at once, so ``kubectl logs -f`` shows it; a file
+  is rotated between records, never inside one.
 
 Files in ``--state`` (owner-only, written atomically): ``<name>.pid`` — JSON with the shim's and the
 command's pid and kernel start times, written once the command runs; ``<name>.exit`` — JSON with
@@ -69,21 +73,64 @@ def _write_json(path: Path, data: dict[str, object]) -> None:
     tmp.replace(path)
 
 
+MAX_LINE = 16 * 1024
+"""Longest record content: a longer line is cut into partial records, as containerd cuts them."""
+
+
+def _timestamp() -> bytes:
+    """Now, as a record's timestamp (UTC, nine fraction digits: they compare as bytes)."""
+    ns = time.time_ns()
+    seconds, fraction = divmod(ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)).encode() + b".%09dZ" % fraction
+
+
 class RotatingLog:
-    """Appends output to ``path``; when a write would pass ``max_bytes``, the file becomes ``path.1``."""
+    """Appends output to ``path`` as CRI log records; when a record would pass ``max_bytes``, the
+    file becomes ``path.1`` (and ``.1`` becomes ``.2`` ..., ``max_files`` files in all)."""
 
     def __init__(self, path: Path, max_bytes: int, max_files: int) -> None:
         self.path, self.max_bytes, self.max_files = path, max_bytes, max(1, max_files)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._size = os.fstat(self._fd).st_size
+        self._partial = b""
+        """The end of the output that is not a whole line yet."""
 
     def write(self, data: bytes) -> None:
-        while data:
+        """Output read from the container: whole lines become ``F`` records, the rest waits."""
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        prefix = _timestamp() + b" stdout "
+        out: list[bytes] = []
+        for line in lines:
+            while len(line) > MAX_LINE:
+                out.append(prefix + b"P " + line[:MAX_LINE] + b"\n")
+                line = line[MAX_LINE:]
+            out.append(prefix + b"F " + line + b"\n")
+        while len(self._partial) >= MAX_LINE:
+            out.append(prefix + b"P " + self._partial[:MAX_LINE] + b"\n")
+            self._partial = self._partial[MAX_LINE:]
+        if out:
+            self._append(b"".join(out))
+
+    def flush_partial(self) -> None:
+        """The output went quiet in the middle of a line: write what there is as a partial record."""
+        if self._partial:
+            self._append(_timestamp() + b" stdout P " + self._partial + b"\n")
+            self._partial = b""
+
+    def _append(self, records: bytes) -> None:
+        while records:
             room = self.max_bytes - self._size
-            if room <= 0:
-                self._rotate()
-                continue
-            piece, data = data[:room], data[room:]
+            if len(records) > room:
+                cut = records.rfind(b"\n", 0, max(room, 0)) + 1
+                if cut == 0:
+                    if self._size > 0:
+                        self._rotate()
+                        continue
+                    cut = records.find(b"\n") + 1 or len(records)   # one record longer than a file
+                piece, records = records[:cut], records[cut:]
+            else:
+                piece, records = records, b""
             os.write(self._fd, piece)
             self._size += len(piece)
 
@@ -104,6 +151,7 @@ class RotatingLog:
         self._size = 0
 
     def close(self) -> None:
+        self.flush_partial()
         os.close(self._fd)
 
 
@@ -199,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
             with contextlib.suppress(ProcessLookupError):   # leftovers die with the container
                 os.killpg(proc.pid, signal.SIGKILL)
             break
+        else:
+            log.flush_partial()   # quiet in the middle of a line: show what there is
     code = _exit_code(proc.wait())
     log.close()
     with contextlib.suppress(FileNotFoundError):   # the pod's folder is gone: nobody wants the record

@@ -3,7 +3,7 @@
 Owned by ``cluster/``; built and started by the CLI's embedded assembly after the API server.
 Runs, over one set of shared informers (pods, nodes, Jobs, JobSets), the Job controller, the JobSet
 controller (when the kind is served), the pod binder and one node agent per :class:`NodeSpec`,
-and serves container logs for ``kubectl logs`` (:meth:`EmbeddedCluster.pod_log`).
+and serves container logs for ``kubectl logs`` (:meth:`EmbeddedCluster.open_pod_log`).
 
 Everything goes through the :class:`~pykueue.client.Client`; nothing here touches the store.
 Events (SuccessfulCreate, Scheduled, FailedScheduling, Started, Completed, ...) are written with the
@@ -17,18 +17,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import BadRequest, NotFound
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.apiserver.pod_log_endpoint import PodLogOptions
 from pykueue.client import Client, Informer, WorkQueue, run_workers
 from pykueue.client.res import JOBS, JOBSETS, NODES, PODS
+from pykueue.cluster import cri_log
 from pykueue.cluster.agent import NodeAgent
 from pykueue.cluster.binder import PodBinder
 from pykueue.cluster.jobs import JobController
 from pykueue.cluster.jobsets import JobSetController
 from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.pod_logs import LogReadOptions, stream_log
 from pykueue.cluster.pod_user import resolve_run_as
 from pykueue.cluster.podutil import set_condition
 from pykueue.cluster.process import ProcessNodeAgent
@@ -152,8 +156,9 @@ class EmbeddedCluster:
         for recorder in self._recorders.values():
             await recorder.stop()
 
-    def pod_log(self, namespace: str, name: str, container: str = "") -> str:
-        """The container's output, for ``GET pods/<name>/log``; errors read like kubelet's."""
+    def _agent_for(self, namespace: str, name: str, container: str) -> tuple[JSONDict, str, NodeAgent]:
+        """The pod, the container (the only one when none is named) and the agent of its node; errors
+        read like the kubelet's."""
         pod = self.pods.get(name, namespace)
         if pod is None:
             raise NotFound.object("pods", name)
@@ -172,4 +177,27 @@ class EmbeddedCluster:
         agent = self.agents.get(str(node))
         if agent is None:
             raise BadRequest(f"pod {name} is bound to node {node}, which has no agent in this cluster")
-        return agent.pod_log(pod, container)
+        return pod, container, agent
+
+    async def open_pod_log(self, namespace: str, name: str, options: PodLogOptions) -> AsyncIterator[bytes]:
+        """``GET pods/<name>/log``: the container's log as chunks (:mod:`.pod_logs`); errors are raised
+        here, before the first chunk. The file is opened in a worker thread."""
+        pod, container, agent = self._agent_for(namespace, name, options.container)
+        since = None if options.since is None else cri_log.timestamp(int(options.since * 1_000_000_000))
+        read = LogReadOptions(timestamps=options.timestamps, tail_lines=options.tail_lines, since=since)
+        reader, running = await asyncio.to_thread(agent.log_reader, pod, container, read,
+                                                  previous=options.previous)
+        return stream_log(reader, follow=options.follow and not options.previous, running=running)
+
+    def pod_log(self, namespace: str, name: str, container: str = "") -> str:
+        """The container's current log as text, read on the calling thread: for tests and tools (the
+        API serves :meth:`open_pod_log`)."""
+        pod, container, agent = self._agent_for(namespace, name, container)
+        reader, _ = agent.log_reader(pod, container, LogReadOptions())
+        try:
+            parts = []
+            while chunk := reader.read():
+                parts.append(chunk)
+        finally:
+            reader.close()
+        return b"".join(parts).decode(errors="replace")

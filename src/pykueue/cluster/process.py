@@ -7,7 +7,7 @@ ignored (there is no container runtime): the command runs on the host through a 
 environment made from the pod spec only (its ``env``/``envFrom`` values, fieldRefs, a standard
 ``PATH``, ``HOME`` = the working directory) and its memory limit as a data-size rlimit. Output
 (stdout + stderr) goes to one log file per container, rotated at 10 MiB with 5 files kept, served
-by ``kubectl logs`` through :meth:`ProcessNodeAgent.pod_log`.
+by ``kubectl logs`` through :meth:`ProcessNodeAgent.log_reader` (:mod:`.pod_logs`).
 
 This is containment, not isolation: a process node is for trusted work on a machine you own. The
 pod's process shares the host's network, file system (whatever its user may read) and kernel.
@@ -41,10 +41,11 @@ from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
 from pykueue.client import Client, Informer, Res, key_of
-from pykueue.cluster import container_runs
+from pykueue.cluster import container_runs, cri_log
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
 from pykueue.cluster.container_runs import ContainerFiles
 from pykueue.cluster.nodes import NodeSpec
+from pykueue.cluster.pod_logs import FileLogReader, LogReadOptions
 from pykueue.cluster.pod_user import RunAs, resolve_run_as
 from pykueue.cluster.podutil import Record, no_record
 
@@ -257,16 +258,29 @@ class ProcessNodeAgent(NodeAgent):
                 self._remove_when_idle.discard(pod_dir)
                 _remove_pod_dir(pod_dir)
 
-    def pod_log(self, pod: JSONDict, container: str) -> str:
-        directory = self._logs.get(key_of(pod)) or self._pod_dir(pod)
-        path = directory / f"{container}.log"
-        if not path.exists():
-            name = pod["metadata"]["name"]
+    def log_reader(self, pod: JSONDict, container: str, options: LogReadOptions, *,
+                   previous: bool = False) -> tuple[FileLogReader, Callable[[], bool]]:
+        files = ContainerFiles(self._logs.get(key_of(pod)) or self._pod_dir(pod), container)
+        name = pod["metadata"]["name"]
+        if previous:
+            reader = FileLogReader(files.previous_log, options)
+        else:
+            reader = FileLogReader(files.log, options, previous=files.previous_log,
+                                   max_files=container_runs.LOG_MAX_FILES)
+        try:
+            reader.open()
+        except FileNotFoundError:
+            if previous:
+                raise BadRequest(f'previous terminated container "{container}" in pod "{name}" not found') from None
             if (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed"):
                 raise BadRequest(f'the log of container "{container}" in pod "{name}" is no longer available '
-                                 "(node agents keep logs only while they run)")
-            raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating')
-        return path.read_text(errors="replace")
+                                 "(node agents keep logs only while they run)") from None
+            raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: '
+                             "ContainerCreating") from None
+
+        def running() -> bool:
+            return not previous and files.state.is_dir() and not files.exit.exists()
+        return reader, running
 
     async def _sources(self, pod: JSONDict, container: JSONDict) -> Sources:
         """Fetch the ConfigMaps and Secrets the container's environment reads (missing ones are left out)."""
@@ -366,15 +380,16 @@ class ProcessNodeAgent(NodeAgent):
         started = self.clock.now()
         argv = _argv(container)
         files = ContainerFiles(pod_dir, name)
+        files.retire_log()   # a restart: the last instance's log is what --previous shows
         if argv is None:
             message = (f'container "{name}" has no command: pykueue process nodes run the command, not the '
                        f"image ({container.get('image', '')}); give the container a command")
-            files.log.write_text(message + "\n")
+            files.log.write_bytes(cri_log.record(message))
             return ContainerResult(name, 128, "ContainerCannotRun", message, started, self.clock.now())
         try:
             env = container_env(pod, container, self.name, str(work), await self._sources(pod, container))
         except EnvError as exc:
-            files.log.write_text(f"{exc}\n")
+            files.log.write_bytes(cri_log.record(str(exc)))
             return ContainerResult(name, 1, "CreateContainerConfigError", str(exc), started, self.clock.now())
         with self._using(pod_dir):
             shim = await container_runs.start(files, argv, workdir=work, env=env, run_as=self.run_as,

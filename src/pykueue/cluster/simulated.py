@@ -14,10 +14,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+from collections.abc import Callable
 
 from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.errors import BadRequest
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.client import key_of
+from pykueue.cluster import cri_log
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
+from pykueue.cluster.pod_logs import LogReadOptions, MemoryLogReader
 
 __all__ = ["DURATION_ANNOTATION", "EXIT_CODE_ANNOTATION", "SimulatedNodeAgent"]
 
@@ -79,6 +84,20 @@ class SimulatedNodeAgent(NodeAgent):
             await self._sleep(remaining)
         return self._results(pod, started)
 
-    def pod_log(self, pod: JSONDict, container: str) -> str:
-        duration = self._duration(pod)
-        return f"pykueue simulated node {self.name}: container {container} runs for {duration:g}s\n"
+    def log_reader(self, pod: JSONDict, container: str, options: LogReadOptions, *,
+                   previous: bool = False) -> tuple[MemoryLogReader, Callable[[], bool]]:
+        """One line, stamped with the pod's start: nothing runs, so nothing else is printed."""
+        name = (pod.get("metadata") or {}).get("name", "")
+        if previous:
+            raise BadRequest(f'previous terminated container "{container}" in pod "{name}" not found')
+        start_text = (pod.get("status") or {}).get("startTime")
+        started = parse_time(start_text) if start_text else self.clock.now()
+        line = f"pykueue simulated node {self.name}: container {container} runs for {self._duration(pod):g}s"
+        reader = MemoryLogReader(cri_log.record(line, int(started * 1_000_000_000)), options)
+        reader.open()
+        key = key_of(pod)
+
+        def running() -> bool:
+            latest = self.pods.get_by_key(key)
+            return latest is not None and (latest.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        return reader, running

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 import yaml
 
 from pykueue.api.meta.clock import ManualClock
 from pykueue.apiserver import serve
+from pykueue.apiserver.pod_log_endpoint import PodLogOptions
 from pykueue.registry import Registry
 from pykueue.store import Store
 
@@ -297,16 +300,57 @@ async def test_pod_log_hook_point(api: Api) -> None:
     await api.request("POST", "/api/v1/namespaces/default/pods", pod)
     status, _, _ = await api.request("GET", "/api/v1/namespaces/default/pods/p/log")
     assert status == 404
+    seen: list[PodLogOptions] = []
 
-    async def logs(namespace: str, name: str, container: str) -> str:
-        return f"{namespace}/{name}/{container or '-'}\nline2\n"
+    async def chunks(namespace: str, name: str) -> AsyncIterator[bytes]:
+        yield f"{namespace}/{name}/".encode()
+        yield b""  # a follower's heartbeat is not sent
+        yield b"line2\n"
+
+    async def logs(namespace: str, name: str, options: PodLogOptions) -> AsyncIterator[bytes]:
+        seen.append(options)
+        return chunks(namespace, name)
 
     api.server.set_pod_log_handler(logs)
     status, text, _response = await api.request("GET", "/api/v1/namespaces/default/pods/p/log?container=c")
     assert status == 200
-    assert text == b"default/p/c\nline2\n"
-    _, tail, _ = await api.request("GET", "/api/v1/namespaces/default/pods/p/log?tailLines=1")
-    assert tail == b"line2\n"
+    assert text == b"default/p/line2\n"
+    assert seen[-1] == PodLogOptions(container="c")
+    query = "tailLines=3&timestamps=true&previous=1&sinceSeconds=10&limitBytes=4"
+    _, limited, _ = await api.request("GET", f"/api/v1/namespaces/default/pods/p/log?{query}")
+    assert limited == b"defa"  # limitBytes is applied on what is sent
+    assert seen[-1] == PodLogOptions(tail_lines=3, timestamps=True, previous=True, limit_bytes=4,
+                                     since=api.clock.now() - 10)
+
+
+@pytest.mark.parametrize(("query", "code", "field", "message"), [
+    ("tailLines=-1", 422, "tailLines", "Invalid value: -1: must be greater than or equal to 0"),
+    ("limitBytes=0", 422, "limitBytes", "Invalid value: 0: must be greater than 0"),
+    ("sinceSeconds=0", 422, "sinceSeconds", "Invalid value: 0: must be greater than 0"),
+    ("sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z", 422, "",
+     "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified"),
+    ("tailLines=ten", 400, None, 'tailLines: invalid value "ten": must be an integer'),
+    ("sinceTime=yesterday", 400, None, 'sinceTime: invalid value "yesterday": must be an RFC 3339 time'),
+    ("follow=maybe", 400, None, 'follow: invalid value "maybe": must be a boolean'),
+])
+async def test_pod_log_options_are_checked_as_kube_apiserver_checks_them(
+        api: Api, query: str, code: int, field: str | None, message: str) -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    await api.request("POST", "/api/v1/namespaces/default/pods", pod)
+
+    async def logs(namespace: str, name: str, options: PodLogOptions) -> AsyncIterator[bytes]:
+        raise AssertionError("a bad request never reaches the node side")
+
+    api.server.set_pod_log_handler(logs)
+    status, body, _ = await api.request("GET", f"/api/v1/namespaces/default/pods/p/log?{query}")
+    assert (status, body["kind"], body["code"]) == (code, "Status", code)
+    if field is None:
+        assert (body["reason"], body["message"]) == ("BadRequest", message)
+    else:
+        assert body["reason"] == "Invalid"
+        assert body["details"]["kind"] == "PodLogOptions"
+        assert body["details"]["causes"][0]["field"] == field
+        assert message in body["message"]
 
 
 async def test_writes_are_durable_when_answered(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ async def test_logs_through_the_real_api_server(tmp_path: Path) -> None:
 
     async with running_cluster([PROCESS], tmp_path) as env:
         server, url, token = await start_server(env.registry)
-        server.set_pod_log_handler(env.cluster.pod_log)
+        server.set_pod_log_handler(env.cluster.open_pod_log)
         try:
             await env.client.create(JOBS, make_job("served", "echo via http"))
             await finished(env, "served")
