@@ -272,7 +272,8 @@ class ProcessNodeAgent(NodeAgent):
         except FileNotFoundError:
             if previous:
                 raise BadRequest(f'previous terminated container "{container}" in pod "{name}" not found') from None
-            if (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed"):
+            started = (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")
+            if started and not files.state.is_dir():
                 raise BadRequest(f'the log of container "{container}" in pod "{name}" is no longer available '
                                  "(node agents keep logs only while they run)") from None
             raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: '
