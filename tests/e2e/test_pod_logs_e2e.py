@@ -124,6 +124,8 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
         follower.terminate()
         follower.wait(10)
         reader.join(10)
+        if follower.stdout is not None:
+            follower.stdout.close()
     ticks = [int(line.split()[1]) for line in bytes(received).decode().splitlines() if line.startswith("tick")]
     assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))   # in order, none lost or repeated
     assert streamed >= 200   # the pod kept printing (at most 100 lines/s) and the follower kept receiving
