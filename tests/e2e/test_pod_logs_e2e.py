@@ -77,16 +77,24 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime + stime
 
 
-def _server_cpu_over(pid: int, seconds: float) -> float:
-    start_cpu, start = _cpu_seconds(pid), time.monotonic()
+def _bytes_read(pid: int) -> int:
+    """What the process has read through read(2) and pread(2) so far (files, page cache, sockets)."""
+    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def _server_cost_over(pid: int, seconds: float) -> tuple[float, int]:
+    """The server's CPU (in cores) and bytes read over a window of ``seconds``."""
+    start_cpu, start_read, start = _cpu_seconds(pid), _bytes_read(pid), time.monotonic()
     time.sleep(seconds)   # a measurement window, not a wait for a condition
-    return (_cpu_seconds(pid) - start_cpu) / (time.monotonic() - start)
+    return (_cpu_seconds(pid) - start_cpu) / (time.monotonic() - start), _bytes_read(pid) - start_read
 
 
 def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_server_little(
         pykueue: Pykueue) -> None:
-    # 70 MB as fast as it can be written (seven files' worth), then a line every 10 ms for ever
-    script = ("head -c 70000000 /dev/zero | tr '\\0' x | fold -w 199; "
+    # 303,640 lines of 200 bytes as fast as they can be written: six full files (43,690 records of 240
+    # bytes each) rotated, the 7th 95 % full; then a line every 10 ms for ever
+    script = ("head -c 60728000 /dev/zero | tr '\\0' x | fold -w 199; "
               "i=0; while true; do echo \"tick $i\"; i=$((i+1)); sleep 0.01; done")
     pykueue.kubectl("create", "-f", "-", input=_pod("chatty", script))
 
@@ -102,7 +110,7 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
     # kubectl logs reads the current file only, as on a kubelet: at most 10 MiB of it
     assert pykueue.process is not None
     pid = pykueue.process.pid
-    baseline = _server_cpu_over(pid, 20)
+    baseline, baseline_read = _server_cost_over(pid, 20)
 
     received = bytearray()
     follower = subprocess.Popen([kubectl_binary(), "--kubeconfig", str(pykueue.kubeconfig), "logs", "-f",
@@ -118,7 +126,7 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
     try:
         pykueue.wait_for(lambda: received.count(b"\n") >= 5, timeout=30)
         before = received.count(b"\n")
-        following = _server_cpu_over(pid, 20)
+        following, following_read = _server_cost_over(pid, 20)
         streamed = received.count(b"\n") - before
     finally:
         follower.terminate()
@@ -130,9 +138,13 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
     assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))   # in order, none lost or repeated
     assert streamed >= 200   # the pod kept printing (at most 100 lines/s) and the follower kept receiving
     cost = following - baseline
+    extra_read = following_read - baseline_read
     print(f"\nserver CPU: {baseline:.2%} of a core without a follower, {following:.2%} with `kubectl logs -f` "
-          f"({streamed} lines streamed in 20 s): the follower costs {cost:.2%} of a core")
+          f"({streamed} lines streamed in 20 s): the follower costs {cost:.2%} of a core; the server read "
+          f"{baseline_read / MiB:.2f} MiB without it and {following_read / MiB:.2f} MiB with it")
     assert cost < 0.05, f"kubectl logs -f costs the server {cost:.2%} of a core"
+    # what was appended is read once: not the 10 MiB file again on every poll (that would be ~800 MiB)
+    assert extra_read < 4 * MiB, f"the follower made the server read {extra_read / MiB:.1f} MiB more"
     # and the files are still under the cap
     sizes2 = [p.stat().st_size for p in _log_files(pykueue, "chatty")]
     assert len(sizes2) <= 5 and all(size <= 10 * MiB for size in sizes2)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from pykueue.api.meta.clock import parse_time
 from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.apiserver.pod_log_endpoint import PodLogOptions
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 
@@ -359,3 +362,34 @@ async def test_restart_policy_always_restarts_containers_that_exit(tmp_path: Pat
         p = await wait_for(restarted)
         assert p["status"]["phase"] == "Running"
         assert p["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 0
+
+
+async def test_a_simulated_pods_log_is_served_with_the_options_and_followed_until_it_ends(tmp_path: Path) -> None:
+    node = NodeSpec(name="sim", kind="simulated", capacity={"cpu": "4", "memory": "8Gi", "pods": "10"},
+                    default_duration=1.5)
+    async with running_cluster([node], tmp_path) as env:
+        await env.client.create(PODS, make_pod("dreamer", cpu="100m"))
+
+        async def running() -> bool:
+            pod = env.cluster.pods.get("dreamer", "default")
+            return pod is not None and (pod.get("status") or {}).get("phase") == "Running"
+
+        await wait_for(running)
+        line = b"pykueue simulated node sim: container main runs for 1.5s\n"
+        chunks = await env.cluster.open_pod_log("default", "dreamer", PodLogOptions(timestamps=True))
+        stamped = b"".join([chunk async for chunk in chunks])
+        assert stamped.endswith(b"Z " + line)
+        chunks = await env.cluster.open_pod_log("default", "dreamer", PodLogOptions(tail_lines=0))
+        assert b"".join([chunk async for chunk in chunks]) == b""
+        with pytest.raises(BadRequest, match='previous terminated container "main" in pod "dreamer" not found'):
+            await env.cluster.open_pod_log("default", "dreamer", PodLogOptions(previous=True))
+        # -f: the line, then nothing until the pod has run its 1.5 s; then the stream ends
+        chunks = await env.cluster.open_pod_log("default", "dreamer", PodLogOptions(follow=True))
+        followed = await asyncio.wait_for(_collect(chunks), 30)
+        assert followed == line
+        phase = (env.cluster.pods.get("dreamer", "default") or {}).get("status", {}).get("phase")
+        assert phase == "Succeeded"
+
+
+async def _collect(chunks: AsyncIterator[bytes]) -> bytes:
+    return b"".join([chunk async for chunk in chunks])
