@@ -19,9 +19,18 @@ STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
 
 
 def _pod(name: str, script: str, restart: str = "Never") -> str:
-    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-                       "spec": {"restartPolicy": restart, "terminationGracePeriodSeconds": 1,
-                                "containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", script]}]}})
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {
+                "restartPolicy": restart,
+                "terminationGracePeriodSeconds": 1,
+                "containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", script]}],
+            },
+        }
+    )
 
 
 def _logs(server: Pykueue, *args: str) -> str:
@@ -35,10 +44,14 @@ def _logs_once_started(server: Pykueue, *args: str) -> str:
 
 def test_kubectl_logs_options_read_as_kube_serves_them(pykueue: Pykueue) -> None:
     # early lines, a pause, a late line, then a line left unfinished while the container waits
-    pykueue.kubectl("create", "-f", "-", input=_pod("talker", (
-        "echo early-1; echo early-2; sleep 6; echo late-1; printf 'no newline'; sleep 600")))
+    pykueue.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=_pod("talker", ("echo early-1; echo early-2; sleep 6; echo late-1; printf 'no newline'; sleep 600")),
+    )
     pykueue.wait_for(lambda: _logs_once_started(pykueue, "talker").endswith("no newline"), timeout=60, interval=0.2)
-    since = _logs(pykueue, "talker", "--since=4s")   # asked at most ~2 s after late-1, 6 s after the early lines
+    since = _logs(pykueue, "talker", "--since=4s")  # asked at most ~2 s after late-1, 6 s after the early lines
     assert since == "late-1\nno newline"
     assert _logs(pykueue, "talker") == "early-1\nearly-2\nlate-1\nno newline"
     assert _logs(pykueue, "talker", "--tail=2") == "late-1\nno newline"
@@ -59,8 +72,10 @@ def test_kubectl_logs_options_read_as_kube_serves_them(pykueue: Pykueue) -> None
 
 
 def test_kubectl_logs_previous_shows_the_instance_before_a_restart(pykueue: Pykueue) -> None:
-    script = 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; echo "run $n"; ' \
-             '[ "$n" -ge 2 ] && sleep 600; exit 1'
+    script = (
+        'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; echo "run $n"; '
+        '[ "$n" -ge 2 ] && sleep 600; exit 1'
+    )
     pykueue.kubectl("create", "-f", "-", input=_pod("restarter", script, restart="OnFailure"))
     pykueue.wait_for(lambda: _logs_once_started(pykueue, "restarter") == "run 2\n", timeout=60)
     assert _logs(pykueue, "restarter", "--previous") == "run 1\n"
@@ -74,7 +89,7 @@ def _log_files(server: Pykueue, pod: str) -> list[Path]:
 
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime + stime
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def _bytes_read(pid: int) -> int:
@@ -86,16 +101,17 @@ def _bytes_read(pid: int) -> int:
 def _server_cost_over(pid: int, seconds: float) -> tuple[float, int]:
     """The server's CPU (in cores) and bytes read over a window of ``seconds``."""
     start_cpu, start_read, start = _cpu_seconds(pid), _bytes_read(pid), time.monotonic()
-    time.sleep(seconds)   # a measurement window, not a wait for a condition
+    time.sleep(seconds)  # a measurement window, not a wait for a condition
     return (_cpu_seconds(pid) - start_cpu) / (time.monotonic() - start), _bytes_read(pid) - start_read
 
 
-def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_server_little(
-        pykueue: Pykueue) -> None:
+def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_server_little(pykueue: Pykueue) -> None:
     # 303,640 lines of 200 bytes as fast as they can be written: six full files (43,690 records of 240
     # bytes each) rotated, the 7th 95 % full; then a line every 10 ms for ever
-    script = ("head -c 60728000 /dev/zero | tr '\\0' x | fold -w 199; "
-              "i=0; while true; do echo \"tick $i\"; i=$((i+1)); sleep 0.01; done")
+    script = (
+        "head -c 60728000 /dev/zero | tr '\\0' x | fold -w 199; "
+        'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 0.01; done'
+    )
     pykueue.kubectl("create", "-f", "-", input=_pod("chatty", script))
 
     def past_the_burst() -> bool:
@@ -113,8 +129,11 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
     baseline, baseline_read = _server_cost_over(pid, 20)
 
     received = bytearray()
-    follower = subprocess.Popen([kubectl_binary(), "--kubeconfig", str(pykueue.kubeconfig), "logs", "-f",
-                                 "chatty", "--tail=5"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    follower = subprocess.Popen(
+        [kubectl_binary(), "--kubeconfig", str(pykueue.kubeconfig), "logs", "-f", "chatty", "--tail=5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
 
     def pump() -> None:
         assert follower.stdout is not None
@@ -135,16 +154,19 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
         if follower.stdout is not None:
             follower.stdout.close()
     ticks = [int(line.split()[1]) for line in bytes(received).decode().splitlines() if line.startswith("tick")]
-    assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))   # in order, none lost or repeated
-    assert streamed >= 200   # the pod kept printing (at most 100 lines/s) and the follower kept receiving
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # in order, none lost or repeated
+    assert streamed >= 200  # the pod kept printing (at most 100 lines/s) and the follower kept receiving
     cost = following - baseline
     extra_read = following_read - baseline_read
-    print(f"\nserver CPU: {baseline:.2%} of a core without a follower, {following:.2%} with `kubectl logs -f` "
-          f"({streamed} lines streamed in 20 s): the follower costs {cost:.2%} of a core; the server read "
-          f"{baseline_read / MiB:.2f} MiB without it and {following_read / MiB:.2f} MiB with it")
+    print(
+        f"\nserver CPU: {baseline:.2%} of a core without a follower, {following:.2%} with `kubectl logs -f` "
+        f"({streamed} lines streamed in 20 s): the follower costs {cost:.2%} of a core; the server read "
+        f"{baseline_read / MiB:.2f} MiB without it and {following_read / MiB:.2f} MiB with it"
+    )
     assert cost < 0.05, f"kubectl logs -f costs the server {cost:.2%} of a core"
     # what was appended is read once: not the 10 MiB file again on every poll (that would be ~800 MiB)
     assert extra_read < 4 * MiB, f"the follower made the server read {extra_read / MiB:.1f} MiB more"
     # and the files are still under the cap
     sizes2 = [p.stat().st_size for p in _log_files(pykueue, "chatty")]
-    assert len(sizes2) <= 5 and all(size <= 10 * MiB for size in sizes2)
+    assert len(sizes2) <= 5
+    assert all(size <= 10 * MiB for size in sizes2)

@@ -95,13 +95,20 @@ def parse_log_options(query: Mapping[str, str], name: str, now: float) -> PodLog
     if errors:
         raise Invalid("PodLogOptions", name, errors)
     since = now - since_seconds if since_seconds is not None else since_time
-    return PodLogOptions(container=query.get("container") or "", follow=_bool(query, "follow"),
-                         previous=_bool(query, "previous"), timestamps=_bool(query, "timestamps"),
-                         tail_lines=tail_lines, limit_bytes=limit_bytes, since=since)
+    return PodLogOptions(
+        container=query.get("container") or "",
+        follow=_bool(query, "follow"),
+        previous=_bool(query, "previous"),
+        timestamps=_bool(query, "timestamps"),
+        tail_lines=tail_lines,
+        limit_bytes=limit_bytes,
+        since=since,
+    )
 
 
-async def serve_pod_log(request: web.Request, handler: PodLogHandler, namespace: str, name: str,
-                        options: PodLogOptions, stopping: Any) -> web.StreamResponse:
+async def serve_pod_log(
+    request: web.Request, handler: PodLogHandler, namespace: str, name: str, options: PodLogOptions, stopping: Any
+) -> web.StreamResponse:
     """Stream the log as ``text/plain`` until it ends, ``limitBytes`` is reached, the client goes
     away or the server stops (``stopping`` is an ``asyncio.Event``)."""
     chunks = await handler(namespace, name, options)
@@ -113,7 +120,7 @@ async def serve_pod_log(request: web.Request, handler: PodLogHandler, namespace:
             if stopping.is_set() or request.transport is None or request.transport.is_closing():
                 break
             if not chunk:
-                continue   # the follower's heartbeat: nothing new
+                continue  # the follower's heartbeat: nothing new
             if left is not None:
                 chunk = chunk[:left]
                 left -= len(chunk)
@@ -123,7 +130,7 @@ async def serve_pod_log(request: web.Request, handler: PodLogHandler, namespace:
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
     except ConnectionError:
-        pass   # the client went away: nothing to answer
+        pass  # the client went away: nothing to answer
     finally:
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:

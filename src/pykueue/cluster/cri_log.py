@@ -59,11 +59,11 @@ def since_filter(records: bytes, since: bytes) -> tuple[bytes, bool]:
     if not records:
         return records, False
     last_start = records.rfind(b"\n", 0, len(records) - 1) + 1
-    if records[last_start:records.find(b" ", last_start)] < since:
-        return b"", False   # the whole block is older: one comparison
+    if records[last_start : records.find(b" ", last_start)] < since:
+        return b"", False  # the whole block is older: one comparison
     start = 0
     while start < len(records):
-        if records[start:records.find(b" ", start)] >= since:
+        if records[start : records.find(b" ", start)] >= since:
             return records[start:], True
         start = records.find(b"\n", start) + 1
     return b"", False
@@ -75,7 +75,7 @@ def tail_offset(fd: int, lines: int, end: int) -> int:
     if lines <= 0:
         return end
     position, newlines = end, 0
-    skip_last = True   # the newline that ends the last record does not start one
+    skip_last = True  # the newline that ends the last record does not start one
     while position > 0:
         size = min(_TAIL_BLOCK, position)
         position -= size

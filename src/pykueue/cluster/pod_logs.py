@@ -32,8 +32,15 @@ from pathlib import Path
 
 from pykueue.cluster import cri_log
 
-__all__ = ["CHUNK_BYTES", "POLL_SECONDS", "FileLogReader", "LogReadOptions", "LogReader", "MemoryLogReader",
-           "stream_log"]
+__all__ = [
+    "CHUNK_BYTES",
+    "POLL_SECONDS",
+    "FileLogReader",
+    "LogReadOptions",
+    "LogReader",
+    "MemoryLogReader",
+    "stream_log",
+]
 
 POLL_SECONDS = 0.25
 """How often a follower that has caught up looks for new output."""
@@ -58,8 +65,9 @@ class FileLogReader:
     it ``path.1`` (then ``.2`` ...); ``previous`` is where a restart sets the whole file aside.
     """
 
-    def __init__(self, path: Path, options: LogReadOptions, *, previous: Path | None = None,
-                 max_files: int = 5) -> None:
+    def __init__(
+        self, path: Path, options: LogReadOptions, *, previous: Path | None = None, max_files: int = 5
+    ) -> None:
         self.path = path
         self.previous = previous
         self.options = options
@@ -94,7 +102,7 @@ class FileLogReader:
                 rendered = self._render(data)
                 if rendered:
                     return rendered
-                continue   # all older than sinceTime, or half a record: read on
+                continue  # all older than sinceTime, or half a record: read on
             if not self._next_file():
                 return b""
         return b""
@@ -102,11 +110,11 @@ class FileLogReader:
     def _render(self, data: bytes) -> bytes:
         data = self._rest + data
         cut = data.rfind(b"\n") + 1
-        records, self._rest = data[:cut], data[cut:]   # a record being written is read next time
+        records, self._rest = data[:cut], data[cut:]  # a record being written is read next time
         if self._since is not None and records:
             records, passed = cri_log.since_filter(records, self._since)
             if passed:
-                self._since = None   # records are in time order: every later one is newer
+                self._since = None  # records are in time order: every later one is newer
         return cri_log.render(records, timestamps=self.options.timestamps) if records else b""
 
     def _next_file(self) -> bool:
@@ -117,22 +125,22 @@ class FileLogReader:
         except FileNotFoundError:
             current = 0
         if current == self._inode:
-            return False   # still the file being written: nothing new yet
+            return False  # still the file being written: nothing new yet
         chain = [self.path.with_name(f"{self.path.name}.{i}") for i in range(self.max_files - 1, 0, -1)]
         chain.append(self.path)
         inodes = [_inode(p) for p in chain]
         if self._inode in inodes:
             successor = chain[inodes.index(self._inode) + 1]
         elif (self.previous is not None and _inode(self.previous) == self._inode) or not current:
-            self.ended = True   # set aside at a restart, or the pod's folder is gone
+            self.ended = True  # set aside at a restart, or the pod's folder is gone
             self.close()
             return False
-        else:   # fell more than the kept files behind: continue from the oldest one left
+        else:  # fell more than the kept files behind: continue from the oldest one left
             successor = next((p for p, ino in zip(chain, inodes, strict=True) if ino), self.path)
         try:
             fd = os.open(successor, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
-            return False   # renamed again meanwhile: the next read looks again
+            return False  # renamed again meanwhile: the next read looks again
         self.close()
         self._fd, self._inode = fd, os.fstat(fd).st_ino
         return True
@@ -157,7 +165,7 @@ class MemoryLogReader:
         records = self._records
         if self.options.tail_lines is not None:
             lines = records.splitlines(keepends=True)
-            records = b"".join(lines[-self.options.tail_lines:]) if self.options.tail_lines > 0 else b""
+            records = b"".join(lines[-self.options.tail_lines :]) if self.options.tail_lines > 0 else b""
         if self.options.since is not None:
             records, _ = cri_log.since_filter(records, self.options.since)
         self._records = records
@@ -178,14 +186,14 @@ async def stream_log(reader: LogReader, *, follow: bool, running: Callable[[], b
     ends (``running()`` turns false) and everything it wrote was sent. Reads run in worker threads."""
     try:
         while True:
-            still_running = follow and running()   # asked before reading: nothing written before the end is missed
+            still_running = follow and running()  # asked before reading: nothing written before the end is missed
             chunk = await asyncio.to_thread(reader.read)
             if chunk:
                 yield chunk
                 continue
             if not still_running or reader.ended:
                 return
-            yield b""   # a heartbeat: the consumer sees a client that went away, or a server stopping
+            yield b""  # a heartbeat: the consumer sees a client that went away, or a server stopping
             await asyncio.sleep(POLL_SECONDS)
     finally:
         with contextlib.suppress(OSError):

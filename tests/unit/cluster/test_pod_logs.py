@@ -18,6 +18,10 @@ def _records(*lines: str, start_ns: int = T0) -> bytes:
     return b"".join(cri_log.record(line, start_ns + i * 1_000_000_000) for i, line in enumerate(lines))
 
 
+def _total_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir())
+
+
 def _read_all(reader: FileLogReader | MemoryLogReader) -> bytes:
     out = b""
     while chunk := reader.read():
@@ -30,14 +34,21 @@ def test_records_render_as_content_or_with_their_timestamps() -> None:
     data = partial + _records("line", start_ns=T0 + 1) + b"an old unformatted line\n"
     assert cri_log.render(data, timestamps=False) == b"half a line\nan old unformatted line\n"
     assert cri_log.render(data, timestamps=True) == (
-        b"2027-01-15T08:00:00.000000000Z half a 2027-01-15T08:00:00.000000001Z line\nan old unformatted line\n")
+        b"2027-01-15T08:00:00.000000000Z half a 2027-01-15T08:00:00.000000001Z line\nan old unformatted line\n"
+    )
 
 
 def test_tail_reads_back_from_the_end_in_blocks(tmp_path: Path) -> None:
     path = tmp_path / "c.log"
-    path.write_bytes(_records(*(f"line {i} " + "x" * 3000 for i in range(100))))   # ~300 KB: several blocks
-    for lines, expected in ((0, []), (1, [99]), (3, [97, 98, 99]), (40, list(range(60, 100))),
-                            (100, list(range(100))), (500, list(range(100)))):
+    path.write_bytes(_records(*(f"line {i} " + "x" * 3000 for i in range(100))))  # ~300 KB: several blocks
+    for lines, expected in (
+        (0, []),
+        (1, [99]),
+        (3, [97, 98, 99]),
+        (40, list(range(60, 100))),
+        (100, list(range(100))),
+        (500, list(range(100))),
+    ):
         reader = FileLogReader(path, LogReadOptions(tail_lines=lines))
         reader.open()
         shown = _read_all(reader).decode().splitlines()
@@ -47,7 +58,7 @@ def test_tail_reads_back_from_the_end_in_blocks(tmp_path: Path) -> None:
 
 def test_since_skips_older_records_and_keeps_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "c.log"
-    path.write_bytes(_records(*(f"line {i}" for i in range(10))))   # one a second from T0
+    path.write_bytes(_records(*(f"line {i}" for i in range(10))))  # one a second from T0
     since = cri_log.timestamp(T0 + 6 * 1_000_000_000)
     reader = FileLogReader(path, LogReadOptions(since=since))
     reader.open()
@@ -59,7 +70,8 @@ def test_since_skips_older_records_and_keeps_the_rest(tmp_path: Path) -> None:
     reader = FileLogReader(path, LogReadOptions(tail_lines=5, since=since, timestamps=True))
     reader.open()
     assert _read_all(reader).decode().splitlines() == [
-        f"{cri_log.timestamp(T0 + i * 1_000_000_000).decode()} line {i}" for i in range(6, 10)]
+        f"{cri_log.timestamp(T0 + i * 1_000_000_000).decode()} line {i}" for i in range(6, 10)
+    ]
 
 
 def test_a_follower_reads_across_rotation_without_losing_or_repeating_a_line(tmp_path: Path) -> None:
@@ -91,15 +103,15 @@ def test_a_follower_that_falls_behind_the_kept_files_goes_on_from_the_oldest(tmp
     for i in range(100):
         log.write(f"line {i}\n".encode())
     log.close()
-    kept = cri_log.render((tmp_path / "c.log.1").read_bytes() + (tmp_path / "c.log").read_bytes(),
-                          timestamps=False)
+    kept = cri_log.render((tmp_path / "c.log.1").read_bytes() + (tmp_path / "c.log").read_bytes(), timestamps=False)
     rest = _read_all(reader)
     # the rest of the file it had open (deleted by rotation, still readable), then what is kept: the
     # lines rotated away in between are lost, as on a kubelet, but none is repeated or out of order
     assert rest.endswith(kept)
     numbers = [int(x.split()[1]) for x in rest.decode().splitlines()]
     assert numbers == sorted(set(numbers))
-    assert numbers[0] == 0 and numbers[-1] == 99
+    assert numbers[0] == 0
+    assert numbers[-1] == 99
 
 
 def test_a_follower_ends_when_its_instance_is_set_aside_at_a_restart(tmp_path: Path) -> None:
@@ -109,7 +121,7 @@ def test_a_follower_ends_when_its_instance_is_set_aside_at_a_restart(tmp_path: P
     reader.open()
     with files.log.open("ab") as handle:
         handle.write(_records("last words"))
-    files.retire_log()   # what the agent does before it starts the next instance
+    files.retire_log()  # what the agent does before it starts the next instance
     files.log.write_bytes(_records("next instance"))
     assert _read_all(reader) == b"before\nlast words\n"
     assert reader.ended
@@ -143,18 +155,17 @@ async def test_stream_log_follows_until_the_container_ends_and_reads_each_byte_o
 
     got = b""
     task = asyncio.create_task(writer())
-    os.read = counting_read   # type: ignore[assignment]
+    os.read = counting_read  # type: ignore[assignment]
     try:
         async with asyncio.timeout(20):
             async for chunk in stream_log(reader, follow=True, running=lambda: not ended):
                 got += chunk
     finally:
-        os.read = original   # type: ignore[assignment]
+        os.read = original  # type: ignore[assignment]
     await task
     assert got.decode().splitlines() == ["one", *(f"line {i}" for i in range(200))]
     # every byte of the files was read once: the sum of what the reads returned is what was written
-    total = sum(p.stat().st_size for p in tmp_path.iterdir())
-    assert sum(reads) == total
+    assert sum(reads) == _total_size(tmp_path)
 
 
 def test_a_simulated_log_answers_the_same_options() -> None:
