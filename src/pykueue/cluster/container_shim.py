@@ -101,11 +101,15 @@ class RotatingLog:
         self._partial = lines.pop()
         prefix = _timestamp() + b" stdout "
         out: list[bytes] = []
-        for line in lines:
-            while len(line) > MAX_LINE:
-                out.append(prefix + b"P " + line[:MAX_LINE] + b"\n")
-                line = line[MAX_LINE:]
-            out.append(prefix + b"F " + line + b"\n")
+        if lines and max(map(len, lines)) <= MAX_LINE:   # the common case: one join, no loop per line
+            full = prefix + b"F "
+            out.append(full + (b"\n" + full).join(lines) + b"\n")
+        else:
+            for line in lines:
+                while len(line) > MAX_LINE:
+                    out.append(prefix + b"P " + line[:MAX_LINE] + b"\n")
+                    line = line[MAX_LINE:]
+                out.append(prefix + b"F " + line + b"\n")
         while len(self._partial) >= MAX_LINE:
             out.append(prefix + b"P " + self._partial[:MAX_LINE] + b"\n")
             self._partial = self._partial[MAX_LINE:]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pykueue.cluster import cri_log
 from pykueue.cluster.container_runs import ContainerFiles
-from pykueue.cluster.container_shim import RotatingLog
+from pykueue.cluster.container_shim import MAX_LINE, RotatingLog
 from pykueue.cluster.pod_logs import FileLogReader, LogReadOptions, MemoryLogReader, stream_log
 
 T0 = 1_800_000_000 * 1_000_000_000
@@ -176,3 +176,18 @@ def test_a_simulated_log_answers_the_same_options() -> None:
     reader = MemoryLogReader(records, LogReadOptions(since=cri_log.timestamp(T0 + 2 * 1_000_000_000)))
     reader.open()
     assert _read_all(reader) == b"c\n"
+
+
+def test_the_shim_cuts_long_lines_into_partial_records_and_shows_an_unfinished_line(tmp_path: Path) -> None:
+    log = RotatingLog(tmp_path / "c.log", max_bytes=10 * 1024 * 1024, max_files=5)
+    long = b"a" * (MAX_LINE * 2 + 5)
+    log.write(long + b"\nshort\nhal")
+    log.write(b"f a ")
+    log.flush_partial()  # what the shim does when the pipe goes quiet mid-line
+    log.write(b"line\n")
+    log.close()
+    data = (tmp_path / "c.log").read_bytes()
+    tags = [line.split(b" ")[2] for line in data.splitlines()]
+    assert tags == [b"P", b"P", b"F", b"F", b"P", b"F"]
+    assert all(len(line.split(b" ", 3)[3]) <= MAX_LINE for line in data.splitlines())
+    assert cri_log.render(data, timestamps=False) == long + b"\nshort\nhalf a line\n"
