@@ -32,8 +32,10 @@ from pykueue.api.meta.errors import ApiError, MethodNotAllowed, NotAcceptable, N
 from pykueue.api.schema.structural import compile_rules
 from pykueue.metrics import ApiServerMetrics, MetricsEndpoint
 from pykueue.registry import Registry
+from pykueue.registry.suspend import RequestContext, UserInfo, set_request
 
 from . import discovery, visibility
+from .audit import ADMIN, USER_KEY, AuditLog, audit_middleware
 from .batch import BATCH_PATH, BatchHandler
 from .commit import GroupCommitter
 from .http import (
@@ -49,6 +51,7 @@ from .resources import PodLogHandler, ResourceHandler, handle_resource
 from .tls_options import TLSOptions
 from .watch_limits import WatchTracker
 from .watch_metrics import WatchLimitCollector
+from .webhook_client import WebhookClient
 
 __all__ = ["KUBERNETES_VERSION", "Server", "create_app", "serve", "warm_up"]
 
@@ -63,9 +66,12 @@ _STATE: web.AppKey[_State] = web.AppKey("pykueue_state")
 
 
 class _State:
-    def __init__(self, registry: Registry, token: str, bookmark_interval: float) -> None:
+    def __init__(self, registry: Registry, token: str, bookmark_interval: float,
+                 users: dict[str, UserInfo]) -> None:
         self.registry = registry
         self.token = token
+        self.users = users
+        """Further bearer tokens and who they authenticate (``--token-auth-file``)."""
         self.stopping = asyncio.Event()
         self.bookmark_interval = bookmark_interval
         self.committer: GroupCommitter | None = None
@@ -123,12 +129,21 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 @web.middleware
 async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-    token = _state(request).token
+    state = _state(request)
     if request.path not in _OPEN_PATHS and not request.path.startswith(_OPEN_PREFIXES):
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        given = given.strip()
+        user: UserInfo | None = None
+        if scheme.lower() == "bearer":
+            if hmac.compare_digest(given.encode(), state.token.encode()):
+                user = ADMIN
+            elif state.users:
+                user = state.users.get(given)
+        if user is None:
             return error_response(Unauthorized("Unauthorized"))
+        request[USER_KEY] = user
+        set_request(RequestContext(user=user))
     return await handler(request)
 
 
@@ -261,19 +276,24 @@ async def _group_resources(request: web.Request) -> web.StreamResponse:
 # ---------------------------------------------------------------------- assembly
 
 def create_app(registry: Registry, *, token: str, bookmark_interval: float = 5.0,
-               metrics: MetricsEndpoint | None = None) -> web.Application:
+               metrics: MetricsEndpoint | None = None, users: dict[str, UserInfo] | None = None,
+               audit_log: AuditLog | None = None) -> web.Application:
     """The API server as an aiohttp app (no socket): routes, auth, group commit; with ``metrics``
-    also ``GET /metrics`` and kube-apiserver's request metrics on ``metrics.registry``.
+    also ``GET /metrics`` and kube-apiserver's request metrics on ``metrics.registry``; ``users``:
+    further bearer tokens (``--token-auth-file``); ``audit_log``: one audit event per request.
+    It calls the admission webhooks of the stored webhook configurations (:mod:`.webhook_client`).
 
     Fails closed: an empty token raises instead of serving without authentication.
     """
     if not token or not token.strip():
         raise ValueError("refusing to serve the API without a bearer token")
     middlewares: list[Middleware] = [_errors, _auth]
+    if audit_log is not None:
+        middlewares.insert(0, audit_middleware(audit_log))
     if metrics is not None:
         middlewares.insert(0, instrument_middleware(ApiServerMetrics(metrics.registry)))
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
-    state = _State(registry, token, bookmark_interval)
+    state = _State(registry, token, bookmark_interval, dict(users or {}))
     app[_STATE] = state
     app.router.add_get("/version", _version)
     for probe in ("/healthz", "/livez"):
@@ -304,14 +324,23 @@ def create_app(registry: Registry, *, token: str, bookmark_interval: float = 5.0
         app.router.add_get("/metrics", metrics_handler(metrics))
         metrics.registry.register(WatchLimitCollector(state.resources.watches))
 
+    webhooks = WebhookClient(lambda resource, namespace, name: registry.store.get(resource, namespace, name),
+                             lambda resource, namespace: registry.store.list(resource, namespace).items)
+
     async def on_startup(app: web.Application) -> None:
         state.committer = GroupCommitter(registry.store, asyncio.get_running_loop())
         state.remove_listener = registry.add_write_listener(state.committer.on_write)
+        webhooks.bind(asyncio.get_running_loop())
+        registry.set_webhook_caller(webhooks)
 
     async def on_shutdown(app: web.Application) -> None:
         state.stopping.set()
 
     async def on_cleanup(app: web.Application) -> None:
+        registry.set_webhook_caller(None)
+        await webhooks.close()
+        if audit_log is not None:
+            audit_log.close()
         if state.remove_listener is not None:
             state.remove_listener()
         if state.committer is not None:
@@ -379,11 +408,13 @@ class Server:
 async def serve(registry: Registry, host: str, port: int, *, token: str, tls_cert: str | None = None,
                 tls_key: str | None = None, bookmark_interval: float = 5.0,
                 tls_options: TLSOptions | None = None, metrics: MetricsEndpoint | None = None,
-                access_log: bool = False) -> Server:
+                access_log: bool = False, users: dict[str, UserInfo] | None = None,
+                audit_log: AuditLog | None = None) -> Server:
     """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given
     (restricted by ``tls_options``: the Configuration's ``tls`` section); ``access_log``: one line per
     request on the ``pykueue.apiserver.access`` logger."""
-    app = create_app(registry, token=token, bookmark_interval=bookmark_interval, metrics=metrics)
+    app = create_app(registry, token=token, bookmark_interval=bookmark_interval, metrics=metrics, users=users,
+                     audit_log=audit_log)
     await asyncio.to_thread(warm_up, registry)
     runner = web.AppRunner(app, shutdown_timeout=2.0,
                            access_log=logging.getLogger(ACCESS_LOGGER) if access_log else None,

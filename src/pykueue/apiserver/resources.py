@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -22,6 +22,7 @@ from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
 from pykueue.registry.decode import decode_bytes, decode_object
 from pykueue.registry.scale import get_scale, patch_scale, update_scale
+from pykueue.registry.suspend import current_request, run_suspendable, set_request
 
 from .http import (
     accepts_partial_metadata,
@@ -39,6 +40,7 @@ from .watch import WatchOptions, WatchTracker, serve_watch
 
 __all__ = ["PodLogHandler", "Target", "handle_resource", "resolve"]
 
+_T = TypeVar("_T")
 _PARTIAL = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 _PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
@@ -135,7 +137,10 @@ class ResourceHandler:
     async def handle(self, request: web.Request, target: Target) -> web.StreamResponse:
         method = request.method
         kind = target.kind
-        warnings: list[str] = []
+        context = current_request()
+        context.version = target.version
+        set_request(context)
+        warnings: list[str] = context.warnings  # admission webhooks add theirs
         deprecation = kind.deprecated_versions.get(target.version)
         if deprecation:
             warnings.append(deprecation)
@@ -183,7 +188,8 @@ class ResourceHandler:
             return await serve_watch(request, self.registry, options, self.stopping, self.now, self.watches)
         partial = accepts_partial_metadata(request.headers.get("Accept", ""))
         if target.name:
-            obj = self.registry.get(kind, target.namespace or "", target.name, version=version)
+            obj = await self._run(target, lambda: self.registry.get(kind, target.namespace or "", target.name,
+                                                              version=version))
             if partial and not table_version:
                 return json_response(partial_metadata(obj), content_type=_PARTIAL, warnings=warnings)
             if table_version:
@@ -193,17 +199,16 @@ class ResourceHandler:
                 return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
             return json_response(obj, warnings=warnings)
         if not table_version and not partial:
-            encoded = self.registry.list_json(kind, target.namespace, version=version,
-                                              label_selector=query.get("labelSelector") or None,
-                                              field_selector=query.get("fieldSelector") or None,
-                                              limit=_int(query, "limit"),
-                                              continue_token=query.get("continue") or None)
+            encoded = await self._run(target, lambda: self.registry.list_json(
+                kind, target.namespace, version=version, label_selector=query.get("labelSelector") or None,
+                field_selector=query.get("fieldSelector") or None, limit=_int(query, "limit"),
+                continue_token=query.get("continue") or None))
             if encoded is not None:
                 return raw_json_response(encoded, warnings=warnings)
-        listed = self.registry.list(kind, target.namespace, version=version,
-                                    label_selector=query.get("labelSelector") or None,
-                                    field_selector=query.get("fieldSelector") or None,
-                                    limit=_int(query, "limit"), continue_token=query.get("continue") or None)
+        listed = await self._run(target, lambda: self.registry.list(
+            kind, target.namespace, version=version, label_selector=query.get("labelSelector") or None,
+            field_selector=query.get("fieldSelector") or None, limit=_int(query, "limit"),
+            continue_token=query.get("continue") or None))
         if table_version:
             body = table(kind, version, listed["items"], now=self.now(), list_meta=listed["metadata"],
                          include_object=include_object, table_version=table_version)
@@ -232,12 +237,14 @@ class ResourceHandler:
             return json_response(get_scale(self.registry, kind, namespace, name), warnings=warnings)
         if method == "PUT":
             body = await _read_object(request)
-            scale = update_scale(self.registry, kind, namespace, name, body, dry_run=_dry_run(request.query),
-                                 field_manager=_field_manager(request))
+            scale = await self._run(target, lambda: update_scale(
+                self.registry, kind, namespace, name, body, dry_run=_dry_run(request.query),
+                field_manager=_field_manager(request)))
         elif method == "PATCH":
-            scale = patch_scale(self.registry, kind, namespace, name, await read_body(request),
-                                request.headers.get("Content-Type", ""), dry_run=_dry_run(request.query),
-                                field_manager=_field_manager(request))
+            data = await read_body(request)
+            scale = await self._run(target, lambda: patch_scale(
+                self.registry, kind, namespace, name, data, request.headers.get("Content-Type", ""),
+                dry_run=_dry_run(request.query), field_manager=_field_manager(request)))
         else:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         await self.durable()
@@ -245,25 +252,33 @@ class ResourceHandler:
 
     # ------------------------------------------------------------------ writes
 
+    async def _run(self, target: Target, call: Callable[[], _T]) -> _T:
+        """Run a registry call; where it may meet a webhook (admission, or a CRD's conversion), in a
+        greenlet that waits for the webhook's answer without blocking the event loop
+        (:mod:`pykueue.registry.suspend`)."""
+        if self.registry.may_call_webhooks and self.registry.may_wait(target.kind, target.version):
+            return await run_suspendable(call)
+        return call()
+
     async def _create(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         if target.subresource:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         body = await _read_object(request)
         query = request.query
         dry_run = _dry_run(query)
-        obj, more = self.registry.create(target.kind, target.namespace or "", body, version=target.version,
-                                         dry_run=dry_run, field_validation=_field_validation(query),
-                                         field_manager=_field_manager(request), owned=True)
+        obj, more = await self._run(target, lambda: self.registry.create(
+            target.kind, target.namespace or "", body, version=target.version, dry_run=dry_run,
+            field_validation=_field_validation(query), field_manager=_field_manager(request), owned=True))
         await self.durable()
         return json_response(obj, status=201, warnings=warnings + more)
 
     async def _update(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         body = await _read_object(request)
         query = request.query
-        obj, more = self.registry.update(target.kind, target.namespace or "", target.name, body,
-                                         version=target.version, subresource=target.subresource or None,
-                                         dry_run=_dry_run(query), field_validation=_field_validation(query),
-                                         field_manager=_field_manager(request), owned=True)
+        obj, more = await self._run(target, lambda: self.registry.update(
+            target.kind, target.namespace or "", target.name, body, version=target.version,
+            subresource=target.subresource or None, dry_run=_dry_run(query),
+            field_validation=_field_validation(query), field_manager=_field_manager(request), owned=True))
         await self.durable()
         return json_response(obj, warnings=warnings + more)
 
@@ -273,11 +288,10 @@ class ResourceHandler:
         content_type = request.headers.get("Content-Type", "")
         is_apply = content_type.split(";", 1)[0].strip().lower() == "application/apply-patch+yaml"
         manager = query.get("fieldManager") if is_apply else _field_manager(request)
-        obj, more = self.registry.patch(target.kind, target.namespace or "", target.name, data, content_type,
-                                        version=target.version, subresource=target.subresource or None,
-                                        dry_run=_dry_run(query), field_manager=manager,
-                                        force=_flag(query.get("force")),
-                                        field_validation=_field_validation(query))
+        obj, more = await self._run(target, lambda: self.registry.patch(
+            target.kind, target.namespace or "", target.name, data, content_type, version=target.version,
+            subresource=target.subresource or None, dry_run=_dry_run(query), field_manager=manager,
+            force=_flag(query.get("force")), field_validation=_field_validation(query)))
         await self.durable()
         return json_response(obj, warnings=warnings + more)
 
@@ -300,17 +314,18 @@ class ResourceHandler:
             propagation = "Orphan" if str(orphan).lower() == "true" else "Background"
         dry_run = _dry_run(query) or bool(options.get("dryRun"))
         if target.name:
-            result = self.registry.delete(target.kind, target.namespace or "", target.name,
-                                          version=target.version, propagation=propagation or "Background",
-                                          dry_run=dry_run, preconditions=options.get("preconditions"))
+            result = await self._run(target, lambda: self.registry.delete(
+                target.kind, target.namespace or "", target.name, version=target.version,
+                propagation=propagation or "Background", dry_run=dry_run,
+                preconditions=options.get("preconditions")))
             await self.durable()
             deleting = bool((result.get("metadata") or {}).get("deletionTimestamp")) and bool(
                 (result.get("metadata") or {}).get("finalizers"))
             return json_response(result, status=202 if deleting else 200, warnings=warnings)
-        listed = self.registry.delete_collection(
+        listed = await self._run(target, lambda: self.registry.delete_collection(
             target.kind, target.namespace, version=target.version,
             label_selector=query.get("labelSelector") or None, field_selector=query.get("fieldSelector") or None,
-            propagation=propagation or "Background", dry_run=dry_run)
+            propagation=propagation or "Background", dry_run=dry_run))
         await self.durable()
         return json_response(listed, warnings=warnings)
 

@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import Server, serve
+from pykueue.apiserver.audit import AuditLog
 from pykueue.apiserver.bearer_token import load_or_create_token
 from pykueue.apiserver.certs import ensure_certificates
 from pykueue.apiserver.visibility import EngineBackend, RemoteBackend
@@ -29,6 +30,7 @@ from pykueue.controllers.config import KueueConfig, embedded_default
 from pykueue.controllers.manager import ControllerManager
 from pykueue.metrics import MetricsEndpoint, RemoteSource
 from pykueue.registry import Registry
+from pykueue.registry.suspend import UserInfo
 from pykueue.store import Store
 
 __all__ = ["Embedded", "EmbeddedOptions", "is_loopback"]
@@ -69,6 +71,10 @@ class EmbeddedOptions:
     """Process nodes may run pods as root when pykueue is root (else they run as ``nobody``)."""
     durability: str = "fsync"
     """``fsync``: an acknowledged write survives power loss; ``os``: a process crash only (faster)."""
+    users: dict[str, UserInfo] = field(default_factory=dict)
+    """Further bearer tokens and their users (``--token-auth-file``, already parsed)."""
+    audit_log: Path | None = None
+    """Write one ``audit.k8s.io/v1`` Event per API request here, as JSON lines (``--audit-log``)."""
 
 
 def _free_port(address: str) -> int:
@@ -128,7 +134,8 @@ class Embedded:
         self._server = await serve(
             registry, opts.address, port, token=self.token,
             tls_cert=str(tls.cert), tls_key=str(tls.key), tls_options=opts.config.tls, metrics=self.metrics,
-            access_log=opts.access_log,
+            access_log=opts.access_log, users=opts.users,
+            audit_log=AuditLog(opts.audit_log) if opts.audit_log is not None else None,
         )
         self._server.add_readiness_check("store", self._store.health)
         host = opts.address if ":" not in opts.address else f"[{opts.address}]"

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from pykueue.apiserver.audit import load_token_file
 from pykueue.cli.controller_process import mode_error
 from pykueue.cli.embedded import Embedded, EmbeddedOptions, is_loopback
 from pykueue.cli.gcpolicy import run_gc_policy
@@ -89,6 +90,12 @@ def up(
     allow_root_pods: Annotated[bool, typer.Option(
         "--allow-root-pods", help="When pykueue runs as root, let process nodes run pods as root (by default "
                                   "they run as 'nobody', or the node's 'user').", **_env("ALLOW_ROOT_PODS"))] = False,
+    audit_log: Annotated[Path | None, typer.Option(
+        help="Write one audit.k8s.io/v1 Event per API request to this file, as JSON lines (level Metadata).",
+        **_env("AUDIT_LOG"))] = None,
+    token_auth_file: Annotated[Path | None, typer.Option(
+        help='Further bearer tokens, in kube-apiserver\'s CSV format: token,user,uid,"group1,group2".',
+        **_env("TOKEN_AUTH_FILE"))] = None,
     durability: Annotated[str, typer.Option(
         help="With --data-dir: 'fsync' (an acknowledged write survives power loss) or 'os' (it survives a "
              "crash of pykueue, kill -9 included, but not of the machine; faster).", **_env("DURABILITY"))] = "fsync",
@@ -98,13 +105,16 @@ def up(
     if problem is not None:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(2)
-    for path, what in ((config, "--config"), (nodes, "--nodes")):
+    for path, what in ((config, "--config"), (nodes, "--nodes"), (token_auth_file, "--token-auth-file")):
         if path is not None and not path.is_file():
             typer.echo(f"error: {what} {path}: no such file", err=True)
             raise typer.Exit(2)
     try:
         kueue_config = load_config(config.read_text()) if config is not None else embedded_default()
         node_specs = load_nodes(nodes)
+        users = load_token_file(token_auth_file) if token_auth_file is not None else {}
+        if audit_log is not None and not audit_log.parent.is_dir():
+            raise ValueError(f"--audit-log {audit_log}: no such directory {audit_log.parent}")
         for spec in node_specs:
             if spec.kind == "process":
                 try:
@@ -119,7 +129,7 @@ def up(
                               config=kueue_config, nodes=node_specs, kueue=not no_kueue,
                               controllers=controllers, config_path=config.resolve() if config is not None else None,
                               durability=durability, allow_root_pods=allow_root_pods, access_log=access_log,
-                              log_level=log_level, log_format=log_format)
+                              log_level=log_level, log_format=log_format, users=users, audit_log=audit_log)
     if kueue_config.integrations.not_implemented and not no_kueue:
         typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
                    + ", ".join(kueue_config.integrations.not_implemented), err=True)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterable
-from typing import Any, cast
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -26,10 +26,12 @@ from pykueue.client.http import with_type_meta
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.res import Res
 from pykueue.registry.resource_registry import Registry
+from pykueue.registry.suspend import run_suspendable
 from pykueue.store.types import WatchEvent as StoreEvent
 
 __all__ = ["BOOKMARK_INTERVAL", "LocalClient"]
 
+_T = TypeVar("_T")
 BOOKMARK_INTERVAL = 1.0
 """Seconds between BOOKMARKs on a selective watch that only sees changes it filters out."""
 
@@ -44,35 +46,46 @@ class LocalClient:
         kind: KindInfo = self.registry.kind_for(res.group, res.version, res.plural)
         return kind
 
+    async def _call(self, kind: KindInfo, res: Res, call: Callable[[], _T]) -> _T:
+        """A registry call; one that may meet a webhook (admission, or a CRD's conversion) waits for it
+        without blocking the event loop, as a request over HTTP does (:mod:`pykueue.registry.suspend`)."""
+        if self.registry.may_call_webhooks and self.registry.may_wait(kind, res.version):
+            return await run_suspendable(call)
+        return call()
+
     async def close(self) -> None:
         """Nothing to release: the registry belongs to whoever built it."""
 
     async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
-        obj = self.registry.get(self._kind(res), namespace, name, version=res.version)
+        kind = self._kind(res)
+        obj = await self._call(kind, res, lambda: self.registry.get(kind, namespace, name, version=res.version))
         return obj   # fresh: the registry decodes every object it returns from the store's bytes
 
     async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
                    field_selector: str = "") -> tuple[Items, str]:
-        body = self.registry.list(self._kind(res), namespace or None, version=res.version,
-                                  label_selector=label_selector or None,
-                                  field_selector=field_selector or None)
+        kind = self._kind(res)
+        body = await self._call(kind, res, lambda: self.registry.list(
+            kind, namespace or None, version=res.version, label_selector=label_selector or None,
+            field_selector=field_selector or None))
         body = _copy(body)
         items = with_type_meta(list(body.get("items") or []), body, res)
         return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
 
     async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
-        created, _ = self.registry.create(self._kind(res), namespace, _copy(obj), version=res.version,
-                                          field_manager=self.field_manager, owned=True)
+        kind = self._kind(res)
+        created, _ = await self._call(kind, res, lambda: self.registry.create(
+            kind, namespace, _copy(obj), version=res.version, field_manager=self.field_manager, owned=True))
         return created   # fresh (see get)
 
     async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         if not meta.get("name"):
             raise BadRequest("update: the object has no metadata.name")
-        updated, _ = self.registry.update(self._kind(res), meta.get("namespace") or "", meta["name"],
-                                          _copy(obj), version=res.version, subresource=subresource or None,
-                                          field_manager=self.field_manager, owned=True)
+        kind = self._kind(res)
+        updated, _ = await self._call(kind, res, lambda: self.registry.update(
+            kind, meta.get("namespace") or "", meta["name"], _copy(obj), version=res.version,
+            subresource=subresource or None, field_manager=self.field_manager, owned=True))
         return updated   # fresh (see get)
 
     async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
@@ -82,14 +95,17 @@ class LocalClient:
         if content_type is None:
             raise BadRequest(f"unknown patch type {patch_type!r}: use one of {sorted(PATCH_CONTENT_TYPES)}")
         manager = field_manager or (self.field_manager if patch_type == "apply" else None)
-        patched, _ = self.registry.patch(self._kind(res), namespace, name, orjson.dumps(patch), content_type,
-                                         version=res.version, subresource=subresource or None,
-                                         field_manager=manager, force=force)
+        kind = self._kind(res)
+        patched, _ = await self._call(kind, res, lambda: self.registry.patch(
+            kind, namespace, name, orjson.dumps(patch), content_type, version=res.version,
+            subresource=subresource or None, field_manager=manager, force=force))
         return patched   # fresh (see get)
 
     async def delete(self, res: Res, name: str, namespace: str = "", *,
                      propagation: str = "Background") -> None:
-        self.registry.delete(self._kind(res), namespace, name, version=res.version, propagation=propagation)
+        kind = self._kind(res)
+        await self._call(kind, res, lambda: self.registry.delete(kind, namespace, name, version=res.version,
+                                                                 propagation=propagation))
 
     async def watch(self, res: Res, namespace: str = "", *, resource_version: str = "",
                     label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,

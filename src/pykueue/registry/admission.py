@@ -1,4 +1,5 @@
-"""The admission chain: mutating hooks, defaulting, validation, validating hooks.
+"""The admission chain: mutating hooks, defaulting, mutating webhooks, validation, validating hooks
+and validating webhooks.
 
 Owned by ``registry/``. :class:`pykueue.registry.Registry` runs :func:`AdmissionChain.admit` on
 every create and update (main resource and subresources alike) before metadata is finalised and
@@ -12,7 +13,8 @@ change the object. Any validation failure aborts the write before anything is st
 ``Invalid`` listing every cause the schema and the kind's built-in rules found, or, when only
 validating webhooks (errors tagged ``FieldError.webhook``) object, with the 403 kube-apiserver
 answers for a webhook denial (``WebhookDenied``), as the webhooks never run on what the schema
-already refused.
+already refused. External webhooks (the stored Mutating/ValidatingWebhookConfigurations, see
+:mod:`.webhook_dispatch`) run after their in-process counterparts, and only when one is configured.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy_strict as clone
 from pykueue.api.meta.kind_info import KindInfo
+
+from .webhook_dispatch import ExternalAdmission, WebhookReview
 
 __all__ = ["AdmissionChain", "AdmissionHook", "AdmissionRequest", "Operation", "clone"]
 
@@ -79,6 +83,8 @@ class AdmissionChain:
     """Hooks in registration order; mutating ones run before defaulting, validating ones last."""
 
     hooks: list[AdmissionHook] = field(default_factory=list)
+    external: ExternalAdmission | None = None
+    """The stored webhook configurations' webhooks: mutating ones after defaulting, validating ones last."""
 
     def add(self, hook: AdmissionHook) -> None:
         self.hooks.append(hook)
@@ -103,8 +109,17 @@ class AdmissionChain:
         """
         kind = request.kind
         obj = request.object
+        external = self.external if self.external is not None and self.external.index.active else None
+        review = None
+        if external is not None:
+            review = WebhookReview(request.operation, kind, request.namespace, request.name, request.subresource,
+                                   request.dry_run)
         if request.operation != "DELETE":  # deletes only meet validating hooks
             obj = kind.default(self.mutate(request))
+            if external is not None and review is not None:
+                obj = external.mutate(review, obj, request.old_object, kind.default)
+        elif external is not None and review is not None:  # called on a delete too (they may deny it)
+            external.mutate(review, obj, request.old_object, kind.default)
         errors: list[FieldError] = list(extra_errors or [])
         if request.operation != "DELETE":
             errors.extend(kind.validate(obj, request.old_object))
@@ -117,6 +132,8 @@ class AdmissionChain:
                 raise Invalid(kind.kind, request.name, _dedupe(plain), kind.group)
             webhook = errors[0].webhook
             raise WebhookDenied(webhook, _dedupe([e for e in errors if e.webhook == webhook]))
+        if external is not None and review is not None:
+            external.validate(review, obj, request.old_object)
         for hook in self.hooks:
             if hook.observe is not None and hook.applies(request):
                 hook.observe(_with_object(request, obj))

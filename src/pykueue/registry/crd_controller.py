@@ -8,7 +8,9 @@ CRD and :meth:`CrdController.deleted` after one is removed:
 - otherwise the kind is served at once (``NamesAccepted`` and ``Established`` True,
   ``acceptedNames`` and ``storedVersions`` filled in), and re-served with the new schema on update
   (a new storage version rewrites the stored objects in it);
-- deleting a CRD stops serving its kind and deletes every object of it (watchers see DELETED).
+- a CRD whose conversion strategy is ``Webhook`` converts through it (:mod:`.crd_conversion`);
+- deleting a CRD stops serving its kind and deletes every object of it (watchers see DELETED),
+  once :mod:`.crd_cleanup` has run its finalizer.
 At start, :meth:`load` serves the CRDs found in the store (they survive restarts with
 ``--data-dir``), and :meth:`install` writes the CRDs of kinds pykueue serves as CRDs (Kueue's,
 JobSet's): exactly the objects ``pykueue crds`` prints for real clusters.
@@ -31,6 +33,9 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.store import Store
+
+from .crd_conversion import Batch, webhook_conversion
+from .webhook_dispatch import WebhookCaller
 
 __all__ = ["CrdController"]
 
@@ -84,6 +89,9 @@ class RegistryWrites(Protocol):
 
     def store_delete(self, kind: KindInfo, namespace: str, name: str) -> JSONDict: ...
 
+    @property
+    def webhook_caller(self) -> WebhookCaller | None: ...
+
 
 class CrdController:
     """Serves, re-serves and retires the kinds of the CRDs in one registry's store."""
@@ -94,10 +102,29 @@ class CrdController:
         self._known = known
         self._served_by: dict[str, tuple[str, str]] = {}
         """CRD name -> (group, plural) of the kind it serves."""
+        self.converting: dict[str, tuple[str, Batch]] = {}
+        """CRD name -> (resource key, batch conversion) of the kinds converting through a webhook."""
         self._pinned: dict[str, Any] = {}
         """CRD name -> the spec its served kind was built from (or rendered from, for a kind the
         registry was given): while the stored CRD keeps that spec, the served kind stays as it is
         (a status write neither rebuilds it nor invalidates the OpenAPI documents)."""
+
+    def _custom_kind(self, crd: JSONDict) -> KindInfo:
+        """The kind a CRD serves, converting through its webhook when its strategy says so."""
+        registry = self._registry
+        kind, batch = webhook_conversion(custom_kind(crd, self._known), crd, lambda: registry.webhook_caller)
+        if batch is None:
+            self.converting.pop(crd["metadata"]["name"], None)
+        else:
+            self.converting[crd["metadata"]["name"]] = (kind.resource_key, batch)
+        return kind
+
+    def batch_converter(self, kind: KindInfo) -> Batch | None:
+        """How a list of ``kind`` converts in one webhook call (None: object by object, in process)."""
+        for resource, batch in self.converting.values():
+            if resource == kind.resource_key:
+                return batch
+        return None
 
     # ------------------------------------------------------------------ start-up
 
@@ -107,6 +134,11 @@ class CrdController:
             spec = _dict(crd.get("spec"))
             names = crd_names(crd)
             if self._kinds.get(str(spec.get("group") or ""), str(names.get("plural") or "")) is None:
+                if crd["metadata"].get("deletionTimestamp"):  # being deleted: served until its objects are gone
+                    kind = self._custom_kind(crd)
+                    self._kinds.add(kind)
+                    self._served_by[crd["metadata"]["name"]] = (kind.group, kind.plural)
+                    continue
                 self.written(crd)
             else:
                 self._served_by[crd["metadata"]["name"]] = (str(spec.get("group")), str(names.get("plural")))
@@ -147,7 +179,7 @@ class CrdController:
             kind = self._kinds.get(*previous) if previous is not None and self._pinned.get(name) == spec else None
             if kind is None:  # not a kind the registry was given, or its CRD changed since
                 self._pinned.pop(name, None)
-                kind = custom_kind(crd, self._known)
+                kind = self._custom_kind(crd)
                 self._pinned[name] = spec  # a status write of this spec keeps the kind as it is
             if previous is not None and previous != (group, kind.plural):
                 self._kinds.remove(*previous)
@@ -229,6 +261,7 @@ class CrdController:
     def deleted(self, crd: JSONDict) -> None:
         """A CRD is gone: stop serving its kind and delete every object of it."""
         self._pinned.pop(crd["metadata"]["name"], None)
+        self.converting.pop(crd["metadata"]["name"], None)
         served = self._served_by.pop(crd["metadata"]["name"], None)
         if served is None:
             return

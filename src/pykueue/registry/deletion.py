@@ -15,6 +15,8 @@ Rules (as Kubernetes):
   and the finalizer is dropped once no dependent with ``blockOwnerDeletion: true`` remains.
 - ``Orphan``: dependents lose their ownerReferences to the owner, then the owner is deleted.
 - Deleting a namespace marks it ``Terminating``, deletes its contents, and removes it once empty.
+- Deleting a CRD goes through its ``customresourcecleanup.apiextensions.k8s.io`` finalizer
+  (:mod:`.crd_cleanup`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pykueue.api.kinds.custom.custom_kinds import CRD_KIND
 from pykueue.api.kindset import KindSet
 from pykueue.api.meta.errors import BadRequest, Forbidden, NotFound
 from pykueue.api.meta.json_types import JSONDict
@@ -29,6 +32,7 @@ from pykueue.api.meta.kind_info import KindInfo
 from pykueue.store import Store
 
 from .admission import clone
+from .crd_cleanup import CrdCleanup
 from .ownership import Key, OwnerIndex
 
 __all__ = ["FOREGROUND", "ORPHAN", "Deleter"]
@@ -63,6 +67,8 @@ class Deleter:
         self._store_update = store_update
         self._store_delete = store_delete
         self._now = now
+        self.crd_cleanup = CrdCleanup(store, kinds, store_update=store_update, now=now, delete=self.delete,
+                                      remove=self.remove)
 
     # ------------------------------------------------------------------ entry points
 
@@ -75,6 +81,10 @@ class Deleter:
             return current
         if kind.resource_key == "namespaces":
             return self._terminate_namespace(kind, current)
+        if kind is CRD_KIND:
+            served = self.crd_cleanup.kind_of(current)
+            if served is not None:
+                return self.crd_cleanup.terminate(current, served)
         metadata = current["metadata"]
         uid = metadata.get("uid") or ""
         if propagation == "Orphan":

@@ -40,6 +40,8 @@ from .deletion import Deleter
 from .fieldmanager import list_keys_of, update_managed_fields
 from .ownership import OwnerIndex
 from .patch_verb import Patcher
+from .webhook_dispatch import ExternalAdmission, WebhookCaller
+from .webhook_rules import CONFIGURATION_RESOURCES, MUTATING, VALIDATING, WebhookIndex
 
 __all__ = ["DEFAULT_NAMESPACES", "Registry"]
 
@@ -68,7 +70,8 @@ class Registry:
         given = list(kinds if kinds is not None else build_catalogue())
         self._kinds = KindSet(given)
         self._kinds.add(CRD_KIND)
-        self._chain = AdmissionChain()
+        self._webhooks = ExternalAdmission(WebhookIndex(), self._namespace_labels)
+        self._chain = AdmissionChain(external=self._webhooks)
         self._terminating: dict[str, tuple[int, bool]] = {}
         """Namespace -> (its rv, being deleted?), as last read by ``_check_namespace_open``."""
         self.owners = OwnerIndex()
@@ -86,6 +89,8 @@ class Registry:
             for obj in store.list(kind.resource_key).items:
                 self.owners.index(kind.resource_key, obj)
         self._crds.install([k for k in given if k.is_crd])
+        self._reindex_webhooks()
+        self._deleter.crd_cleanup.resume()
         if "namespaces" in self._kinds:
             self.ensure_namespaces(default_namespaces)
 
@@ -134,6 +139,49 @@ class Registry:
     def add_admission_hook(self, hook: AdmissionHook) -> None:
         self._chain.add(hook)
 
+    # ------------------------------------------------------------------ external admission webhooks
+
+    def set_webhook_caller(self, caller: WebhookCaller | None) -> None:
+        """Who makes the HTTPS calls to admission webhooks (the API server); without one, a matching
+        webhook counts as unreachable."""
+        self._webhooks.caller = caller
+
+    @property
+    def webhook_caller(self) -> WebhookCaller | None:
+        return self._webhooks.caller
+
+    @property
+    def webhooks_active(self) -> bool:
+        """Is any admission webhook configured? (Writes then run where they may wait for one.)"""
+        return self._webhooks.index.active
+
+    @property
+    def may_call_webhooks(self) -> bool:
+        """Can a request meet a webhook: an admission webhook configured, or a CRD converting through one?
+        (The API server then runs it where it can wait for the webhook without blocking.)"""
+        return self._webhooks.index.active or bool(self._crds.converting)
+
+    def may_wait(self, kind: KindInfo, version: str) -> bool:
+        """Can a request for ``kind`` in ``version`` meet a webhook? (Checked only when
+        :attr:`may_call_webhooks`; a request that cannot is not worth a greenlet.)"""
+        index = self._webhooks.index
+        if index.active and (index.candidates(kind, mutating=True) or index.candidates(kind, mutating=False)):
+            return True
+        return version != kind.storage_version and self._crds.batch_converter(kind) is not None
+
+    def _reindex_webhooks(self) -> None:
+        configs = {}
+        for resource in (MUTATING, VALIDATING):
+            configs[resource] = self.store.list(resource).items if self._kinds.by_resource(resource) else []
+        self._webhooks.index.rebuild(configs[MUTATING], configs[VALIDATING])
+
+    def _namespace_labels(self, namespace: str) -> JSONDict:
+        try:
+            labels = self.store.get("namespaces", "", namespace)["metadata"].get("labels")
+        except NotFound:
+            return {}
+        return labels if isinstance(labels, dict) else {}
+
     def add_write_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` after every store write (the API server's group commit uses it).
 
@@ -155,6 +203,8 @@ class Registry:
         self._written()
         if kind is CRD_KIND:
             self._crds.written(stored)
+        elif kind.resource_key in CONFIGURATION_RESOURCES:
+            self._reindex_webhooks()
         return stored
 
     def store_update(self, kind: KindInfo, obj: JSONDict, *, expected_rv: str | None) -> JSONDict:
@@ -164,14 +214,22 @@ class Registry:
         if kind is CRD_KIND:
             self._crds.written(stored)
             return self.store.get(kind.resource_key, "", stored["metadata"]["name"])
+        if kind.resource_key in CONFIGURATION_RESOURCES:
+            self._reindex_webhooks()
         return stored
 
     def store_delete(self, kind: KindInfo, namespace: str, name: str) -> JSONDict:
         deleted = self.store.delete(kind.resource_key, namespace, name)
         self.owners.forget(kind.resource_key, namespace, name)
         self._written()
+        cleanup = self._deleter.crd_cleanup
+        if cleanup.terminating and kind.resource_key in cleanup.terminating:
+            cleanup.instance_removed(kind)
         if kind is CRD_KIND:
+            cleanup.forget(deleted)
             self._crds.deleted(deleted)
+        elif kind.resource_key in CONFIGURATION_RESOURCES:
+            self._reindex_webhooks()
         return deleted
 
     def _written(self) -> None:
@@ -201,8 +259,14 @@ class Registry:
             "apiVersion": api_version(kind, version),
             "kind": f"{kind.kind}List",
             "metadata": metadata,
-            "items": [self.to_version(kind, item, version) for item in result.items],
+            "items": self._items_in(kind, result.items, version),
         }
+
+    def _items_in(self, kind: KindInfo, items: _Objects, version: str) -> _Objects:
+        batch = self._crds.batch_converter(kind) if self._crds.converting and items else None
+        if batch is not None and version != kind.storage_version:
+            return batch(items, version)  # one ConversionReview for the whole list
+        return [self.to_version(kind, item, version) for item in items]
 
     def list_json(self, kind: KindInfo, namespace: str | None, *, version: str, label_selector: str | None = None,
                   field_selector: str | None = None, limit: int | None = None,
@@ -255,6 +319,8 @@ class Registry:
     def create_stored(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
                 field_manager: str | None, managed: bool = False) -> JSONDict:
         ns = self._namespace_of(kind, namespace, obj)
+        if self._deleter.crd_cleanup.terminating:
+            self._deleter.crd_cleanup.check_create(kind)
         obj = self.to_storage(kind, obj, version)
         metadata = om.meta(obj)
         for key in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",

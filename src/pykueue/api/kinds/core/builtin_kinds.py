@@ -8,8 +8,8 @@ Event, served as a second view of the stored core/v1 Events. The catalogue inclu
 schemas come from the official client's models (:mod:`pykueue.api.kinds.core.core_schemas`), their
 rules from :mod:`pykueue.api.kinds.core.builtin_validation`.
 
-No controller acts on these objects: a Deployment starts no Pods, a Service gets no endpoints, a
-webhook configuration calls no webhook (the docs say so).
+No controller acts on these objects: a Deployment starts no Pods, a Service gets no endpoints (the
+docs say so). The registry acts on one: it calls the webhooks of the stored webhook configurations.
 """
 
 from __future__ import annotations
