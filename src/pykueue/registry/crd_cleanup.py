@@ -50,8 +50,16 @@ _COMPLETED = ("False", "InstanceDeletionCompleted", "removed all instances")
 class CrdCleanup:
     """The CRDs being deleted, by the resource key of the kind they serve."""
 
-    def __init__(self, store: Store, kinds: KindSet, *, store_update: StoreUpdate, now: Callable[[], str],
-                 delete: Delete, remove: Remove) -> None:
+    def __init__(
+        self,
+        store: Store,
+        kinds: KindSet,
+        *,
+        store_update: StoreUpdate,
+        now: Callable[[], str],
+        delete: Delete,
+        remove: Remove,
+    ) -> None:
         self._store = store
         self._kinds = kinds
         self._store_update = store_update
