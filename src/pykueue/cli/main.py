@@ -19,6 +19,7 @@ from typer.exceptions import TyperException
 from pykueue.cli.bench import bench_app
 from pykueue.cli.crds import crds
 from pykueue.cli.demo import demo
+from pykueue.cli.install import install
 from pykueue.cli.kueuectl.actions import version
 from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
 from pykueue.cli.simulate import simulate_app
@@ -60,6 +61,7 @@ def _global_options(
 app.command()(up)
 app.command()(demo)
 app.command()(crds)
+app.command()(install)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
 simulate_app.command("eta")(eta)  # here, not in cli/simulate.py: simulate_eta imports that module
 app.add_typer(simulate_app, name="simulate", help="What-if trace replays and start-time estimates "

@@ -27,7 +27,7 @@ from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.jobs.framework import QUEUE_LABEL, Caches, Integration
 from pykueue.registry.admission import AdmissionHook, AdmissionRequest
 
-__all__ = ["build_hooks"]
+__all__ = ["FINALIZER_RESOURCES", "VALIDATING_JOB_WEBHOOKS", "build_hooks"]
 
 
 
@@ -46,11 +46,15 @@ def _add_finalizer(request: AdmissionRequest) -> JSONDict | None:
 
 
 _Rules = Callable[[JSONDict, JSONDict | None], list[FieldError]]
-_VALIDATING: dict[str, tuple[str, _Rules]] = {
+VALIDATING_JOB_WEBHOOKS: dict[str, tuple[str, _Rules]] = {
     "batch/job": ("vjob.kb.io", validate_managed_job),
     "jobset.x-k8s.io/jobset": ("vjobset.kb.io", validate_job_labels),
 }
-"""Kueue's validating job webhooks (by Kueue's names) and the label rules each applies."""
+"""Kueue's validating job webhooks (by Kueue's names) and the label rules each applies, by integration."""
+
+FINALIZER_RESOURCES = ("clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io")
+"""The kinds whose create gets the ``resource-in-use`` finalizer from a mutating hook (Kueue's
+``mclusterqueue.kb.io``, ``mresourceflavor.kb.io``)."""
 
 
 def _validator(webhook: str, rules: _Rules, config: KueueConfig) -> Callable[[AdmissionRequest], list[FieldError]]:
@@ -67,11 +71,9 @@ def _validator(webhook: str, rules: _Rules, config: KueueConfig) -> Callable[[Ad
 
 def build_hooks(integrations: list[Integration], config: KueueConfig, caches: Caches) -> list[AdmissionHook]:
     hooks = [
-        AdmissionHook(name="kueue-clusterqueue-finalizer", resources=frozenset({"clusterqueues.kueue.x-k8s.io"}),
-                      operations=frozenset({"CREATE"}), mutate=_add_finalizer),
-        AdmissionHook(name="kueue-resourceflavor-finalizer",
-                      resources=frozenset({"resourceflavors.kueue.x-k8s.io"}),
-                      operations=frozenset({"CREATE"}), mutate=_add_finalizer),
+        AdmissionHook(name=f"kueue-{resource.split('.')[0][:-1]}-finalizer", resources=frozenset({resource}),
+                      operations=frozenset({"CREATE"}), mutate=_add_finalizer)
+        for resource in FINALIZER_RESOURCES
     ]
     for integration in integrations:
         mutator = integration.admission_mutator
@@ -82,8 +84,8 @@ def build_hooks(integrations: list[Integration], config: KueueConfig, caches: Ca
 
         hooks.append(AdmissionHook(name=f"kueue-{integration.name}", resources=frozenset({_resource_key(integration)}),
                                    operations=frozenset({"CREATE"}), mutate=mutate))
-        if integration.name in _VALIDATING:
-            webhook, rules = _VALIDATING[integration.name]
+        if integration.name in VALIDATING_JOB_WEBHOOKS:
+            webhook, rules = VALIDATING_JOB_WEBHOOKS[integration.name]
             hooks.append(AdmissionHook(name=webhook, resources=frozenset({_resource_key(integration)}),
                                        validate=_validator(webhook, rules, config)))
     return hooks

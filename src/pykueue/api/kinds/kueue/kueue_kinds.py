@@ -21,7 +21,7 @@ from pykueue.api.meta.kind_info import KindInfo, PrinterColumn
 from pykueue.api.schema.lazy_schemas import LazySchemas
 from pykueue.api.schema.object_validation import KindRule, with_checks
 
-__all__ = ["DEPRECATION_WARNING", "KUEUE_VERSIONS", "kinds"]
+__all__ = ["DEFAULTING_WEBHOOKS", "DEPRECATION_WARNING", "KUEUE_VERSIONS", "VALIDATING_WEBHOOKS", "kinds"]
 
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 DEPRECATION_WARNING = "This version is deprecated. Use v1beta2 instead."
@@ -52,6 +52,13 @@ _RULES: dict[str, tuple[KindRule, str]] = {
 """Kind -> (Kueue's validating-webhook rules, the webhook's name). What they find reaches the client
 as a webhook denial (403), not as a schema error (422). They read the hub version."""
 
+VALIDATING_WEBHOOKS: dict[str, str] = {kind: webhook for kind, (_, webhook) in _RULES.items()}
+"""Kind -> the name of Kueue's validating webhook for it: ``pykueue install`` registers one each."""
+
+DEFAULTING_WEBHOOKS: dict[str, str] = {"Workload": "mworkload.kb.io"}
+"""Kind -> the name of Kueue's defaulting webhook, for the kinds with defaults beyond their schema's
+(on a cluster the API server applies only the schema's: ``pykueue install`` registers these)."""
+
 
 def _kueue(
     kind: str,
@@ -81,7 +88,7 @@ def _kueue(
     )
     rule, webhook = _RULES.get(kind, (None, ""))
     checked = with_checks(info, rule=rule, webhook=webhook, rule_version=HUB, schema_defaults=True)
-    if kind != "Workload":
+    if kind not in DEFAULTING_WEBHOOKS:
         return checked
     by_schema = checked.default
 
