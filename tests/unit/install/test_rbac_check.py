@@ -218,5 +218,5 @@ def test_audit_log_lines() -> None:
     assert [e["verb"] for e in read_audit_log(lines)] == ["list", "get"]
     with pytest.raises(ValueError, match="line 2: not JSON"):
         read_audit_log([lines[0], b"{oops"])
-    with pytest.raises(ValueError, match="line 1: not an audit.k8s.io Event"):
+    with pytest.raises(ValueError, match=r"line 1: not an audit\.k8s\.io Event"):
         read_audit_log([b'{"kind": "Status"}'])
