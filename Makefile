@@ -25,7 +25,7 @@ helm: kubectl
 # The wheel the Dockerfile installs (dist/pykueue-<version>-py3-none-any.whl).
 wheel: $(STAMP)
 	rm -rf dist build
-	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist .
+	$(BIN)/pip wheel -q --no-deps -w dist .
 
 # The controller's image (needs a Docker engine): pykueue:<version>, what `pykueue install` deploys by default.
 image: wheel
