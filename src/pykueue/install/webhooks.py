@@ -6,7 +6,8 @@ really has, so a new hook cannot be forgotten by the install:
 - a validating webhook for each Kueue kind whose rules deny as a webhook
   (:data:`pykueue.api.kinds.kueue.kueue_kinds.VALIDATING_WEBHOOKS`: ``vclusterqueue.kb.io``, ...);
 - a mutating webhook for each kind whose create gets the ``resource-in-use`` finalizer
-  (:data:`pykueue.controllers.hooks.FINALIZER_RESOURCES`);
+  (:data:`pykueue.controllers.hooks.FINALIZER_RESOURCES`) and for each Kueue kind with defaults beyond
+  its schema (:data:`pykueue.api.kinds.kueue.kueue_kinds.DEFAULTING_WEBHOOKS`: ``mworkload.kb.io``);
 - for each enabled job integration, a mutating webhook (its ``admission_mutator``: suspend or gate a
   managed job, default its queue) and, where it has label rules, a validating one
   (:data:`pykueue.controllers.hooks.VALIDATING_JOB_WEBHOOKS`).
@@ -24,7 +25,7 @@ from typing import Any
 
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.kinds.kueue.kueue_conversion import KUEUE_GROUP
-from pykueue.api.kinds.kueue.kueue_kinds import VALIDATING_WEBHOOKS
+from pykueue.api.kinds.kueue.kueue_kinds import DEFAULTING_WEBHOOKS, VALIDATING_WEBHOOKS
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.controllers.hooks import FINALIZER_RESOURCES, VALIDATING_JOB_WEBHOOKS
 from pykueue.controllers.jobs.registry import INTEGRATIONS
@@ -86,6 +87,10 @@ def admission_webhooks(frameworks: tuple[str, ...]) -> list[Webhook]:
     validating; Kueue's own kinds before the job integrations, each in the code's order."""
     mutating = [Webhook(f"m{_kind(r).kind.lower()}.kb.io", True, _kind(r), ("CREATE",)) for r in FINALIZER_RESOURCES]
     by_kind = {(k.group, k.kind): k for k in build_catalogue()}
+    mutating += [
+        Webhook(name, True, by_kind[key], ("CREATE",))
+        for key, name in (((KUEUE_GROUP, kind), webhook) for kind, webhook in DEFAULTING_WEBHOOKS.items())
+    ]
     validating = [
         Webhook(
             name,

@@ -59,6 +59,8 @@ def test_one_webhook_per_admission_hook_the_controllers_install() -> None:
     # the kind rules that deny as Kueue's validating webhooks
     assert {"vclusterqueue.kb.io", "vcohort.kb.io", "vresourceflavor.kb.io", "vworkload.kb.io"} <= set(webhooks)
     assert webhooks["vworkload.kb.io"]["rules"][0]["resources"] == ["workloads", "workloads/status"]
+    # Kueue's defaulting webhook of the kind whose defaults go beyond its schema
+    assert webhooks["mworkload.kb.io"]["clientConfig"]["service"]["path"] == "/mutate-kueue-x-k8s-io-v1beta2-workload"
 
 
 def test_webhooks_follow_kueues_paths_selectors_and_fail_closed() -> None:
