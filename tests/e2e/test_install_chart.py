@@ -27,6 +27,9 @@ waitForPodsReady:
   timeout: 10m
 fairSharing:
   preemptionStrategies: [LessThanOrEqualToFinalShare]
+clientConnection: {qps: 40, burst: 80}
+leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io}
+webhook: {port: 9999}
 """
 
 # Each case: pykueue install flags, and the helm values that mean the same.

@@ -88,20 +88,31 @@ class InstallOptions:
     cert-manager's Certificate, Issuer and ``inject-ca-from`` annotations."""
 
     def controller_config(self) -> dict[str, Any]:
-        """The ``Configuration`` the controller reads: the user's, with the namespace, the
-        integrations and the certificate management of this install."""
+        """The ``Configuration`` the controller reads: the user's, with what this install decides
+        written over it: the namespace, the integrations, the certificate management, and the names
+        and ports the manifests use (Lease, webhook Service and Secret; health, metrics and webhook
+        ports), so a Configuration copied from a Kueue install cannot point the controller elsewhere."""
         doc: dict[str, Any] = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2",
             "kind": "Configuration",
             **self.config,
             "namespace": self.namespace,
         }
-        integrations = dict(doc.get("integrations") or {})
-        integrations["frameworks"] = list(self.integrations)
-        doc["integrations"] = integrations
-        certs = dict(doc.get("internalCertManagement") or {})
-        certs["enable"] = not self.cert_manager
-        doc["internalCertManagement"] = certs
+        settings: dict[str, dict[str, Any]] = {
+            "integrations": {"frameworks": list(self.integrations)},
+            "internalCertManagement": {
+                "enable": not self.cert_manager,
+                "webhookServiceName": WEBHOOK_SERVICE,
+                "webhookSecretName": SECRET,
+            },
+            "leaderElection": {"resourceName": LEASE, "resourceNamespace": self.namespace},
+            "health": {"healthProbeBindAddress": f":{HEALTH_PORT}"},
+            "metrics": {"bindAddress": f":{METRICS_PORT}"},
+            "webhook": {"port": WEBHOOK_PORT},
+        }
+        for section, values in settings.items():
+            mine = doc.get(section)
+            doc[section] = {**(mine if isinstance(mine, dict) else {}), **values}
         return doc
 
     def queued_frameworks(self) -> tuple[str, ...]:

@@ -150,8 +150,31 @@ def test_the_configuration_is_the_users_with_the_install_settings() -> None:
     assert config["namespace"] == "q"
     assert config["manageJobsWithoutQueueName"] is True
     assert config["waitForPodsReady"] == {"enable": False}
-    assert config["internalCertManagement"] == {"enable": True}
+    assert config["internalCertManagement"]["enable"] is True
     assert config["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset", "pod"]
+
+
+def test_a_kueue_configuration_cannot_point_the_controller_away_from_the_manifests() -> None:
+    text = (
+        "leaderElection: {leaderElect: true, resourceName: c1f6bfd2.kueue.x-k8s.io, leaseDuration: 20s}\n"
+        "internalCertManagement: {webhookServiceName: kueue-webhook-service, webhookSecretName: kueue-cert}\n"
+        "webhook: {port: 9999}\nhealth: {healthProbeBindAddress: ':1'}\nmetrics: {bindAddress: ':2'}\n"
+    )
+    config = _config(render(install_options(namespace="q", config_text=text)))
+    assert config["leaderElection"] == {
+        "leaderElect": True,
+        "resourceName": "pykueue-controller-leader",
+        "leaseDuration": "20s",
+        "resourceNamespace": "q",
+    }
+    assert config["internalCertManagement"] == {
+        "enable": True,
+        "webhookServiceName": "pykueue-webhook-service",
+        "webhookSecretName": "pykueue-webhook-server-cert",
+    }
+    assert config["webhook"] == {"port": 9443}
+    assert config["health"] == {"healthProbeBindAddress": ":8081"}
+    assert config["metrics"] == {"bindAddress": ":8443"}
 
 
 def test_cert_manager_mode() -> None:
@@ -175,7 +198,7 @@ def test_cert_manager_mode() -> None:
     assert {"name": "cert", "secret": {"secretName": "pykueue-webhook-server-cert", "defaultMode": 420}} in pod[
         "volumes"
     ]
-    assert _config(objects)["internalCertManagement"] == {"enable": False}
+    assert _config(objects)["internalCertManagement"]["enable"] is False
 
 
 @pytest.mark.parametrize(
