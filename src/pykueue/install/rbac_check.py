@@ -15,7 +15,9 @@ Owned by ``install/``. :class:`Authorizer` answers, for one request, whether the
 :func:`check_audit` reads ``audit.k8s.io/v1`` Events (JSON lines, as ``pykueue up --audit-log``
 writes them), keeps those of one user, and reports every request the RBAC denies, and every grant
 (rule x apiGroup x resource x verb) no request used that is not on an allow-list of expected-unused
-grants, each with the reason it may stay unused in a given run.
+grants, each with the reason it may stay unused in a given run. What every cluster grants every
+authenticated user (:data:`BOOTSTRAP_POLICY`: discovery, ``/version``, ``/healthz``) is allowed too,
+as on a real cluster; a request logged twice under one ``auditID`` (a watch's start and end) counts once.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "BOOTSTRAP_POLICY",
     "SERVICE_ACCOUNT_USER",
     "AuditReport",
     "Authorizer",
@@ -38,6 +41,58 @@ __all__ = [
 
 JSONDict = dict[str, Any]
 SERVICE_ACCOUNT_USER = "system:serviceaccount:{namespace}:{name}"
+
+_RBAC = "rbac.authorization.k8s.io"
+BOOTSTRAP_POLICY: list[JSONDict] = [
+    {
+        "apiVersion": f"{_RBAC}/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "system:discovery"},
+        "rules": [
+            {
+                "verbs": ["get"],
+                "nonResourceURLs": [
+                    "/api",
+                    "/api/*",
+                    "/apis",
+                    "/apis/*",
+                    "/healthz",
+                    "/livez",
+                    "/openapi",
+                    "/openapi/*",
+                    "/readyz",
+                    "/version",
+                    "/version/",
+                ],
+            }
+        ],
+    },
+    {
+        "apiVersion": f"{_RBAC}/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "system:basic-user"},
+        "rules": [
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+            }
+        ],
+    },
+    *[
+        {
+            "apiVersion": f"{_RBAC}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": _RBAC, "kind": "ClusterRole", "name": name},
+            "subjects": [{"apiGroup": _RBAC, "kind": "Group", "name": "system:authenticated"}],
+        }
+        for name in ("system:discovery", "system:basic-user")
+    ],
+]
+"""What every cluster grants every authenticated user (kube-apiserver's bootstrap RBAC policy):
+discovery, health and version, and asking what oneself may do. Part of every evaluation; never
+reported as an unused grant of the install."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +140,8 @@ class _Binding:
     role_name: str
     namespace: str | None
     """None: cluster-wide (ClusterRoleBinding); else the RoleBinding's namespace."""
+    installed: bool
+    """From the objects under check (not the bootstrap policy)."""
 
 
 def _subject_matches(subject: JSONDict, user: str, groups: tuple[str, ...]) -> bool:
@@ -142,9 +199,12 @@ class Authorizer:
 
     objects: list[JSONDict]
     _roles: dict[tuple[str, str, str], JSONDict] = field(init=False, repr=False)
+    _install: set[int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._roles = {}
+        self._install = {id(o) for o in self.objects}
+        self.objects = [*self.objects, *BOOTSTRAP_POLICY]
         for obj in self.objects:
             if obj.get("kind") in ("ClusterRole", "Role"):
                 meta = obj.get("metadata") or {}
@@ -168,7 +228,7 @@ class Authorizer:
                 continue  # a ClusterRoleBinding can only refer to a ClusterRole
             role = self._roles.get(key)
             if role is not None:
-                out.append(_Binding(role, f"{key[0]} {key[2]}", namespace))
+                out.append(_Binding(role, f"{key[0]} {key[2]}", namespace, id(obj) in self._install))
         return out
 
     def grants_for(self, request: Request) -> list[Grant]:
@@ -186,9 +246,11 @@ class Authorizer:
         return bool(self.grants_for(request))
 
     def grants(self, user: str, groups: tuple[str, ...] = ()) -> set[Grant]:
-        """Every grant the user holds, expanded to one verb, group and resource each."""
+        """Every grant the checked objects give the user, expanded to one verb, group and resource each."""
         out = set()
         for binding in self._bindings(user, groups):
+            if not binding.installed:
+                continue
             for rule in binding.role.get("rules") or []:
                 names = tuple(rule.get("resourceNames") or ())
                 for verb in rule.get("verbs") or []:
@@ -271,7 +333,16 @@ def check_audit(
     """Every request ``user`` made is allowed, and every grant is used or on ``allowed_unused``
     (``(verb, apiGroup, resource)`` triples)."""
     authorizer = Authorizer(rbac)
-    mine = [request_of(e) for e in events if (e.get("user") or {}).get("username") == user]
+    seen: set[str] = set()
+    mine = []
+    for event in events:
+        if (event.get("user") or {}).get("username") != user:
+            continue
+        audit_id = str(event.get("auditID") or "")
+        if audit_id and audit_id in seen:
+            continue  # a watch is logged when it starts and when it ends: one request
+        seen.add(audit_id)
+        mine.append(request_of(event))
     used: set[Grant] = set()
     denied = []
     for request in mine:

@@ -90,7 +90,7 @@ def test_rules_match_groups_resources_subresources_verbs_and_names() -> None:
     assert not authz.allows(_req("get", "widgets", api_group="x.io", name="w2"))  # resourceNames
     assert not authz.allows(_req("list", "widgets", api_group="x.io"))  # no name: never matches names
     assert authz.allows(Request(user=SA, verb="get", path="/metrics/x"))
-    assert not authz.allows(Request(user=SA, verb="get", path="/version"))
+    assert not authz.allows(Request(user=SA, verb="get", path="/logs/kube.log"))
     assert not authz.allows(_req("list", "jobs", api_group="batch", user="someone-else"))
 
 
@@ -211,6 +211,22 @@ def test_audit_check_reports_denied_requests_and_unused_grants() -> None:
 def test_expected_unused_grants_are_real_grants() -> None:
     grants = {(g.verb, g.api_group, g.resource) for g in Authorizer(_rendered()).grants(SA)}
     assert [entry for entry in EXPECTED_UNUSED if entry not in grants] == []
+
+
+def test_every_authenticated_user_may_discover_as_on_every_cluster() -> None:
+    rbac = _rendered()
+    authz = Authorizer(rbac)
+    assert authz.allows(Request(user=SA, verb="get", path="/apis/kueue.x-k8s.io/v1beta2"))
+    assert authz.allows(Request(user=SA, verb="get", path="/version"))
+    assert not authz.allows(Request(user=SA, verb="post", path="/version"))
+    assert all(g.role.startswith(("ClusterRole pykueue-", "Role pykueue-")) for g in authz.grants(SA))
+
+
+def test_a_watch_logged_when_it_starts_and_ends_is_one_request() -> None:
+    rbac = _rendered(integrations=["batch/job"], cert_manager=True)
+    started = {**_event("watch", "jobs", group="batch"), "auditID": "a1", "stage": "ResponseStarted"}
+    ended = {**started, "stage": "ResponseComplete"}
+    assert check_audit(rbac, [started, ended], SA).requests == 1
 
 
 def test_audit_log_lines() -> None:
