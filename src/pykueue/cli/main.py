@@ -22,6 +22,7 @@ from pykueue.cli.demo import demo
 from pykueue.cli.install import install
 from pykueue.cli.kueuectl.actions import version
 from pykueue.cli.kueuectl.app import add_verbs, hoist_flags, passthrough
+from pykueue.cli.rbac_check import rbac_check
 from pykueue.cli.simulate import simulate_app
 from pykueue.cli.simulate_eta import eta
 from pykueue.cli.up import up
@@ -62,6 +63,7 @@ app.command()(up)
 app.command()(demo)
 app.command()(crds)
 app.command()(install)
+app.command("rbac-check")(rbac_check)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
 simulate_app.command("eta")(eta)  # here, not in cli/simulate.py: simulate_eta imports that module
 app.add_typer(simulate_app, name="simulate", help="What-if trace replays and start-time estimates "

@@ -3,6 +3,7 @@ denied requests and unused grants, on the RBAC ``pykueue install`` renders."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -10,7 +11,7 @@ import pytest
 
 from pykueue.install import install_options
 from pykueue.install.rbac import EXPECTED_UNUSED, rbac_objects
-from pykueue.install.rbac_check import Authorizer, Request, check_audit, read_audit_log
+from pykueue.install.rbac_check import Authorizer, Request, check_audit, read_audit_log, request_of
 
 SA = "system:serviceaccount:pykueue-system:pykueue-controller-manager"
 RBAC = "rbac.authorization.k8s.io/v1"
@@ -236,3 +237,41 @@ def test_audit_log_lines() -> None:
         read_audit_log([lines[0], b"{oops"])
     with pytest.raises(ValueError, match=r"line 1: not an audit\.k8s\.io Event"):
         read_audit_log([b'{"kind": "Status"}'])
+
+
+def _covering_events(rbac: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One request per grant of ``rbac``: a run that used everything it was given."""
+    events = []
+    for g in Authorizer(rbac).grants(SA):
+        sub = g.resource.split("/", 1)[1] if "/" in g.resource else ""
+        ns = "pykueue-system" if g.role.startswith("Role ") else "t"
+        name = g.resource_names[0] if g.resource_names else ("" if g.verb in ("list", "watch", "create") else "x")
+        events.append(_event(g.verb, g.resource.split("/")[0], group=g.api_group, sub=sub, ns=ns, name=name))
+    return events
+
+
+def test_the_rbac_check_command(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pykueue.cli.main import app
+
+    log = tmp_path / "audit.jsonl"
+    events = _covering_events(_rendered())
+    log.write_bytes(b"\n".join(orjson.dumps(e) for e in events))
+    ok = CliRunner().invoke(app, ["rbac-check", "--audit-log", str(log)])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.endswith(f"{SA}: {len(events)} requests, 0 denied, 0 unused grants\n")
+
+    denied = _event("delete", "nodes", name="n1")
+    log.write_bytes(b"\n".join(orjson.dumps(e) for e in [*events[1:], denied]))
+    failed = CliRunner().invoke(app, ["rbac-check", "--audit-log", str(log)])
+    assert failed.exit_code == 1
+    assert "denied: delete nodes n1\n" in failed.output
+    unused = [line for line in failed.output.splitlines() if line.startswith("unused: ")]
+    first = Authorizer(_rendered()).grants_for(request_of(events[0]))[0]
+    expected_unused = (first.verb, first.api_group, first.resource) not in EXPECTED_UNUSED
+    assert len(unused) == int(expected_unused)
+
+    log.write_text("not json\n")
+    broken = CliRunner().invoke(app, ["rbac-check", "--audit-log", str(log)])
+    assert broken.exit_code == 2
