@@ -72,7 +72,7 @@ _CONTROLLERS: list[JSONDict] = [
 
 INTEGRATION_RULES: dict[str, list[JSONDict]] = {
     # the Job adapter suspends/resumes with an update, resets status.startTime on stop
-    "batch/job": [_rule("batch", ["jobs"], [*_WATCH, "patch", "update"]), _rule("batch", ["jobs/status"], ["patch"])],
+    "batch/job": [_rule("batch", ["jobs"], [*_WATCH, "update"]), _rule("batch", ["jobs/status"], ["patch"])],
     # the JobSet adapter suspends/resumes with an update
     "jobset.x-k8s.io/jobset": [_rule("jobset.x-k8s.io", ["jobsets"], [*_WATCH, "update"])],
     # pod groups: scheduling gates and finalizers are patched, excess pods deleted
@@ -86,15 +86,22 @@ EXPECTED_UNUSED: tuple[tuple[str, str, str], ...] = (
     ("delete", "", "pods"),
     # a Workload is deleted when its job is gone or its retention expires, not in every run
     ("delete", _KUEUE, "workloads"),
-    # queues and cohorts are read back only after a status write lost a race (409)
+    # objects are read back only after a status write lost a race (409)
+    ("get", _KUEUE, "workloads"),
     ("get", _KUEUE, "clusterqueues"),
     ("get", _KUEUE, "cohorts"),
     ("get", _KUEUE, "localqueues"),
     # a Cohort's status (its weighted share) is written only with fair sharing on
     ("patch", _KUEUE, "cohorts/status"),
-    # the Lease and the certificate Secret are created once per cluster: a later run finds them
+    # a repeated event has its count patched; an event seen once is only created
+    ("patch", "", "events"),
+    # a Job's status.startTime is reset only when a job that had started is stopped (preempted, evicted)
+    ("patch", "batch", "jobs/status"),
+    # the Lease and the certificate Secret are created once per cluster: a later run finds them;
+    # the certificate is replaced only when it nears expiry or stops matching the Service's names
     ("create", "coordination.k8s.io", "leases"),
     ("create", "", "secrets"),
+    ("update", "", "secrets"),
 )
 """(verb, apiGroup, resource) grants a correct run may leave unused, each with its reason: the
 allow-list of the least-privilege check (:func:`pykueue.install.rbac_check.check_audit`)."""

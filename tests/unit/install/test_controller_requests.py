@@ -114,8 +114,12 @@ async def test_the_controllers_requests_are_allowed_by_the_installed_rbac() -> N
 
         (first,) = await eventually(admitted, what="one job admitted (the quota holds one)")
         (second,) = {"first", "second"} - {first}
-        job = await user.get(JOBS, first, NS)
-        assert job["spec"]["suspend"] is False
+
+        async def running() -> JSONDict | None:
+            job = await user.get(JOBS, first, NS)
+            return job if job["spec"]["suspend"] is False else None
+
+        job = await eventually(running, what="the admitted job unsuspended")
         # the admitted job completes; the other is admitted in its place
         now = job["metadata"]["creationTimestamp"]
         done = [
