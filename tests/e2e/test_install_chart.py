@@ -191,3 +191,10 @@ def test_the_install_applies_for_real_and_reapplies_as_an_upgrade(api_only: Pyku
         "get", "deployment", "-n", "pykueue-system", "pykueue-controller-manager", "-o", "yaml"
     ).stdout
     assert yaml.safe_load(deployment)["spec"]["replicas"] == 3
+
+
+def test_helm_lint_passes() -> None:
+    for extra in ([], ["--set", "certManager.enable=true"]):
+        done = subprocess.run([helm_binary(), "lint", str(CHART), *extra], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "0 chart(s) failed" in done.stdout
