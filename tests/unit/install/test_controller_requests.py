@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.unit.controllers.conftest import cond, eventually, make_job
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.client import LocalClient, Res
 from pykueue.controllers.config import embedded_default
 from pykueue.controllers.manager import ControllerManager

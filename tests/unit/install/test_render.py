@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pykueue.api.clock import ManualClock
+from pykueue.api.meta.clock import ManualClock
 from pykueue.client import LocalClient
 from pykueue.controllers.config import embedded_default
 from pykueue.controllers.manager import ControllerManager
