@@ -3,8 +3,6 @@ has, the Deployment's hardening, the Configuration, certificate management, and 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -218,32 +216,6 @@ def test_cert_manager_mode() -> None:
 def test_bad_options_fail_with_the_option_named(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace("[", r"\[")):
         install_options(**kwargs)
-
-
-def test_the_cli_prints_yaml_or_one_line_and_exit_2(tmp_path: Path) -> None:
-    ok = subprocess.run(
-        [sys.executable, "-m", "pykueue", "install", "--no-namespace", "--integrations", "batch/job,pod"],
-        capture_output=True,
-        text=True,
-    )
-    assert ok.returncode == 0, ok.stderr
-    kinds = [d["kind"] for d in yaml.safe_load_all(ok.stdout)]
-    assert "Namespace" not in kinds
-    assert kinds[-1] == "ValidatingWebhookConfiguration"
-    bad = tmp_path / "config.yaml"
-    bad.write_text("fairSharing: yes please\n")
-    failed = subprocess.run(
-        [sys.executable, "-m", "pykueue", "install", "--config", str(bad)], capture_output=True, text=True
-    )
-    assert failed.returncode == 2
-    assert failed.stdout == ""
-    assert failed.stderr.startswith("error: --config: invalid Configuration: fairSharing")
-    assert len(failed.stderr.strip().splitlines()) == 1
-    missing = subprocess.run(
-        [sys.executable, "-m", "pykueue", "install", "--config", str(tmp_path / "none")], capture_output=True, text=True
-    )
-    assert (missing.returncode, missing.stdout) == (2, "")
-    assert "No such file" in missing.stderr
 
 
 def test_the_charts_generated_files_are_current() -> None:
