@@ -71,41 +71,43 @@ class Webhook:
         return webhook_path(self.mutating, self.kind.group, self.kind.storage_version, self.kind.kind)
 
 
-def _kind(resource_key: str) -> KindInfo:
-    kind = build_catalogue().by_resource(resource_key)
-    if kind is None:
-        raise LookupError(f"{resource_key} is not in pykueue's catalogue")
-    return kind
-
-
-def _resource_key(group: str, plural: str) -> str:
-    return f"{plural}.{group}" if group else plural
-
-
 def admission_webhooks(frameworks: tuple[str, ...]) -> list[Webhook]:
     """Every webhook ``pykueue controller`` serves with these integrations: mutating first, then
     validating; Kueue's own kinds before the job integrations, each in the code's order."""
-    mutating = [Webhook(f"m{_kind(r).kind.lower()}.kb.io", True, _kind(r), ("CREATE",)) for r in FINALIZER_RESOURCES]
-    by_kind = {(k.group, k.kind): k for k in build_catalogue()}
-    mutating += [
-        Webhook(name, True, by_kind[key], ("CREATE",))
-        for key, name in (((KUEUE_GROUP, kind), webhook) for kind, webhook in DEFAULTING_WEBHOOKS.items())
+    catalogue = build_catalogue()
+
+    def kind_of(resource_key: str) -> KindInfo:
+        kind = catalogue.by_resource(resource_key)
+        if kind is None:
+            raise LookupError(f"{resource_key} is not in pykueue's catalogue")
+        return kind
+
+    def kueue(kind: str) -> KindInfo:
+        found = catalogue.by_kind(KUEUE_GROUP, kind)
+        if found is None:
+            raise LookupError(f"{kind} is not in pykueue's catalogue")
+        return found
+
+    mutating = [
+        Webhook(f"m{kind_of(r).kind.lower()}.kb.io", True, kind_of(r), ("CREATE",)) for r in FINALIZER_RESOURCES
     ]
+    mutating += [Webhook(name, True, kueue(kind), ("CREATE",)) for kind, name in DEFAULTING_WEBHOOKS.items()]
     validating = [
         Webhook(
             name,
             False,
-            by_kind[key],
+            kueue(kind),
             ("CREATE", "UPDATE"),
-            ("", "status") if by_kind[key].resource_key in _STATUS_TOO else ("",),
+            ("", "status") if kueue(kind).resource_key in _STATUS_TOO else ("",),
         )
-        for key, name in (((KUEUE_GROUP, kind), webhook) for kind, webhook in VALIDATING_WEBHOOKS.items())
+        for kind, name in VALIDATING_WEBHOOKS.items()
     ]
     for framework in frameworks:
         integration = INTEGRATIONS.get(framework)
         if integration is None:
             continue
-        kind = _kind(_resource_key(integration.res.group, integration.res.plural))
+        res = integration.res
+        kind = kind_of(f"{res.plural}.{res.group}" if res.group else res.plural)
         mutating.append(Webhook(f"m{kind.kind.lower()}.kb.io", True, kind, ("CREATE",), integration=framework))
         if framework in VALIDATING_JOB_WEBHOOKS:
             name, _ = VALIDATING_JOB_WEBHOOKS[framework]
