@@ -224,3 +224,15 @@ def test_the_cli_prints_yaml_or_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     assert (missing.returncode, missing.stdout) == (2, "")
     assert "No such file" in missing.stderr
+
+
+def test_helm_resources_value_equals_the_install_option(tmp_path: Path) -> None:
+    from pykueue.install import install_options, render
+
+    # complete: helm merges a value map into the chart's default (a key left out keeps its default)
+    resources = {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+    ours = _objects(yaml.safe_dump_all(render(install_options(resources=resources, replicas=1))))
+    helms = _objects(_helm({"resources": resources, "replicas": 1, "createNamespace": True}, tmp_path))
+    key = ("Deployment", "pykueue-system", "pykueue-controller-manager")
+    assert helms[key] == ours[key]
+    assert helms[key]["spec"]["template"]["spec"]["containers"][0]["resources"] == resources
