@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from pykueue.api.meta.clock import parse_time
+from pykueue.api.meta.clock import format_time, parse_time
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import condition, cpu_queue, is_true, job_manifest, workload_of
 
@@ -125,3 +125,53 @@ def test_eta_without_a_cluster_is_one_line(tmp_path: Path) -> None:
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith("error: ")
     assert time.monotonic() - started < 120
+
+
+def _explain(pykueue: Pykueue, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pykueue", "explain", "workload", *args, "--kubeconfig", str(pykueue.kubeconfig)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_explain_shows_the_estimated_start(pykueue: Pykueue) -> None:
+    pykueue.kubectl("apply", "-f", "-", input=cpu_queue(2))
+    pykueue.kubectl("create", "-f", "-", input=_job("running", 900))
+    running = pykueue.wait_for(
+        lambda: (wl := workload_of(pykueue, "running")) is not None and is_true(wl, "Admitted") and wl
+    )
+    assert isinstance(running, dict)
+    pykueue.kubectl("create", "-f", "-", input=_job("waiting", 300))
+    waiting = pykueue.wait_for(
+        lambda: (
+            (wl := workload_of(pykueue, "waiting")) is not None
+            and condition(wl, "QuotaReserved").get("status") == "False"
+            and wl
+        )
+    )
+    assert isinstance(waiting, dict)
+    name = waiting["metadata"]["name"]
+    # one at a time on 2 cpu: it starts when the running job's 900 s (its maximumExecutionTimeSeconds) are up
+    expected = format_time(parse_time(condition(running, "QuotaReserved")["lastTransitionTime"]) + 900)
+
+    answer = _explain(pykueue, name, "-o", "json")
+    assert answer.returncode == 0, answer.stderr
+    doc = json.loads(answer.stdout)
+    assert doc["state"] == "pending"
+    eta = doc["estimatedStart"]
+    assert (eta["time"], eta["runtimeSeconds"], eta["runtimeBasis"]) == (expected, 300.0, "maximumExecutionTime")
+    assert 0 < eta["waitSeconds"] <= 900
+    assert doc["sentences"][-1].startswith(f"Estimated start: {expected} (in ")
+    assert "runtime 300s from its spec.maximumExecutionTimeSeconds" in doc["sentences"][-1]
+
+    text = _explain(pykueue, name)
+    assert text.returncode == 0, text.stderr
+    assert f"  Estimated start: {expected} (in " in text.stdout
+
+    # an admitted workload has no estimate
+    admitted = json.loads(_explain(pykueue, running["metadata"]["name"], "-o", "json").stdout)
+    assert admitted["state"] == "admitted"
+    assert "estimatedStart" not in admitted
+    assert not any(s.startswith("Estimated start") for s in admitted["sentences"])

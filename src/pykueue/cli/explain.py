@@ -5,7 +5,10 @@ ClusterQueues, LocalQueues, every Workload) through the kubeconfig, rebuilds the
 from them (:func:`pykueue.scheduler.explain.load_engine`) and prints its explanation
 (:func:`pykueue.scheduler.explain.explain_workload`) as plain sentences, or ``-o json``. The
 engine runs with Kueue's default configuration: a cluster configured for fair sharing or with
-other scheduler options is explained as if it had the defaults (docs/differences.md).
+other scheduler options is explained as if it had the defaults (docs/differences.md). For a
+pending workload it adds the estimated start: the same objects forked into a virtual-time engine
+and run forward (:func:`pykueue.simulate.eta.estimate_one`, what ``simulate eta`` does), with the
+source of its runtime estimate.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ import typer
 from pykueue.cli.kueuectl.connection import Cluster, CommandError
 from pykueue.cli.kueuectl.options import Context, Kubeconfig, Namespace, Output, Target, run
 
-__all__ = ["explain_app", "read_objects"]
+__all__ = ["explain_app", "read_objects", "start_estimate"]
+
+_BASIS = {
+    "annotation": "its annotation pykueue.io/expected-runtime",
+    "maximumExecutionTime": "its spec.maximumExecutionTimeSeconds (an upper bound)",
+    "history": "the median runtime of its LocalQueue's finished workloads",
+    "default": "no runtime known: the median of all finished workloads, else one hour",
+}
 
 explain_app = typer.Typer(no_args_is_help=True, help="Explain why a workload is pending, admitted or evicted.")
 
@@ -41,6 +51,39 @@ def read_objects(cluster: Cluster) -> list[dict[str, Any]]:
     return out
 
 
+def start_estimate(objects: list[dict[str, Any]], namespace: str, name: str, now: float) -> dict[str, Any] | None:
+    """``estimatedStart`` of a pending workload's answer and the sentence that says it (None: no estimate)."""
+    from pykueue.api.clock import format_time
+    from pykueue.cli.simulate_eta import when_text
+    from pykueue.simulate.eta import estimate_one
+    from pykueue.simulate.model import SimulateError
+
+    try:
+        found = estimate_one(objects, namespace, name, now)
+    except SimulateError as exc:  # an object the engine refuses: explained without an estimate
+        return {"sentence": f"No start estimate: {exc}"}
+    if found is None:
+        return None
+    basis = _BASIS.get(found.basis, found.basis)
+    runtime = f"runtime {found.runtime_s:.0f}s from {basis}"
+    if found.start_s is None:
+        sentence = f"Estimated start: not within 90 days of simulating the cluster forward ({runtime})"
+        if found.reason:
+            sentence += f"; it would still be pending: {found.reason}"
+    else:
+        sentence = (
+            f"Estimated start: {when_text(found.start_s, now)}, from the cluster's state simulated forward "
+            f"with each workload's runtime estimate ({runtime})"
+        )
+    return {
+        "time": None if found.start_s is None else format_time(found.start_s),
+        "waitSeconds": None if found.start_s is None else round(max(0.0, found.start_s - now), 1),
+        "runtimeSeconds": found.runtime_s,
+        "runtimeBasis": found.basis,
+        "sentence": sentence,
+    }
+
+
 @explain_app.command("workload")
 def explain_workload_command(
     name: Annotated[str, typer.Argument(help="The Workload's name.")],
@@ -59,13 +102,18 @@ def explain_workload_command(
             raise CommandError(f'error: unknown output format "{output}": use json or leave it out')
         cluster = Target(kubeconfig, context, namespace).cluster
         objects = read_objects(cluster)
-        engine, refused = load_engine(objects, time.time())
+        now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
+        engine, refused = load_engine(objects, now)
         try:
             answer = explain_workload(engine, objects, cluster.namespace, name)
         except KeyError:
             raise CommandError(f'Error from server (NotFound): workloads.kueue.x-k8s.io "{name}" not found') from None
         if refused:
             answer["ignoredObjects"] = refused
+        if answer.get("state") == "pending" and (eta := start_estimate(objects, cluster.namespace, name, now)):
+            answer["sentences"].append(eta.pop("sentence"))
+            if eta:
+                answer["estimatedStart"] = eta
         if output == "json":
             typer.echo(json.dumps(answer, indent=2))
             return

@@ -20,10 +20,10 @@ from pykueue.cli.simulate import client_for, fail
 if TYPE_CHECKING:
     from pykueue.simulate.eta import Estimate
 
-__all__ = ["eta"]
+__all__ = ["eta", "when_text"]
 
 
-def _when(start: float | None, now: float) -> str:
+def when_text(start: float | None, now: float) -> str:
     if start is None:
         return "not within 90 days"
     from pykueue.api.meta.clock import format_time
@@ -112,7 +112,15 @@ def eta(
         return
     rows = [("NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "ESTIMATED START", "RUNTIME", "BASIS")]
     rows += [
-        (e.namespace, e.name, e.queue, e.cluster_queue or "-", _when(e.start_s, now), f"{e.runtime_s:.0f}s", e.basis)
+        (
+            e.namespace,
+            e.name,
+            e.queue,
+            e.cluster_queue or "-",
+            when_text(e.start_s, now),
+            f"{e.runtime_s:.0f}s",
+            e.basis,
+        )
         for e in chosen
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -33,7 +33,7 @@ from pykueue.client.http import HttpClient
 from pykueue.client.res import Res
 from pykueue.scheduler import Admit, Pending
 from pykueue.simulate.model import EXPECTED_RUNTIME_ANNOTATION
-from pykueue.simulate.objects import Configuration, read_cluster
+from pykueue.simulate.objects import KINDS, Configuration, read_cluster
 
 __all__ = [
     "BASIS_ANNOTATION",
@@ -43,6 +43,7 @@ __all__ = [
     "annotate_estimates",
     "cluster_estimates",
     "estimate",
+    "estimate_one",
     "observed_runtimes",
     "parse_duration",
 ]
@@ -197,6 +198,21 @@ def estimate(
         start = now_s + found[0] / 1000 if found else None
         out.append(Estimate(ns, name, queue, cq, start, runtime, basis, "" if found else watch.reasons.get(key, "")))
     return out
+
+
+def estimate_one(objects: list[dict[str, Any]], namespace: str, name: str, now_s: float) -> Estimate | None:
+    """The estimate for one pending Workload, from the objects ``explain`` read (each with its
+    ``kind``: the configuration's kinds and every Workload); None when it is not pending."""
+    conf = Configuration("cluster")
+    workloads: list[dict[str, Any]] = []
+    for obj in objects:
+        kind = obj.get("kind")
+        if kind == "Workload":
+            workloads.append(obj)
+        elif kind in KINDS:
+            conf.objects[str(kind)].append(obj)
+    found = estimate(conf, workloads, now_s, only={f"{namespace}/{name}"})
+    return found[0] if found else None
 
 
 async def cluster_estimates(client: HttpClient, now_s: float | None = None) -> list[Estimate]:
