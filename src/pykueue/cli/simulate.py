@@ -6,7 +6,7 @@ Owns the command line only (typer sub-app ``simulate_app``); the work lives in
 * ``init --nodes NODES.csv [--teams N] -o OBJECTS.yaml``
 * ``run --objects OBJECTS.yaml [--objects ...] --trace TRACE [--format openb|jsonl|csv|kueue]
   [--mapping MAP.yaml] [--from-cluster --kubeconfig K] [--report DIR] [-o text|json]
-  [--realtime --kubeconfig K --time-scale S]``
+  [--realtime --kubeconfig K --time-scale S] [--eviction-latency S] [--finish-latency S]``
 * ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--annotate]``
 * ``accuracy --objects OBJECTS.yaml --trace TRACE [--samples N] [--waited-only]``
 
@@ -199,6 +199,24 @@ def run(
     time_scale: Annotated[
         float, typer.Option("--time-scale", min=1e-3, help="--realtime: trace seconds per real second.")
     ] = 1.0,
+    eviction_latency: Annotated[
+        float,
+        typer.Option(
+            "--eviction-latency",
+            min=0.0,
+            help="Replay: trace seconds a preempted workload keeps its quota before it is released "
+            "(a real cluster's; --realtime measures it as measuredLatencies.evictionTraceSeconds).",
+        ),
+    ] = 0.0,
+    finish_latency: Annotated[
+        float,
+        typer.Option(
+            "--finish-latency",
+            min=0.0,
+            help="Replay: trace seconds a workload holds its quota past its runtime "
+            "(a real cluster's; --realtime measures it as measuredLatencies.finishTraceSeconds).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Replay a trace on the scheduler engine in virtual time, for each configuration; print waits,
     utilisation, admitted / preempted / never-admitted counts and shares."""
@@ -231,7 +249,9 @@ def run(
                 raise SimulateError("--realtime plays one --objects configuration against --kubeconfig's cluster")
             replays = [_realtime(kubeconfig, configs[0], tasks, time_scale)]
         else:
-            replays = [replay(c, tasks, queues=queues) for c in configs]
+            replays = [
+                replay(c, tasks, queues=queues, eviction_s=eviction_latency, finish_s=finish_latency) for c in configs
+            ]
         docs = [summarize(r) for r in replays]
     except SimulateError as exc:
         raise fail(str(exc)) from None

@@ -204,4 +204,6 @@ def summarize(replay: Replay) -> dict[str, Any]:
     }
     if any(r.klass for r in records):
         doc["classes"] = groups("klass")
+    if replay.latencies:
+        doc["measuredLatencies"] = replay.latencies
     return doc

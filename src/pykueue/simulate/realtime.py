@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import statistics
 import time
 from typing import Any
 
@@ -84,6 +85,12 @@ class _Driver:
         self.created = 0
         self.finished = 0
         self.tasks: set[asyncio.Task[None]] = set()
+        self.evicting: dict[str, float] = {}
+        self.eviction_s: list[float] = []
+        """Per eviction: from seeing Evicted=True to seeing the quota released (the workload controller)."""
+        self.finish_sent: dict[str, float] = {}
+        self.finish_s: list[float] = []
+        """Per finish: from sending Finished to seeing it in the watch (what the scheduler loop sees too)."""
 
     def trace_ms(self) -> int:
         return round((self.base_s + (time.monotonic() - self.t0) * self.scale) * 1000)
@@ -110,6 +117,8 @@ class _Driver:
             return
         before, now = self.state[key], self.trace_ms()
         if _true(obj, "Finished"):
+            if (sent := self.finish_sent.pop(key, None)) is not None:
+                self.finish_s.append(time.monotonic() - sent)
             return
         admission = (obj.get("status") or {}).get("admission")
         if _true(obj, "Admitted") and not _true(obj, "Evicted") and admission:
@@ -129,7 +138,13 @@ class _Driver:
                 handle.cancel()
             ns, name = key.split("/", 1)
             self.recorder.evicted(key, now, Preempt(ns, name, "", "", "Evicted", ""))
+            if admission:  # Evicted, quota still held: time how long until it is released
+                self.evicting[key] = time.monotonic()
+            else:
+                self.eviction_s.append(0.0)
         else:
+            if not admission and (since := self.evicting.pop(key, None)) is not None:
+                self.eviction_s.append(time.monotonic() - since)
             for cond in (obj.get("status") or {}).get("conditions") or ():
                 if cond.get("type") == "QuotaReserved" and cond.get("status") == "False":
                     self.records[key].reason = cond.get("reason", "")
@@ -156,6 +171,7 @@ class _Driver:
             "message": "finished by pykueue simulate",
             "lastTransitionTime": format_time(time.time()),
         }
+        self.finish_sent[key] = time.monotonic()
         with contextlib.suppress(Exception):
             await self.client.patch(
                 WORKLOADS,
@@ -226,4 +242,23 @@ async def run_realtime(
         time.perf_counter() - w0,
         0.0,
         {},
+        _latencies(driver),
     )
+
+
+def _latencies(driver: _Driver) -> dict[str, float]:
+    """Medians in real seconds, and in trace seconds (× the time scale): what to give the virtual
+    replay's ``--eviction-latency`` and ``--finish-latency`` to model this cluster.
+
+    ``eviction``: from seeing a workload ``Evicted`` to seeing its quota released. ``finish``: a
+    workload holds its quota past its runtime for two write-to-watch trips (the admission reaching
+    this driver, its ``Finished`` reaching the scheduler); one trip is measured as the time from
+    sending ``Finished`` to seeing it in the watch, and the figure is twice that."""
+    out: dict[str, float] = {"timeScale": driver.scale}
+    for name, values, trips in (("eviction", driver.eviction_s, 1), ("finish", driver.finish_s, 2)):
+        if values:
+            mid = statistics.median(values) * trips
+            out[f"{name}RealSeconds"] = round(mid, 4)
+            out[f"{name}TraceSeconds"] = round(mid * driver.scale, 3)
+            out[f"{name}Samples"] = len(values)
+    return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pykueue.bench.scheduler.vcluster import VirtualCluster
@@ -39,6 +39,8 @@ class Replay:
     engine_s: float
     objects: dict[str, dict[str, Any]]
     """The Workload each task became (no status), by ``namespace/name``."""
+    latencies: dict[str, float] = field(default_factory=dict)
+    """A real-time run's measured latencies (median, real seconds; see ``realtime``); empty for a replay."""
 
 
 def assign_queue(task: Task, queues: list[tuple[str, str]]) -> tuple[str, str]:
@@ -66,15 +68,32 @@ def _targets(conf: Configuration, tasks: list[Task], queue_list: tuple[str, ...]
     return conf.local_queues()
 
 
-def replay(conf: Configuration, tasks: list[Task], *, queues: tuple[str, ...] = ()) -> Replay:
-    """Replay ``tasks`` against ``conf`` to the end; ``queues`` restricts where queue-less tasks go."""
+def replay(
+    conf: Configuration,
+    tasks: list[Task],
+    *,
+    queues: tuple[str, ...] = (),
+    eviction_s: float = 0.0,
+    finish_s: float = 0.0,
+) -> Replay:
+    """Replay ``tasks`` against ``conf`` to the end; ``queues`` restricts where queue-less tasks go.
+
+    ``eviction_s`` and ``finish_s`` model a real cluster's latencies (trace seconds): how long a
+    preempted workload keeps its quota, and how long past its runtime a workload holds its quota
+    (see :class:`~pykueue.bench.scheduler.vcluster.VirtualCluster`); 0 is the ideal cluster."""
     w0 = time.perf_counter()
     targets = _targets(conf, tasks, queues)
     priorities = conf.priorities()
     cq_of = conf.cluster_queue_of()
     records: dict[str, WorkloadRecord] = {}
     recorder = ReplayRecorder(records, sorted(cq["metadata"]["name"] for cq in conf.of("ClusterQueue")))
-    cluster = VirtualCluster(conf.scheduler, recorder, meter_cpu=False)
+    cluster = VirtualCluster(
+        conf.scheduler,
+        recorder,
+        meter_cpu=False,
+        eviction_ms=round(eviction_s * 1000),
+        finish_ms=round(finish_s * 1000),
+    )
     conf.feed(cluster.engine, cluster.apply)
     pending: list[tuple[int, dict[str, Any], int]] = []
     objects: dict[str, dict[str, Any]] = {}

@@ -6,7 +6,13 @@ finishes ``runtime`` after admission, and scheduling cycles after each batch of 
 (repeated at the same instant while they admit or preempt, so a preemptor gets its freed quota
 without waiting for an unrelated event). A preempted workload is evicted and requeued at once (the
 runner's and workload controller's job) and restarts its full runtime when admitted again; its
-pending finish is ignored. Scheduling and API calls take no virtual time.
+pending finish is ignored. Scheduling and API calls take no virtual time, unless the two latencies
+a real cluster adds are given (both 0 by default, which ``bench scheduler --virtual-time`` keeps):
+``eviction_ms``, how long a preempted workload keeps its quota (``Evicted=True`` while still
+reserved, as the engine sees it until the workload controller releases it; the preemptor waits
+meanwhile and is not given the victims again), and ``finish_ms``, how long past its runtime a
+workload holds its quota (a real runner sees the admission late and the scheduler sees the finish
+late).
 
 Who calls it: ``bench scheduler --virtual-time`` (``virtual.py``) and ``pykueue simulate``
 (``pykueue.simulate.replay``). What they measure is theirs: an :class:`Observer` sees every
@@ -28,7 +34,7 @@ from pykueue.scheduler import Admit, Pending, Preempt, Scheduler, SchedulerConfi
 __all__ = ["START_S", "Observer", "VirtualCluster", "conditions"]
 
 START_S = 1_700_000_000
-_CREATE, _FINISH, _TICK = 0, 1, 2
+_CREATE, _FINISH, _RELEASE, _TICK = 0, 1, 2, 3
 MAX_CYCLES_PER_INSTANT = 1_000
 MAX_IDLE_TICKS = 600
 """After the last event, how many 1 s ticks to wait for a timed requeue before giving up."""
@@ -89,8 +95,19 @@ class VirtualCluster:
     """The engine, a virtual clock and the workloads' lifecycle; time is ms since ``start_s``."""
 
     def __init__(
-        self, config: SchedulerConfig, observer: Observer, *, start_s: float = START_S, meter_cpu: bool = True
+        self,
+        config: SchedulerConfig,
+        observer: Observer,
+        *,
+        start_s: float = START_S,
+        meter_cpu: bool = True,
+        eviction_ms: int = 0,
+        finish_ms: int = 0,
     ) -> None:
+        self.eviction_ms = eviction_ms
+        self.finish_ms = finish_ms
+        self.evicting: dict[str, str] = {}
+        """Preempted workloads still holding their quota (only with ``eviction_ms``), with the reason."""
         self.start_s = start_s
         self.clock = ManualClock(start=float(start_s))
         self.engine = Scheduler(config, clock=self.clock)
@@ -156,6 +173,9 @@ class VirtualCluster:
             return
         now_s = self.start_s + now_ms / 1000
         self.last_activity_ms = now_ms
+        if kind == _RELEASE:
+            self._release(key, now_s, self.evicting.pop(key))
+            return
         if kind == _CREATE:
             obj = self.objs[key]
             meta = {"uid": key, **obj["metadata"], "creationTimestamp": format_time(now_s)}
@@ -180,23 +200,16 @@ class VirtualCluster:
             self.preemptions += 1
             self.finish_at.pop(key, None)
             self.observer.evicted(key, now_ms, pre)
+            if self.eviction_ms <= 0:
+                # the eviction completes at once: quota released, requeued (runner + workload controller)
+                self._release(key, now_s, pre.reason)
+                continue
             obj = self.objs[key]
-            # the eviction completes at once: quota released, requeued (runner + workload controller)
-            self._upsert(
-                key,
-                {
-                    **obj,
-                    "status": {
-                        "conditions": conditions(
-                            now_s,
-                            ("Evicted", "True", "Preempted"),
-                            ("Preempted", "True", pre.reason),
-                            ("QuotaReserved", "False", "Pending"),
-                            ("Requeued", "True", "Preempted"),
-                        )
-                    },
-                },
-            )
+            held = [c for c in obj["status"]["conditions"] if c["type"] not in ("Evicted", "Preempted")]
+            evicted = conditions(now_s, ("Evicted", "True", "Preempted"), ("Preempted", "True", pre.reason))
+            self._upsert(key, {**obj, "status": {**obj["status"], "conditions": [*held, *evicted]}})
+            self.evicting[key] = pre.reason
+            self._push(now_ms + self.eviction_ms, _RELEASE, key)
         for adm in result.admitted:
             key = f"{adm.namespace}/{adm.name}"
             self.admissions += 1
@@ -210,12 +223,30 @@ class VirtualCluster:
             self._upsert(key, {**obj, "status": status})
             self.observer.admitted(key, now_ms, adm)
             self.last_activity_ms = now_ms
-            finish = now_ms + self.runtime_ms[key]
+            finish = now_ms + self.runtime_ms[key] + self.finish_ms
             self.finish_at[key] = finish
             self._push(finish, _FINISH, key)
         for pend in result.pending:
             self.observer.pending(now_ms, pend)
         return bool(result.admitted or result.preempted)
+
+    def _release(self, key: str, now_s: float, reason: str) -> None:
+        """The evicted workload gives its quota back and is requeued (runner + workload controller)."""
+        self._upsert(
+            key,
+            {
+                **self.objs[key],
+                "status": {
+                    "conditions": conditions(
+                        now_s,
+                        ("Evicted", "True", "Preempted"),
+                        ("Preempted", "True", reason),
+                        ("QuotaReserved", "False", "Pending"),
+                        ("Requeued", "True", "Preempted"),
+                    )
+                },
+            },
+        )
 
     def run(
         self, expect_more: Callable[[], bool], *, until_ms: int | None = None, stop: Callable[[], bool] | None = None
