@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.e2e.harness import Pykueue
 from tests.unit.simulate.conftest import OBJECTS, TEN_TASKS
+from tests.unit.simulate.test_latencies import OBJECTS as PREEMPTING
 
 
 def _simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -65,6 +66,13 @@ def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: P
     doc = json.loads(real.stdout)
     assert (doc["workloads"], doc["admitted"], doc["finished"], doc["neverAdmitted"]) == (9, 9, 9, 0)
     assert 0 < doc["clusterQueues"]["cq"]["utilisation"]["default"] <= 1
+    # what the cluster added, for the replay's --finish-latency: two write-to-watch trips per workload
+    measured = doc["measuredLatencies"]
+    assert (measured["timeScale"], measured["finishSamples"]) == (4, 9)
+    assert 0 < measured["finishRealSeconds"] < 5
+    assert measured["finishTraceSeconds"] == round(measured["finishRealSeconds"] * 4, 3)
+    assert 0 <= measured["createLagRealSecondsMedian"] <= measured["createLagRealSecondsMax"]
+    assert "evictionSamples" not in measured  # nothing was preempted
 
     def order(report: Path) -> list[str]:
         rows = list(csv.DictReader((report / "one-queue" / "workloads.csv").read_text().splitlines()))
@@ -80,3 +88,38 @@ def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: P
     assert set(real[-2:]) == {"team/t09", "team/t10"}
     # objects were created on the cluster
     assert pykueue.kubectl("get", "clusterqueue", "cq", "-o", "name").stdout.strip() == "clusterqueue.kueue.x-k8s.io/cq"
+
+
+def test_realtime_run_measures_the_eviction_latency(pykueue: Pykueue, tmp_path: Path) -> None:
+    objects = tmp_path / "preempting.yaml"
+    objects.write_text(PREEMPTING)
+    trace = tmp_path / "two.jsonl"
+    trace.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "name": name,
+                    "submit": submit,
+                    "runtime": runtime,
+                    "namespace": "team",
+                    "queue": "lq",
+                    "priority": priority,
+                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": "4"}}],
+                }
+            )
+            + "\n"
+            for name, submit, runtime, priority in (("low", 0, 20, 10), ("high", 4, 4, 100))
+        )
+    )
+    real = _simulate(
+        "run", "--realtime", "--kubeconfig", pykueue.kubeconfig, "--time-scale", "4",
+        "--objects", objects, "--trace", trace, "-o", "json",
+    )  # fmt: skip
+    assert real.returncode == 0, real.stderr
+    doc = json.loads(real.stdout)
+    assert (doc["preemptions"], doc["finished"]) == (1, 2)
+    measured = doc["measuredLatencies"]
+    # low was seen Evicted while it still held its quota, then seen released by the workload controller
+    assert measured["evictionSamples"] == 1
+    assert 0 <= measured["evictionRealSeconds"] < 5
+    assert measured["evictionTraceSeconds"] == round(measured["evictionRealSeconds"] * 4, 3)
