@@ -175,3 +175,44 @@ def test_explain_shows_the_estimated_start(pykueue: Pykueue) -> None:
     assert admitted["state"] == "admitted"
     assert "estimatedStart" not in admitted
     assert not any(s.startswith("Estimated start") for s in admitted["sentences"])
+
+
+def test_annotations_are_kept_fresh(pykueue: Pykueue) -> None:
+    pykueue.kubectl("apply", "-f", "-", input=cpu_queue(2))
+    pykueue.kubectl("create", "-f", "-", input=_job("running", 900))
+    pykueue.wait_for(lambda: (wl := workload_of(pykueue, "running")) is not None and is_true(wl, "Admitted"))
+    pykueue.kubectl("create", "-f", "-", input=_job("waiting", 300))
+    waiting = pykueue.wait_for(
+        lambda: (
+            (wl := workload_of(pykueue, "waiting")) is not None
+            and condition(wl, "QuotaReserved").get("status") == "False"
+            and wl
+        )
+    )
+    assert isinstance(waiting, dict)
+    name = waiting["metadata"]["name"]
+
+    def annotations() -> dict[str, str]:
+        shown = json.loads(pykueue.kubectl("get", "workload", name, "-o", "json").stdout)
+        return dict(shown["metadata"].get("annotations") or {})
+
+    fresh = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "--annotate", "--every", "1", "--rounds", "2")
+    assert fresh.returncode == 0, fresh.stderr
+    lines = fresh.stdout.splitlines()
+    assert len(lines) == 2
+    assert all(line.endswith(" estimated 1 pending workload(s), cleared 0") for line in lines)
+    first = annotations()
+    assert first["pykueue.io/estimated-start-basis"].startswith("maximumExecutionTime, estimated at ")
+
+    # once it is admitted (the running job is gone), the next round removes its estimate
+    pykueue.kubectl("delete", "job", "running")
+    pykueue.wait_for(lambda: (wl := workload_of(pykueue, "waiting")) is not None and is_true(wl, "Admitted"))
+    again = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "--annotate", "--every", "1", "--rounds", "1")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().endswith(" estimated 0 pending workload(s), cleared 1")
+    assert "pykueue.io/estimated-start" not in annotations()
+    assert "pykueue.io/estimated-start-basis" not in annotations()
+
+    alone = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "--every", "5")
+    assert alone.returncode == 2
+    assert alone.stderr == "error: --every keeps the annotations fresh: give --annotate too\n"

@@ -7,7 +7,7 @@ Owns the command line only (typer sub-app ``simulate_app``); the work lives in
 * ``run --objects OBJECTS.yaml [--objects ...] --trace TRACE [--format openb|jsonl|csv|kueue]
   [--mapping MAP.yaml] [--from-cluster --kubeconfig K] [--report DIR] [-o text|json]
   [--realtime --kubeconfig K --time-scale S] [--eviction-latency S] [--finish-latency S]``
-* ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--annotate]``
+* ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--annotate [--every S [--rounds N]]]``
 * ``accuracy --objects OBJECTS.yaml --trace TRACE [--samples N] [--waited-only]``
 
 Exit codes: 0 success, 2 bad input (a one-line ``error: ...`` on stderr, never a traceback),

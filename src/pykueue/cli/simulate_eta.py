@@ -2,7 +2,8 @@
 
 Owns the command line of the estimate (registered on ``simulate_app`` by ``cli/simulate.py``); the
 estimating lives in ``pykueue.simulate.eta``. Exit codes: 0 success, 1 the cluster could not be
-read or the named workload is not pending, 2 bad options.
+read or the named workload is not pending, 2 bad options. ``--annotate --every S`` keeps the
+annotations fresh: a round every ``S`` seconds (``--rounds N`` stops after N).
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ def eta(
             "pykueue.io/estimated-start-basis), where kubectl describe shows it.",
         ),
     ] = False,
+    every: Annotated[
+        float | None,
+        typer.Option(
+            "--every",
+            min=1.0,
+            help="With --annotate: keep the annotations fresh, re-estimating every this many seconds (and "
+            "removing them from workloads no longer pending) until interrupted or --rounds are done.",
+        ),
+    ] = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=0, help="With --every: stop after this many (0: never).")] = 0,
 ) -> None:
     """Estimated start of pending workloads: the live state forked and simulated forward with runtime
     estimates (annotation pykueue.io/expected-runtime, maximumExecutionTimeSeconds, or the LocalQueue's
@@ -61,6 +72,11 @@ def eta(
 
     if output not in ("text", "json"):
         raise fail(f"--output must be text or json, not {output!r}")
+    if every is not None:
+        if not annotate:
+            raise fail("--every keeps the annotations fresh: give --annotate too")
+        _keep_fresh(kubeconfig, every, rounds)
+        return
     now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
 
     def wanted(e: Estimate) -> bool:
@@ -129,3 +145,35 @@ def eta(
     unplaced = [e for e in chosen if e.start_s is None and e.reason]
     for e in unplaced:
         typer.echo(f"{e.namespace}/{e.name}: {e.reason}", err=True)
+
+
+def _keep_fresh(kubeconfig: Path | None, every: float, rounds: int) -> None:
+    """``--annotate --every``: one line per round; a cluster that cannot be read ends it (exit 1)."""
+    from pykueue.api.clock import format_time
+    from pykueue.simulate.eta import refresh_annotations
+    from pykueue.simulate.model import SimulateError
+
+    async def loop() -> None:
+        client = client_for(kubeconfig)
+        try:
+            done = 0
+            while True:
+                started = time.monotonic()
+                now = float(int(time.time()))
+                found, cleared = await refresh_annotations(client, now)
+                typer.echo(f"{format_time(now)} estimated {len(found)} pending workload(s), cleared {cleared}")
+                done += 1
+                if rounds and done >= rounds:
+                    return
+                await asyncio.sleep(max(0.0, every - (time.monotonic() - started)))
+        finally:
+            await client.close()
+
+    try:
+        asyncio.run(loop())
+    except KeyboardInterrupt:
+        return
+    except SimulateError as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:  # any failure to reach the cluster is one line for the user
+        raise fail(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}", 1) from None

@@ -15,8 +15,10 @@ estimate comes, in this order, from:
 4. the median of all finished workloads, else one hour — ``default``.
 
 Who calls it: ``simulate eta`` (via :func:`cluster_estimates`, any kubeconfig, the project's
-``HttpClient``) and the accuracy measurement (``accuracy``). Invariant: the live cluster is only
-read; the fork is a separate engine, so estimating never changes a decision.
+``HttpClient``; with ``--annotate --every`` :func:`refresh_annotations` each round), ``explain``
+(:func:`estimate_one`) and the accuracy measurement (``accuracy``). Invariant: the live cluster is only
+read (``--annotate`` writes the two annotations, nothing else); the fork is a separate engine, so
+estimating never changes a decision.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "estimate_one",
     "observed_runtimes",
     "parse_duration",
+    "refresh_annotations",
 ]
 
 ESTIMATE_ANNOTATION = "pykueue.io/estimated-start"
@@ -54,6 +57,7 @@ BASIS_ANNOTATION = "pykueue.io/estimated-start-basis"
 """How it was made: ``<runtime basis>, estimated at <RFC 3339 time>``."""
 
 DEFAULT_RUNTIME_S = 3600.0
+_WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
 HORIZON_S = 90 * 86400.0
 _PART = re.compile(r"(\d+(?:\.\d+)?)(h|m|s|ms)")
 
@@ -220,10 +224,32 @@ async def cluster_estimates(client: HttpClient, now_s: float | None = None) -> l
     return estimate(conf, workloads, time.time() if now_s is None else now_s)
 
 
+async def refresh_annotations(client: HttpClient, now_s: float | None = None) -> tuple[list[Estimate], int]:
+    """One round of keeping the annotations fresh: every pending workload's estimate written anew,
+    and the two annotations removed from workloads that are no longer pending (admitted, finished,
+    deactivated), so none shows a stale estimate. Returns the estimates and how many were cleared."""
+    now = time.time() if now_s is None else now_s
+    conf, workloads = await read_cluster(client, with_workloads=True)
+    found = estimate(conf, workloads, now)
+    await annotate_estimates(client, found, now)
+    pending = {(e.namespace, e.name) for e in found}
+    cleared = 0
+    for obj in workloads:
+        meta = obj["metadata"]
+        if ESTIMATE_ANNOTATION not in (meta.get("annotations") or {}):
+            continue
+        if (meta.get("namespace", ""), meta["name"]) in pending or meta.get("deletionTimestamp"):
+            continue
+        patch = {"metadata": {"annotations": {ESTIMATE_ANNOTATION: None, BASIS_ANNOTATION: None}}}
+        await client.patch(_WORKLOADS, meta["name"], patch, namespace=meta.get("namespace", ""), patch_type="merge")
+        cleared += 1
+    return found, cleared
+
+
 async def annotate_estimates(client: HttpClient, estimates: list[Estimate], now_s: float | None = None) -> None:
     """Write each estimate on its Workload (a merge patch of two annotations; nothing else changes)."""
     when = format_time(time.time() if now_s is None else now_s)
-    workloads = Res("kueue.x-k8s.io", "v1beta2", "workloads")
+    workloads = _WORKLOADS
     for e in estimates:
         start = "unknown" if e.start_s is None else format_time(e.start_s)
         patch = {
