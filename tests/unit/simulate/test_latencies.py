@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pykueue.bench.scheduler.vcluster import START_S
 from pykueue.cli.main import app
+from pykueue.scheduler import CycleResult, Preempt, Scheduler
 from pykueue.simulate.generic import read_jsonl
 from pykueue.simulate.objects import load_objects
 from pykueue.simulate.replay import replay
@@ -115,3 +117,31 @@ def test_a_workload_on_its_way_out_is_not_evicted_twice(files: tuple[Path, Path]
     assert result.records["team/low"].evictions == 1
     starts = {key.split("/")[1]: r.admitted_ms for key, r in result.records.items()}
     assert starts == {"low": 0, "high": 15_000, "high2": 45_000}
+
+
+def test_evictions_a_real_cluster_would_not_write_are_dropped(files: tuple[Path, Path]) -> None:
+    """The engine may name as victims a workload already on its way out (evicted workloads are the first
+    candidates) or one the same cycle admits; a real cluster's eviction of a workload that is Evicted
+    or holds no quota writes nothing, so the replay neither evicts nor counts them."""
+    objects, trace = files
+    waiting = json.loads(trace.read_text().splitlines()[0]) | {"name": "waiting", "submit": 5, "priority": 1}
+    trace.write_text(trace.read_text() + json.dumps(waiting) + "\n")
+    conf = load_objects([objects])
+    original = Scheduler.schedule
+
+    def schedule(engine: Scheduler) -> CycleResult:
+        result = original(engine)
+        extra = []
+        if engine.clock.now() < START_S + 100:  # waiting is pending until 145: it holds nothing
+            extra.append(Preempt("team", "waiting", "team", "high", "InClusterQueue", ""))
+        if any(p.name == "low" for p in result.preempted):
+            extra.append(Preempt("team", "low", "team", "high", "InClusterQueue", ""))  # twice: once leaving
+        return CycleResult(result.admitted, [*result.preempted, *extra], result.pending)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Scheduler, "schedule", schedule)
+        result = replay(conf, read_jsonl(trace), eviction_s=5)
+    assert result.preemptions == 1
+    assert {k.split("/")[1]: r.evictions for k, r in result.records.items()} == {"low": 1, "high": 0, "waiting": 0}
+    starts = {k.split("/")[1]: r.admitted_ms for k, r in result.records.items()}
+    assert starts == {"low": 0, "high": 15_000, "waiting": 145_000}

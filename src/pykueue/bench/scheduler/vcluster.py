@@ -91,6 +91,13 @@ def conditions(now_s: float, *types: tuple[str, str, str]) -> list[dict[str, Any
     return [{"type": t, "status": s, "reason": r, "message": "", "lastTransitionTime": when} for t, s, r in types]
 
 
+def _holds_quota(obj: dict[str, Any]) -> bool:
+    status = obj.get("status") or {}
+    return bool(status.get("admission")) and any(
+        c["type"] == "QuotaReserved" and c["status"] == "True" for c in status.get("conditions") or ()
+    )
+
+
 class VirtualCluster:
     """The engine, a virtual clock and the workloads' lifecycle; time is ms since ``start_s``."""
 
@@ -195,8 +202,15 @@ class VirtualCluster:
         result = self.meter.call(self.engine.schedule)
         self.cycles += 1
         now_s = self.start_s + now_ms / 1000
+        evicted = False
         for pre in result.preempted:
             key = f"{pre.namespace}/{pre.name}"
+            if key in self.evicting or not _holds_quota(self.objs[key]):
+                # as in a real cluster, whose eviction of a workload already Evicted or not holding quota
+                # writes nothing: a workload on its way out is not evicted or counted twice, and one the
+                # same cycle admits (the engine can pick a workload it has just assumed) stays admitted
+                continue
+            evicted = True
             self.preemptions += 1
             self.finish_at.pop(key, None)
             self.observer.evicted(key, now_ms, pre)
@@ -206,8 +220,8 @@ class VirtualCluster:
                 continue
             obj = self.objs[key]
             held = [c for c in obj["status"]["conditions"] if c["type"] not in ("Evicted", "Preempted")]
-            evicted = conditions(now_s, ("Evicted", "True", "Preempted"), ("Preempted", "True", pre.reason))
-            self._upsert(key, {**obj, "status": {**obj["status"], "conditions": [*held, *evicted]}})
+            marks = conditions(now_s, ("Evicted", "True", "Preempted"), ("Preempted", "True", pre.reason))
+            self._upsert(key, {**obj, "status": {**obj["status"], "conditions": [*held, *marks]}})
             self.evicting[key] = pre.reason
             self._push(now_ms + self.eviction_ms, _RELEASE, key)
         for adm in result.admitted:
@@ -228,7 +242,7 @@ class VirtualCluster:
             self._push(finish, _FINISH, key)
         for pend in result.pending:
             self.observer.pending(now_ms, pend)
-        return bool(result.admitted or result.preempted)
+        return bool(result.admitted) or evicted
 
     def _release(self, key: str, now_s: float, reason: str) -> None:
         """The evicted workload gives its quota back and is requeued (runner + workload controller)."""
