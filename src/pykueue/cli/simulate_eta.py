@@ -149,7 +149,7 @@ def eta(
 
 def _keep_fresh(kubeconfig: Path | None, every: float, rounds: int) -> None:
     """``--annotate --every``: one line per round; a cluster that cannot be read ends it (exit 1)."""
-    from pykueue.api.clock import format_time
+    from pykueue.api.meta.clock import format_time
     from pykueue.simulate.eta import refresh_annotations
     from pykueue.simulate.model import SimulateError
 
