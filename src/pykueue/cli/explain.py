@@ -54,8 +54,7 @@ def read_objects(cluster: Cluster) -> list[dict[str, Any]]:
 def start_estimate(objects: list[dict[str, Any]], namespace: str, name: str, now: float) -> dict[str, Any] | None:
     """``estimatedStart`` of a pending workload's answer and the sentence that says it (None: no estimate)."""
     from pykueue.api.meta.clock import format_time
-    from pykueue.cli.simulate_eta import when_text
-    from pykueue.simulate.eta import estimate_one
+    from pykueue.simulate.eta import estimate_one, when_text
     from pykueue.simulate.model import SimulateError
 
     try:

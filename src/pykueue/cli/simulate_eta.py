@@ -21,21 +21,7 @@ from pykueue.cli.simulate import client_for, fail
 if TYPE_CHECKING:
     from pykueue.simulate.eta import Estimate
 
-__all__ = ["eta", "when_text"]
-
-
-def when_text(start: float | None, now: float) -> str:
-    if start is None:
-        return "not within 90 days"
-    from pykueue.api.meta.clock import format_time
-
-    delta = max(0.0, start - now)
-    if delta < 1:
-        return f"{format_time(start)} (now)"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if delta >= size:
-            return f"{format_time(start)} (in {delta / size:.1f}{unit})"
-    return f"{format_time(start)} (in {delta:.0f}s)"
+__all__ = ["eta"]
 
 
 def eta(
@@ -68,6 +54,7 @@ def eta(
     estimates (annotation pykueue.io/expected-runtime, maximumExecutionTimeSeconds, or the LocalQueue's
     observed runtimes)."""
     from pykueue.simulate.eta import annotate_estimates, cluster_estimates
+    from pykueue.simulate.eta import when_text as _when
     from pykueue.simulate.model import SimulateError
 
     if output not in ("text", "json"):
@@ -133,7 +120,7 @@ def eta(
             e.name,
             e.queue,
             e.cluster_queue or "-",
-            when_text(e.start_s, now),
+            _when(e.start_s, now),
             f"{e.runtime_s:.0f}s",
             e.basis,
         )

@@ -49,6 +49,7 @@ __all__ = [
     "observed_runtimes",
     "parse_duration",
     "refresh_annotations",
+    "when_text",
 ]
 
 ESTIMATE_ANNOTATION = "pykueue.io/estimated-start"
@@ -202,6 +203,19 @@ def estimate(
         start = now_s + found[0] / 1000 if found else None
         out.append(Estimate(ns, name, queue, cq, start, runtime, basis, "" if found else watch.reasons.get(key, "")))
     return out
+
+
+def when_text(start: float | None, now: float) -> str:
+    """An estimate for people: ``<RFC 3339> (in 9.8m)``, ``(now)``, or ``not within 90 days``."""
+    if start is None:
+        return "not within 90 days"
+    delta = max(0.0, start - now)
+    if delta < 1:
+        return f"{format_time(start)} (now)"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if delta >= size:
+            return f"{format_time(start)} (in {delta / size:.1f}{unit})"
+    return f"{format_time(start)} (in {delta:.0f}s)"
 
 
 def estimate_one(objects: list[dict[str, Any]], namespace: str, name: str, now_s: float) -> Estimate | None:
