@@ -37,6 +37,8 @@ __all__ = ["run_realtime"]
 
 WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
 CREATES_IN_FLIGHT = 32
+SETTLE_S = 5.0
+"""After the last finish, how long to wait for the watch to show the last Finished writes."""
 _ORDER = ("Namespace", "WorkloadPriorityClass", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue")
 
 
@@ -93,6 +95,8 @@ class _Driver:
         """Per creation: how late the create returned against its scheduled instant (does the machine keep up?)."""
         self.finish_sent: dict[str, float] = {}
         self.finish_s: list[float] = []
+        self.settled = asyncio.Event()
+        """Set when every Finished sent has been seen in the watch."""
         """Per finish: from sending Finished to seeing it in the watch (what the scheduler loop sees too)."""
 
     def trace_ms(self) -> int:
@@ -122,6 +126,8 @@ class _Driver:
         if _true(obj, "Finished"):
             if (sent := self.finish_sent.pop(key, None)) is not None:
                 self.finish_s.append(time.monotonic() - sent)
+                if not self.finish_sent:
+                    self.settled.set()
             return
         admission = (obj.get("status") or {}).get("admission")
         if _true(obj, "Admitted") and not _true(obj, "Evicted") and admission:
@@ -175,6 +181,7 @@ class _Driver:
             "lastTransitionTime": format_time(time.time()),
         }
         self.finish_sent[key] = time.monotonic()
+        self.settled.clear()
         with contextlib.suppress(Exception):
             await self.client.patch(
                 WORKLOADS,
@@ -247,6 +254,11 @@ async def run_realtime(
             if generator.done():
                 generator.result()  # a failed create ends the run with its error
                 if driver.finished == len(driver.plan):
+                    # the last Finished writes are still on their way back through the watch: let them
+                    # land (bounded), so every finish is a latency sample
+                    if driver.finish_sent:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(driver.settled.wait(), SETTLE_S)
                     break
                 if time.monotonic() - driver.last_progress > idle_s and not driver.due:
                     break
