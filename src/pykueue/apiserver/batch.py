@@ -30,13 +30,16 @@ from pykueue.client.batching import BATCH_PATH
 from pykueue.client.local import LocalClient
 from pykueue.client.res import Res
 from pykueue.registry import Registry
+from pykueue.registry.bodies import decode_json
 
-from .http import raw_json_response
+from .http import raw_json_response, read_body
 
 __all__ = ["BATCH_PATH", "MAX_ITEMS", "BatchHandler"]
 
 MAX_ITEMS = 1000
 """More items than this in one request is a 400 (the client sends at most a few hundred)."""
+BATCH_BODY_LIMIT = 8 * 1024 * 1024
+"""A batch body larger than this is a 413 (strict JSON, nested at most ``bodies.MAX_DEPTH`` deep)."""
 
 
 
@@ -53,10 +56,7 @@ class BatchHandler:
         return client
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        try:
-            body = orjson.loads(await request.read())
-        except orjson.JSONDecodeError as err:
-            raise BadRequest(f"error decoding batch: {err}") from None
+        body = decode_json(await read_body(request, limit=BATCH_BODY_LIMIT))
         items = body.get("items") if isinstance(body, dict) else None
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
             raise BadRequest("a batch is an object with a list of write objects under 'items'")

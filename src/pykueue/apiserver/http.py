@@ -25,6 +25,7 @@ __all__ = [
     "json_response",
     "media_types",
     "partial_metadata",
+    "quoted",
     "raw_json_response",
     "read_body",
     "table_content_type",
@@ -97,8 +98,33 @@ def warning_headers(response: web.StreamResponse, warnings: list[str]) -> None:
         if text in seen:
             continue
         seen.add(text)
-        escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-        response.headers.add("Warning", f'299 - "{escaped}"')
+        response.headers.add("Warning", f"299 - {quoted(text)}")
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+            "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def quoted(text: str) -> str:
+    """``text`` as a quoted string that is a valid header value (what Go's ``strconv.QuoteToASCII``
+    gives, as kube-apiserver quotes warnings): control characters such as CR and LF, which would end
+    the header, and non-ASCII characters are escaped, so a field name can never break the response."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
 
 
 def json_response(body: Any, *, status: int = 200, content_type: str = "application/json",
@@ -122,21 +148,21 @@ def error_response(error: ApiError, warnings: list[str] | None = None) -> web.Re
     return json_response(error.to_status(), status=error.code, warnings=warnings)
 
 
-async def read_body(request: web.Request) -> bytes:
-    """The request body, or ``RequestEntityTooLarge`` past 3 MiB (without reading it all)."""
+async def read_body(request: web.Request, *, allow_empty: bool = False, limit: int = BODY_LIMIT) -> bytes:
+    """The request body, or ``RequestEntityTooLarge`` past ``limit`` (3 MiB) without reading it all;
+    an empty body is a 400 unless ``allow_empty``."""
     length = request.content_length
-    if length is not None and length > BODY_LIMIT:
-        raise RequestEntityTooLarge(f"Request entity too large: limit is {BODY_LIMIT}")
+    if length is not None and length > limit:
+        raise RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
     if length is not None:  # the common case: one read, no chunk loop
         body = await request.read()
-        if not body:
-            raise BadRequest("the request body is empty")
-        return body
-    data = bytearray()
-    async for chunk in request.content.iter_chunked(65536):
-        data += chunk
-        if len(data) > BODY_LIMIT:
-            raise RequestEntityTooLarge(f"Request entity too large: limit is {BODY_LIMIT}")
-    if not data:
+    else:
+        data = bytearray()
+        async for chunk in request.content.iter_chunked(65536):
+            data += chunk
+            if len(data) > limit:
+                raise RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+        body = bytes(data)
+    if not body and not allow_empty:
         raise BadRequest("the request body is empty")
-    return bytes(data)
+    return body

@@ -16,11 +16,9 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from pykueue.api.meta.errors import BadRequest, MethodNotAllowed, NotFound, UnsupportedMediaType
-from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.errors import BadRequest, MethodNotAllowed, NotFound
 from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry import Registry
-from pykueue.registry.decode import decode_bytes, decode_object
 from pykueue.registry.scale import get_scale, patch_scale, update_scale
 from pykueue.registry.suspend import current_request, run_suspendable, set_request
 
@@ -30,11 +28,10 @@ from .http import (
     json_response,
     partial_metadata,
     raw_json_response,
-    read_body,
     table_content_type,
 )
 from .pod_log_endpoint import PodLogHandler, parse_log_options, serve_pod_log
-from .protobuf import PROTOBUF, decode_delete_options, decode_protobuf
+from .request_bodies import read_delete_options, read_object, read_patch
 from .tables import table
 from .watch import WatchOptions, WatchTracker, serve_watch
 
@@ -236,14 +233,14 @@ class ResourceHandler:
             await self.durable()
             return json_response(get_scale(self.registry, kind, namespace, name), warnings=warnings)
         if method == "PUT":
-            body = await _read_object(request)
+            body = await read_object(request)
             scale = await self._run(target, lambda: update_scale(
                 self.registry, kind, namespace, name, body, dry_run=_dry_run(request.query),
                 field_manager=_field_manager(request)))
         elif method == "PATCH":
-            data = await read_body(request)
+            data, content_type = await read_patch(request)
             scale = await self._run(target, lambda: patch_scale(
-                self.registry, kind, namespace, name, data, request.headers.get("Content-Type", ""),
+                self.registry, kind, namespace, name, data, content_type,
                 dry_run=_dry_run(request.query), field_manager=_field_manager(request)))
         else:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -263,7 +260,7 @@ class ResourceHandler:
     async def _create(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         if target.subresource:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
-        body = await _read_object(request)
+        body = await read_object(request)
         query = request.query
         dry_run = _dry_run(query)
         obj, more = await self._run(target, lambda: self.registry.create(
@@ -273,7 +270,7 @@ class ResourceHandler:
         return json_response(obj, status=201, warnings=warnings + more)
 
     async def _update(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
-        body = await _read_object(request)
+        body = await read_object(request)
         query = request.query
         obj, more = await self._run(target, lambda: self.registry.update(
             target.kind, target.namespace or "", target.name, body, version=target.version,
@@ -283,9 +280,8 @@ class ResourceHandler:
         return json_response(obj, warnings=warnings + more)
 
     async def _patch(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
-        data = await read_body(request)
+        data, content_type = await read_patch(request)
         query = request.query
-        content_type = request.headers.get("Content-Type", "")
         is_apply = content_type.split(";", 1)[0].strip().lower() == "application/apply-patch+yaml"
         manager = query.get("fieldManager") if is_apply else _field_manager(request)
         obj, more = await self._run(target, lambda: self.registry.patch(
@@ -297,17 +293,7 @@ class ResourceHandler:
 
     async def _delete(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         query = request.query
-        options: JSONDict = {}
-        if request.can_read_body:
-            raw = await read_body_optional(request)
-            media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-            if media == PROTOBUF and raw:
-                options = decode_delete_options(raw)
-            elif raw.strip():
-                decoded = decode_bytes(raw)
-                if not isinstance(decoded, dict):
-                    raise BadRequest("DeleteOptions must be an object")
-                options = decoded
+        options = await read_delete_options(request)
         propagation = query.get("propagationPolicy") or options.get("propagationPolicy")
         orphan = query.get("orphanDependents") or options.get("orphanDependents")
         if propagation is None and orphan is not None:
@@ -328,26 +314,6 @@ class ResourceHandler:
             propagation=propagation or "Background", dry_run=dry_run))
         await self.durable()
         return json_response(listed, warnings=warnings)
-
-
-async def _read_object(request: web.Request) -> JSONDict:
-    """The request body as an object: JSON or YAML, or protobuf for the kinds kubectl sends that way."""
-    media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-    if media == "application/cbor":
-        raise UnsupportedMediaType("the body of the request was in an unknown format - accepted media types "
-                                   "include: application/json, application/yaml, "
-                                   "application/vnd.kubernetes.protobuf")
-    data = await read_body(request)
-    if media == PROTOBUF:
-        return decode_protobuf(data)
-    return decode_object(data)
-
-
-async def read_body_optional(request: web.Request) -> bytes:
-    try:
-        return await read_body(request)
-    except BadRequest:
-        return b""
 
 
 async def handle_resource(handler: ResourceHandler, request: web.Request, group: str, version: str,

@@ -1,8 +1,8 @@
 """Request bodies into objects: decoding, type checks, and ``fieldValidation``.
 
 Owned by ``registry/``; the registry calls it first on every create/update/patch. Owns what
-kube-apiserver's decoder does before admission: JSON or YAML bytes -> dict (malformed -> 400),
-the body's ``apiVersion``/``kind`` against the URL, and unknown fields under
+kube-apiserver's decoder does before admission, once the body's bytes are JSON values
+(:mod:`.bodies`): the body's ``apiVersion``/``kind`` against the URL, and unknown fields under
 ``fieldValidation=Strict|Warn|Ignore`` (Strict -> 400 ``strict decoding error: unknown field
 "spec.foo"``; Warn -> one warning per field; unknown fields are pruned in Warn/Ignore, as a
 structural CRD schema prunes them).
@@ -13,13 +13,7 @@ Invariant: never returns an object that aliases the caller's dict; never raises 
 
 from __future__ import annotations
 
-import base64
-import datetime
-import math
 from typing import Any
-
-import orjson
-import yaml
 
 from pykueue.api.meta.errors import BadRequest
 from pykueue.api.meta.json_types import JSONDict
@@ -28,7 +22,7 @@ from pykueue.api.schema.structural import strict_decoding_error, unknown_field_p
 
 from .admission import clone
 
-__all__ = ["FIELD_VALIDATION", "api_version", "check_fields", "decode_bytes", "decode_object", "typed_body"]
+__all__ = ["FIELD_VALIDATION", "api_version", "check_fields", "typed_body"]
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
@@ -42,74 +36,6 @@ _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata"})
 
 def api_version(kind: KindInfo, version: str) -> str:
     return f"{kind.group}/{version}" if kind.group else version
-
-
-class _YamlLoader(yaml.SafeLoader):
-    """YAML read as Kubernetes reads it (sigs.k8s.io/yaml over go-yaml v2): a timestamp-looking
-    scalar stays the string it was written as."""
-
-
-_YamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-
-_INT64 = 2**63
-
-
-def _as_json(value: Any) -> Any:
-    """A YAML document's value as the JSON document Kubernetes converts it to before decoding:
-    mapping keys become strings, integers beyond 64 bits become floats (as a JSON body's do),
-    ``!!binary`` becomes its base64 text, an explicit ``!!timestamp`` its ISO text; NaN and
-    infinities, which JSON cannot hold, are a 400."""
-    if isinstance(value, dict):
-        return {_key_text(k): _as_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_json(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else float(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise BadRequest(f"error converting YAML to JSON: json: unsupported value: {value}")
-        return value
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    return _as_json(list(value)) if isinstance(value, (set, tuple)) else str(value)
-
-
-def _key_text(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool) or key is None:
-        return "true" if key is True else "false" if key is False else "null"
-    if isinstance(key, (int, float)):
-        return str(key)
-    raise BadRequest(f"error converting YAML to JSON: unsupported mapping key {key!r}")
-
-
-def decode_bytes(data: bytes, *, yaml_ok: bool = True) -> Any:
-    """Parse a JSON (or, when allowed, YAML) document; a syntax error is a 400. A YAML document
-    comes back as plain JSON values (see ``_as_json``), so later copies never meet a value JSON
-    cannot encode."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as err:
-        if not yaml_ok:
-            raise BadRequest(f"error decoding body: {err}") from None
-    try:
-        return _as_json(yaml.load(data, Loader=_YamlLoader))  # a SafeLoader subclass: no arbitrary objects
-    except yaml.YAMLError as err:
-        raise BadRequest(f"error converting YAML to JSON: {err}") from None
-
-
-def decode_object(data: bytes, *, yaml_ok: bool = True) -> JSONDict:
-    value = decode_bytes(data, yaml_ok=yaml_ok)
-    if not isinstance(value, dict):
-        raise BadRequest("the body of the request must be a JSON or YAML object")
-    return value
 
 
 def typed_body(kind: KindInfo, body: Any, version: str, *, owned: bool = False) -> JSONDict:

@@ -16,15 +16,17 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pykueue.api.kinds.core.merge_keys import KEY_DEFAULTS
-from pykueue.api.meta.errors import BadRequest, Conflict, NotFound, UnsupportedMediaType
+from pykueue.api.meta.errors import BadRequest, Conflict, NotFound, RequestEntityTooLarge
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
 
 from . import objectmeta as om
 from . import patch as patches
 from .admission import clone
-from .decode import check_fields, decode_bytes, typed_body
+from .bodies import decode_bytes, unsupported
+from .decode import check_fields, typed_body
 from .fieldmanager import list_keys_of, server_side_apply
+from .shape import check_shape
 
 __all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "PATCH_TYPES", "STRATEGIC_PATCH", "Patcher"]
 
@@ -33,6 +35,8 @@ STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+MAX_JSON_PATCH_OPERATIONS = 10_000
+"""kube-apiserver's cap on the operations of one JSON patch (more is a 413)."""
 
 GetStored = Callable[[KindInfo, str, str], JSONDict]
 """(kind, namespace, name) -> the stored object; raises NotFound."""
@@ -69,16 +73,14 @@ class Patcher:
     def patch(self, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str, *,
               version: str, subresource: str, dry_run: bool, field_manager: str | None, force: bool,
               field_validation: str | None) -> tuple[JSONDict, list[str]]:
-        media = content_type.split(";", 1)[0].strip().lower()
+        media = content_type.split(";", 1)[0].strip().lower()  # no Content-Type is no patch type
         if media == APPLY_PATCH:
             return self._apply(kind, namespace, name, patch, version=version, subresource=subresource,
                                dry_run=dry_run, field_manager=field_manager, force=force,
                                field_validation=field_validation)
         if media not in PATCH_TYPES or (media == STRATEGIC_PATCH and kind.is_crd):
-            accepted = ", ".join(t for t in PATCH_TYPES if not (kind.is_crd and t == STRATEGIC_PATCH))
-            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
-                                       f"types include: {accepted}")
-        document = decode_bytes(patch, yaml_ok=False)
+            raise unsupported([t for t in PATCH_TYPES if not (kind.is_crd and t == STRATEGIC_PATCH)])
+        document = decode_bytes(patch, media)
         ns = namespace if kind.namespaced else ""
         current = self._get_stored(kind, ns, name)
         # read-only here: every patch function works on its own copy of it (and of the patch)
@@ -88,6 +90,7 @@ class Patcher:
             raise BadRequest("the patch did not produce an object")
         obj = typed_body(kind, patched, version, owned=True)
         warnings = check_fields(kind, obj, version, field_validation, unchanged_from=visible)
+        check_shape(kind, obj, version, unchanged_from=visible)
         metadata = om.meta(obj)
         if metadata.get("name") not in (None, name):
             raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
@@ -106,13 +109,14 @@ class Patcher:
         """Server-side apply: create when missing, else merge by field ownership."""
         if not field_manager:
             raise BadRequest("PATCH, fieldManager: Required value: is required for apply patch")
-        applied = decode_bytes(body, yaml_ok=True)
+        applied = decode_bytes(body, APPLY_PATCH)
         if not isinstance(applied, dict):
             raise BadRequest("the body of the request must be a YAML or JSON object")
         if not applied.get("apiVersion") or not applied.get("kind"):
             raise BadRequest("apiVersion and kind must be set in an apply patch")
         obj = typed_body(kind, applied, version)
         warnings = check_fields(kind, obj, version, field_validation)
+        check_shape(kind, obj, version)
         metadata = om.meta(obj)
         if metadata.get("name") not in (None, "", name):
             raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
@@ -162,6 +166,9 @@ def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -
     if media == JSON_PATCH:
         if not isinstance(document, list):
             raise BadRequest("json patch must be a list of operations")
+        if len(document) > MAX_JSON_PATCH_OPERATIONS:
+            raise RequestEntityTooLarge(f"The allowed maximum operations in a JSON patch is "
+                                        f"{MAX_JSON_PATCH_OPERATIONS}, got {len(document)}")
         return patches.apply_json_patch(current, document)
     if not isinstance(document, dict):
         raise BadRequest("the patch must be a JSON object")

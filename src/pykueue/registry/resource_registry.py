@@ -40,6 +40,7 @@ from .deletion import Deleter
 from .fieldmanager import list_keys_of, update_managed_fields
 from .ownership import OwnerIndex
 from .patch_verb import Patcher
+from .shape import check_shape
 from .webhook_dispatch import ExternalAdmission, WebhookCaller
 from .webhook_rules import CONFIGURATION_RESOURCES, MUTATING, VALIDATING, WebhookIndex
 
@@ -312,6 +313,7 @@ class Registry:
         """``owned``: ``body`` is the caller's private object (decoded for this request): no copy."""
         obj = typed_body(kind, body, version, owned=owned)
         warnings = check_fields(kind, obj, version, field_validation)
+        check_shape(kind, obj, version)
         stored = self.create_stored(kind, namespace, obj, version=version, dry_run=dry_run,
                               field_manager=field_manager)
         return self.to_version(kind, stored, version), warnings
@@ -437,6 +439,7 @@ class Registry:
         """``owned`` as for ``create``."""
         obj = typed_body(kind, body, version, owned=owned)
         warnings = check_fields(kind, obj, version, field_validation)
+        check_shape(kind, obj, version)
         metadata = om.meta(obj)
         body_name = metadata.get("name")
         if body_name and body_name != name:

@@ -16,12 +16,12 @@ import json_merge_patch
 import jsonpatch
 
 from pykueue.api.meta import field_errors as fe
-from pykueue.api.meta.errors import BadRequest, Conflict, Invalid, UnsupportedMediaType
+from pykueue.api.meta.errors import BadRequest, Conflict, Invalid
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy
 from pykueue.api.meta.kind_info import KindInfo
 
-from .decode import decode_bytes
+from .bodies import decode_bytes, unsupported
 
 if TYPE_CHECKING:
     from .resource_registry import Registry
@@ -138,22 +138,19 @@ def patch_scale(
 ) -> JSONDict:
     """``kubectl scale``: a merge (or JSON) patch of the Scale, written as :func:`update_scale`."""
     media = content_type.split(";", 1)[0].strip().lower()
+    if media not in ("application/json-patch+json", *_MERGE_TYPES):
+        raise unsupported(["application/json-patch+json", *_MERGE_TYPES])
     scale = get_scale(registry, kind, namespace, name)
-    body = decode_bytes(patch)
+    body = decode_bytes(patch, media)
     if media == "application/json-patch+json":
         try:
             patched = jsonpatch.apply_patch(scale, body)
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError) as exc:
             raise BadRequest(f"the server rejected our request due to an error in our request: {exc}") from None
-    elif media in _MERGE_TYPES:
+    else:
         if not isinstance(body, dict):
             raise BadRequest("the body of the request must be a JSON or YAML object")
         patched = json_merge_patch.merge(json_copy(scale), body)
-    else:
-        raise UnsupportedMediaType(
-            f"the body of the request was in an unknown format - accepted media "
-            f"types include: application/json-patch+json, {', '.join(_MERGE_TYPES)}"
-        )
     if isinstance(patched, dict) and isinstance(patched.get("metadata"), dict):
         patched["metadata"].pop("resourceVersion", None)  # a patch applies to the latest version
     return update_scale(registry, kind, namespace, name, patched, dry_run=dry_run, field_manager=field_manager)
