@@ -374,6 +374,11 @@ def warm_up(registry: Registry) -> None:
                 log.exception("building the schema of %s/%s failed", kind.resource_key, version)
 
 
+MAX_HEADER_BYTES = 1024 * 1024
+"""The longest request line (URL with its query: label selectors) or header served: Go's net/http
+default, which kube-apiserver keeps (aiohttp's own is 8 KiB)."""
+
+
 class Server:
     """A running API server: ``.port``, ``.url``, ``set_pod_log_handler()``, ``await close()``."""
 
@@ -418,7 +423,8 @@ async def serve(registry: Registry, host: str, port: int, *, token: str, tls_cer
     await asyncio.to_thread(warm_up, registry)
     runner = web.AppRunner(app, shutdown_timeout=2.0,
                            access_log=logging.getLogger(ACCESS_LOGGER) if access_log else None,
-                           access_log_format=ACCESS_LOG_FORMAT)
+                           access_log_format=ACCESS_LOG_FORMAT,
+                           max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
     await runner.setup()
     context: ssl.SSLContext | None = None
     if tls_cert and tls_key:

@@ -46,9 +46,11 @@ def _gv_path(group: str, version: str) -> str:
     return f"api/{version}" if not group else f"apis/{group}/{version}"
 
 
-def _param(name: str, description: str, schema_type: str = "string") -> JSONDict:
-    return {"name": name, "in": "query", "description": description, "schema": {"type": schema_type,
-                                                                             "uniqueItems": True}}
+def _param(name: str, description: str, schema_type: str = "string", where: str = "query") -> JSONDict:
+    """A parameter as kube's v3 documents write one (``paths_v2`` turns it into Swagger 2.0)."""
+    return {"name": name, "in": where, "description": description,
+            **({"required": True} if where == "path" else {}),
+            "schema": {"type": schema_type, "uniqueItems": True}}
 
 
 _DRY_RUN = _param("dryRun", "When present, indicates that modifications should not be persisted. Valid "
@@ -59,6 +61,101 @@ _FIELD_VALIDATION = _param("fieldValidation", "fieldValidation instructs the ser
                                               "in the request containing unknown or duplicate fields: "
                                               "Ignore, Warn or Strict.")
 _FORCE = _param("force", "Force is going to \"force\" Apply requests.", "boolean")
+_NAME = _param("name", "name of the object", where="path")
+_NAMESPACE = _param("namespace", "object name and auth scope, such as for teams and projects", where="path")
+_LIST = [_param("labelSelector", "A selector to restrict the list of returned objects by their labels."),
+         _param("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
+         _param("limit", "limit is a maximum number of responses to return for a list call.", "integer"),
+         _param("continue", "The continue option should be set when retrieving more results from the server.")]
+_PROPAGATION = _param("propagationPolicy", "Whether and how garbage collection will be performed: "
+                                           "'Orphan', 'Background' or 'Foreground'.")
+_MEDIA = ("application/json", "application/yaml")
+_UNAUTHORIZED = {"401": {"description": "Unauthorized"}}
+
+
+def _responses(schema: JSONDict, *codes: tuple[str, str]) -> JSONDict:
+    """kube's responses: the success codes with the object, and 401 (errors are ``Status`` objects)."""
+    content = {media: {"schema": schema} for media in _MEDIA}
+    return {**{code: {"description": text, "content": content} for code, text in codes}, **_UNAUTHORIZED}
+
+
+_OK = ("200", "OK")
+_CREATED = ("201", "Created")
+_ACCEPTED = ("202", "Accepted")
+
+
+def _operations(kind: KindInfo, group: str, version: str, ref: str, list_ref: str) -> dict[str, JSONDict]:
+    """The v3 path items of one kind: collection, object and ``status``, keyed by path."""
+    prefix = "/" + _gv_path(group, version)
+    scope = f"{prefix}/namespaces/{{namespace}}/{kind.plural}" if kind.namespaced else f"{prefix}/{kind.plural}"
+    scope_params = [_NAMESPACE] if kind.namespaced else []
+    gvk = {"group": group, "version": version, "kind": kind.kind}
+    obj = {"$ref": ref}
+    body = {"content": {media: {"schema": obj} for media in _MEDIA}, "required": True}
+    patch_types = _PATCH_TYPES + ([] if kind.is_crd else [_SMP])
+    patch_body = {"content": {t: {"schema": {"type": "object"}} for t in patch_types}, "required": True}
+    writes = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
+
+    def op(action: str, operation_id: str, responses: JSONDict, **extra: Any) -> JSONDict:
+        return {"operationId": operation_id, "responses": responses, **extra,
+                "x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk}
+
+    item: JSONDict = {
+        "get": op("get", f"read{kind.kind}", _responses(obj, _OK)),
+        "put": op("put", f"replace{kind.kind}", _responses(obj, _OK, _CREATED), requestBody=body,
+                  parameters=writes),
+        "patch": op("patch", f"patch{kind.kind}", _responses(obj, _OK, _CREATED), requestBody=patch_body,
+                    parameters=[*writes, _FORCE]),
+        "delete": op("delete", f"delete{kind.kind}", _responses({"type": "object"}, _OK, _ACCEPTED),
+                     parameters=[_DRY_RUN, _PROPAGATION]),
+        "parameters": [_NAME, *scope_params],
+    }
+    paths: dict[str, JSONDict] = {
+        scope: {
+            "get": op("list", f"list{kind.kind}", _responses({"$ref": list_ref}, _OK), parameters=_LIST),
+            "post": op("post", f"create{kind.kind}", _responses(obj, _OK, _CREATED, _ACCEPTED), requestBody=body,
+                       parameters=writes),
+            "parameters": scope_params,
+        },
+        f"{scope}/{{name}}": item,
+    }
+    if "status" in kind.subresources:
+        paths[f"{scope}/{{name}}/status"] = {
+            k: ({**v, "operationId": v["operationId"] + "Status"} if k in ("get", "put", "patch") else v)
+            for k, v in item.items() if k != "delete"}
+    return paths
+
+
+def _v2_operation(operation: JSONDict) -> JSONDict:
+    """A v3 operation in Swagger 2.0: a ``body`` parameter, ``consumes``/``produces``, bare schemas."""
+    out = {k: v for k, v in operation.items() if k not in ("requestBody", "responses", "parameters")}
+    parameters = [_v2_parameter(p) for p in operation.get("parameters", [])]
+    request = operation.get("requestBody")
+    if request is not None:
+        media, first = next(iter(request["content"].items()))
+        parameters.append({"name": "body", "in": "body", "required": True,
+                           "schema": _v2_refs(first["schema"])})
+        out["consumes"] = list(request["content"]) if media != _MEDIA[0] else ["*/*"]
+    if parameters:
+        out["parameters"] = parameters
+    out["produces"] = list(_MEDIA)
+    out["responses"] = {code: ({"description": r["description"],
+                                "schema": _v2_refs(next(iter(r["content"].values()))["schema"])}
+                               if "content" in r else r)
+                        for code, r in operation["responses"].items()}
+    return out
+
+
+def _v2_parameter(parameter: JSONDict) -> JSONDict:
+    out = {k: v for k, v in parameter.items() if k != "schema"}
+    out["type"] = parameter["schema"]["type"]
+    out["uniqueItems"] = True
+    return out
+
+
+def _v2_refs(schema: JSONDict) -> JSONDict:
+    ref = schema.get("$ref")
+    return {"$ref": ref.replace("#/components/schemas/", "#/definitions/")} if isinstance(ref, str) else schema
 
 
 class OpenAPI:
@@ -115,55 +212,29 @@ class OpenAPI:
         schema["x-kubernetes-group-version-kind"] = [{"group": kind.group, "kind": kind.kind, "version": version}]
         return schema
 
+    @staticmethod
+    def _list_schema(kind: KindInfo, version: str, name: str) -> JSONDict:
+        return {
+            "type": "object", "description": f"{kind.kind}List is a list of {kind.kind}",
+            "required": ["items"],
+            "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                           "metadata": {"type": "object"},
+                           "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}}},
+            "x-kubernetes-group-version-kind": [{"group": kind.group, "kind": f"{kind.kind}List",
+                                                 "version": version}]}
+
     def _build_v3(self, group: str, version: str) -> JSONDict:
         schemas: JSONDict = {}
         paths: JSONDict = {}
-        prefix = "/" + _gv_path(group, version)
         for kind in self._kinds:
             if kind.group != group or version not in kind.versions:
                 continue
             name = schema_name(kind, version)
             schemas[name] = self._kind_schema(kind, version)
             list_name = f"{name}List"
-            schemas[list_name] = {
-                "type": "object", "description": f"{kind.kind}List is a list of {kind.kind}",
-                "required": ["items"],
-                "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                               "metadata": {"type": "object"},
-                               "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}}},
-                "x-kubernetes-group-version-kind": [{"group": group, "kind": f"{kind.kind}List",
-                                                     "version": version}]}
-            gvk = {"group": group, "version": version, "kind": kind.kind}
-            ref = {"$ref": f"#/components/schemas/{name}"}
-            body = {"application/json": {"schema": ref}, "application/yaml": {"schema": ref}}
-            ok = {"200": {"description": "OK", "content": {"application/json": {"schema": ref}}}}
-            scope = f"{prefix}/namespaces/{{namespace}}/{kind.plural}" if kind.namespaced else f"{prefix}/{kind.plural}"
-            patch_types = _PATCH_TYPES + ([] if kind.is_crd else [_SMP])
-            item = {
-                "get": {"operationId": f"read{kind.kind}", "responses": ok,
-                        "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk},
-                "put": {"operationId": f"replace{kind.kind}", "requestBody": {"content": body}, "responses": ok,
-                        "parameters": [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION],
-                        "x-kubernetes-action": "put", "x-kubernetes-group-version-kind": gvk},
-                "patch": {"operationId": f"patch{kind.kind}",
-                          "requestBody": {"content": {t: {"schema": {"type": "object"}} for t in patch_types}},
-                          "responses": ok, "parameters": [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION, _FORCE],
-                          "x-kubernetes-action": "patch", "x-kubernetes-group-version-kind": gvk},
-                "delete": {"operationId": f"delete{kind.kind}", "responses": ok, "parameters": [_DRY_RUN],
-                           "x-kubernetes-action": "delete", "x-kubernetes-group-version-kind": gvk},
-                "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            }
-            paths[f"{scope}/{{name}}"] = item
-            paths[scope] = {
-                "get": {"operationId": f"list{kind.kind}", "responses": {"200": {"description": "OK"}},
-                        "x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk},
-                "post": {"operationId": f"create{kind.kind}", "requestBody": {"content": body}, "responses": ok,
-                         "parameters": [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION],
-                         "x-kubernetes-action": "post", "x-kubernetes-group-version-kind": gvk},
-            }
-            for sub in kind.subresources:
-                if sub == "status":
-                    paths[f"{scope}/{{name}}/status"] = {k: v for k, v in item.items() if k != "delete"}
+            schemas[list_name] = self._list_schema(kind, version, name)
+            paths.update(_operations(kind, group, version, f"#/components/schemas/{name}",
+                                     f"#/components/schemas/{list_name}"))
         return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
                 "paths": paths, "components": {"schemas": schemas}}
 
@@ -172,8 +243,20 @@ class OpenAPI:
     @cached_property
     def v2_document(self) -> bytes:
         definitions: JSONDict = {}
+        paths: JSONDict = {}
         for kind in self._kinds:
             for version in kind.versions:
-                definitions[schema_name(kind, version)] = self._kind_schema(kind, version)
+                name = schema_name(kind, version)
+                definitions[name] = self._kind_schema(kind, version)
+                definitions[f"{name}List"] = _v2_refs_deep(self._list_schema(kind, version, name))
+                for path, item in _operations(kind, kind.group, version, f"#/definitions/{name}",
+                                              f"#/definitions/{name}List").items():
+                    paths[path] = {k: ([_v2_parameter(p) for p in v] if k == "parameters" else _v2_operation(v))
+                                   for k, v in item.items()}
         return orjson.dumps({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
-                             "paths": {}, "definitions": definitions})
+                             "paths": paths, "definitions": definitions})
+
+
+def _v2_refs_deep(schema: JSONDict) -> JSONDict:
+    items = schema["properties"]["items"]
+    return {**schema, "properties": {**schema["properties"], "items": {**items, "items": _v2_refs(items["items"])}}}

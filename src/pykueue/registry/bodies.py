@@ -48,8 +48,9 @@ __all__ = [
 
 JSON = "application/json"
 YAML = "application/yaml"
-JSON_TYPES = frozenset({JSON, "application/merge-patch+json", "application/json-patch+json",
-                        "application/strategic-merge-patch+json"})
+JSON_TYPES = frozenset(
+    {JSON, "application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"}
+)
 YAML_TYPES = frozenset({YAML, "application/apply-patch+yaml"})
 MAX_DEPTH = 200
 """How deep objects and arrays may nest in a request body (a Pod is ~12 levels deep)."""
@@ -63,8 +64,9 @@ def media_type(content_type: str) -> str:
 
 
 def unsupported(accepted: list[str] | tuple[str, ...]) -> UnsupportedMediaType:
-    return UnsupportedMediaType("the body of the request was in an unknown format - accepted media types "
-                                f"include: {', '.join(accepted)}")
+    return UnsupportedMediaType(
+        f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}"
+    )
 
 
 def decode_bytes(data: bytes, media: str = JSON) -> Any:
@@ -126,7 +128,8 @@ class _Loader(yaml.CSafeLoader):
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 _OPENING = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSING = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -156,8 +159,9 @@ def _scan(data: bytes) -> None:
         if isinstance(event, _OPENING):
             depth += 1
             if depth > MAX_DEPTH:
-                raise BadRequest(f"error converting YAML to JSON: the document is nested more than "
-                                 f"{MAX_DEPTH} levels deep")
+                raise BadRequest(
+                    f"error converting YAML to JSON: the document is nested more than {MAX_DEPTH} levels deep"
+                )
         elif isinstance(event, _CLOSING):
             depth -= 1
         elif isinstance(event, yaml.AliasEvent):

@@ -43,19 +43,37 @@ _MAX_ERRORS = 20
 
 _STRING: JSONDict = {"type": "string"}
 _STRING_MAP: JSONDict = {"type": "object", "additionalProperties": _STRING}
-_OWNER_REFERENCE: JSONDict = {"type": "object", "properties": {
-    "apiVersion": _STRING, "kind": _STRING, "name": _STRING, "uid": _STRING,
-    "controller": {"type": "boolean"}, "blockOwnerDeletion": {"type": "boolean"}}}
-OBJECT_META: JSONDict = {"type": "object", "properties": {
-    "name": _STRING, "generateName": _STRING, "namespace": _STRING, "selfLink": _STRING, "uid": _STRING,
-    "resourceVersion": _STRING, "generation": {"type": "integer", "format": "int64"},
-    "creationTimestamp": _STRING, "deletionTimestamp": _STRING,
-    "deletionGracePeriodSeconds": {"type": "integer", "format": "int64"},
-    "labels": _STRING_MAP, "annotations": _STRING_MAP,
-    "ownerReferences": {"type": "array", "items": _OWNER_REFERENCE},
-    "finalizers": {"type": "array", "items": _STRING},
-    "managedFields": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-}}
+_OWNER_REFERENCE: JSONDict = {
+    "type": "object",
+    "properties": {
+        "apiVersion": _STRING,
+        "kind": _STRING,
+        "name": _STRING,
+        "uid": _STRING,
+        "controller": {"type": "boolean"},
+        "blockOwnerDeletion": {"type": "boolean"},
+    },
+}
+OBJECT_META: JSONDict = {
+    "type": "object",
+    "properties": {
+        "name": _STRING,
+        "generateName": _STRING,
+        "namespace": _STRING,
+        "selfLink": _STRING,
+        "uid": _STRING,
+        "resourceVersion": _STRING,
+        "generation": {"type": "integer", "format": "int64"},
+        "creationTimestamp": _STRING,
+        "deletionTimestamp": _STRING,
+        "deletionGracePeriodSeconds": {"type": "integer", "format": "int64"},
+        "labels": _STRING_MAP,
+        "annotations": _STRING_MAP,
+        "ownerReferences": {"type": "array", "items": _OWNER_REFERENCE},
+        "finalizers": {"type": "array", "items": _STRING},
+        "managedFields": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    },
+}
 """``ObjectMeta``'s JSON shape: what every kind's ``metadata`` must be."""
 
 
@@ -90,8 +108,9 @@ def check_shape(kind: KindInfo, obj: JSONDict, version: str, unchanged_from: JSO
         given = metadata.get("name") if isinstance(metadata, dict) else None
         name = given if isinstance(given, str) else ""
         if walker.builtin:
-            raise BadRequest(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: '
-                             + "; ".join(walker.messages))
+            raise BadRequest(
+                f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: ' + "; ".join(walker.messages)
+            )
         raise Invalid(kind.kind, name, walker.errors, kind.group)
 
 
@@ -114,8 +133,9 @@ class _Walker:
         shown = detail or f'{path} in body must be of type {expected}: "{actual}"'
         self.errors.append(fe.type_invalid(path, actual if not detail else value, shown))
         what = f"number {value}" if actual in ("integer", "number") else actual
-        self.messages.append(f"json: cannot unmarshal {what} into Go struct field {self.kind_name}.{path} "
-                             f"of type {expected}")
+        self.messages.append(
+            f"json: cannot unmarshal {what} into Go struct field {self.kind_name}.{path} of type {expected}"
+        )
 
     def walk(self, schema: JSONDict, value: Any, old: Any, path: str) -> Any:
         """``value`` checked (errors recorded), with nulls dropped below it; returns the value to keep."""

@@ -1,0 +1,132 @@
+"""Property-based fuzzing of a running ``pykueue up`` from the OpenAPI documents it serves, as served.
+
+schemathesis reads ``/openapi/v3/api/v1``, ``/openapi/v3/apis/batch/v1`` and
+``/openapi/v3/apis/kueue.x-k8s.io/v1beta2`` over HTTPS, unpatched (path parameters, request bodies
+and responses are whatever the server declares), and sends schema-valid and schema-violating requests
+to every operation of ConfigMaps, Pods, Namespaces, Jobs and Kueue's kinds. Every answer must be a
+response (no dropped connection) below 500, and the server's log must hold no traceback.
+
+The server runs without controllers (``--no-kueue`` plus Kueue's CRDs): fuzzed Pods must never be
+run by a process node. Bounded: a fixed number of examples per operation, derandomized.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+
+from tests.e2e.harness import Pykueue
+
+pytestmark = pytest.mark.timeout(600)
+
+DOCUMENTS = ("api/v1", "apis/batch/v1", "apis/kueue.x-k8s.io/v1beta2")
+CORE_KINDS = ("configmaps", "pods", "namespaces")
+CHEAP = 12
+"""Examples per reads, patches and deletes (per generation mode and namespace choice)."""
+OBJECT_BODIES = 2
+"""Examples per create or replace: drawing a whole Pod or Workload from its schema takes ~1 s."""
+MIN_REQUESTS = 2000
+
+
+def _wanted(path: str) -> bool:
+    if path.startswith("/api/v1/"):
+        return any(f"/{plural}" in path for plural in CORE_KINDS)
+    return path.startswith(("/apis/batch/v1/", "/apis/kueue.x-k8s.io/v1beta2/"))
+
+
+def test_fuzzing_the_served_openapi_finds_no_server_error(
+    kueue_api: Pykueue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = kueue_api
+    auth = {"Authorization": f"Bearer {server.token}"}
+    ca = str(server.data_dir / "ca.crt")
+    session = requests.Session()
+    session.verify = ca
+    counts = {"requests": 0, "operations": 0}
+    statuses: dict[int, int] = {}
+    started = time.monotonic()
+    for document in DOCUMENTS:
+        schema = schemathesis.openapi.from_url(f"{server.url}/openapi/v3/{document}", headers=auth, verify=ca)
+        for result in schema.get_all_operations():
+            operation = result.ok()
+            if not _wanted(operation.path):
+                continue
+            counts["operations"] += 1
+            for mode, path_parameters, examples in _plan(operation):
+                _fuzz(operation, mode, path_parameters, examples, server, ca, session, auth, counts, statuses)
+    elapsed = time.monotonic() - started
+    with capsys.disabled():
+        print(
+            f"\nopenapi fuzz: {counts['requests']} requests to {counts['operations']} operations in "
+            f"{elapsed:.0f} s, no 5xx, no dropped connection; statuses {dict(sorted(statuses.items()))}"
+        )
+    assert counts["requests"] >= MIN_REQUESTS
+    assert not any(code >= 500 for code in statuses)
+    log = "".join(server.output)
+    assert "Traceback" not in log, log[-5000:]
+    assert server.process is not None
+    assert server.process.poll() is None, "the server died"
+
+
+def _plan(operation: Any) -> list[tuple[GenerationMode, dict[str, str] | None, int]]:
+    """(generation mode, fixed path parameters, examples) for one operation: in the ``default``
+    namespace (where objects can be created) and in generated ones; schema-violating requests where
+    there is something to violate (a body or query parameters)."""
+    method = operation.method.upper()
+    default = {"namespace": "default"} if "{namespace}" in operation.path else None
+    positive, negative = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
+    if method in ("POST", "PUT"):
+        return [(positive, default, OBJECT_BODIES), (negative, default, OBJECT_BODIES)]
+    plan = [(positive, None, CHEAP)] + ([(positive, default, CHEAP)] if default else [])
+    if method in ("PATCH", "DELETE") or not operation.path.endswith("}"):
+        plan.append((negative, default, CHEAP))
+    return plan
+
+
+def _fuzz(
+    operation: Any,
+    mode: GenerationMode,
+    path_parameters: dict[str, str] | None,
+    examples: int,
+    server: Pykueue,
+    ca: str,
+    session: requests.Session,
+    auth: dict[str, str],
+    counts: dict[str, int],
+    statuses: dict[int, int],
+) -> None:
+    strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=strategy)
+    def send(case: Any) -> None:
+        try:
+            response = case.call(base_url=server.url, session=session, headers=auth, timeout=20, verify=ca)
+        except requests.RequestException as err:  # a dropped connection, a reset, a timeout
+            raise AssertionError(f"{case.method} {case.formatted_path}: no response: {err}") from None
+        counts["requests"] += 1
+        statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+        assert response.status_code < 500, (
+            f"{case.method} {case.formatted_path} -> {response.status_code}: "
+            f"{response.text[:2000]}\nbody: {case.body!r:.2000}"
+        )
+
+    try:
+        send()
+    except Unsatisfiable:
+        # Nothing to violate (e.g. a list whose parameters are all free strings): positive mode covers it.
+        assert mode == GenerationMode.NEGATIVE
