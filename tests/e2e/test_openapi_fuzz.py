@@ -29,7 +29,7 @@ pytestmark = pytest.mark.timeout(600)
 
 DOCUMENTS = ("api/v1", "apis/batch/v1", "apis/kueue.x-k8s.io/v1beta2")
 CORE_KINDS = ("configmaps", "pods", "namespaces")
-CHEAP = 12
+CHEAP = 15
 """Examples per reads, patches and deletes (per generation mode and namespace choice)."""
 OBJECT_BODIES = 2
 """Examples per create or replace: drawing a whole Pod or Workload from its schema takes ~1 s."""
