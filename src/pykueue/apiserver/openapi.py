@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from functools import cached_property
+from typing import Any
 
 import orjson
 

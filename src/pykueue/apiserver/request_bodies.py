@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from pykueue.api.meta.json_types import JSONDict
 from pykueue.registry.bodies import JSON, YAML, YAML_TYPES, decode_bytes, decode_object, media_type, unsupported
 
 from .http import read_body
@@ -27,7 +28,6 @@ from .protobuf import PROTOBUF, decode_delete_options, decode_protobuf
 
 __all__ = ["read_delete_options", "read_object", "read_patch"]
 
-JSONDict = dict[str, Any]
 _OBJECT_TYPES = (JSON, YAML, PROTOBUF)
 _THREAD_AT = 64 * 1024
 """YAML bodies larger than this (bytes) are decoded off the event loop."""

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 import yaml
 
-from pykueue.api.errors import BadRequest, UnsupportedMediaType
+from pykueue.api.meta.errors import BadRequest, UnsupportedMediaType
 
 __all__ = [
     "JSON",

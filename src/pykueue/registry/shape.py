@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.api import field_errors as fe
-from pykueue.api.errors import BadRequest, Invalid
-from pykueue.api.kinds import FieldError, KindInfo
+from pykueue.api.meta import field_errors as fe
+from pykueue.api.meta.errors import BadRequest, Invalid
+from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.kind_info import KindInfo
 
 __all__ = ["INT32", "INT64", "check_shape"]
 
-JSONDict = dict[str, Any]
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 _EXACT_FLOAT = 2**53

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.errors import BadRequest, Invalid, RequestEntityTooLarge, UnsupportedMediaType
+from pykueue.api.meta.errors import BadRequest, Invalid, RequestEntityTooLarge, UnsupportedMediaType
 from pykueue.registry import Registry
 from pykueue.registry.bodies import MAX_DEPTH, decode_bytes, decode_object, media_type
 
