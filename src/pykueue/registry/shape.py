@@ -127,9 +127,10 @@ class _Walker:
     def drops_null(self, schema: JSONDict) -> bool:
         return self.builtin or not schema.get("nullable")
 
-    def error(self, path: str, expected: str, value: Any, detail: str = "") -> None:
+    def error(self, where: _Path, expected: str, value: Any, detail: str = "") -> None:
         if len(self.errors) >= _MAX_ERRORS:
             return
+        path = _render(where)
         actual = _json_type(value)
         shown = detail or f'{path} in body must be of type {expected}: "{actual}"'
         self.errors.append(fe.type_invalid(path, actual if not detail else value, shown))
@@ -138,7 +139,7 @@ class _Walker:
             f"json: cannot unmarshal {what} into Go struct field {self.kind_name}.{path} of type {expected}"
         )
 
-    def walk(self, schema: JSONDict, value: Any, old: Any, path: str) -> Any:
+    def walk(self, schema: JSONDict, value: Any, old: Any, path: _Path) -> Any:
         """``value`` checked (errors recorded), with nulls dropped below it; returns the value to keep."""
         expected = schema.get("type")
         if schema.get("x-kubernetes-int-or-string"):
@@ -162,7 +163,7 @@ class _Walker:
                     if index < len(old_list) and old_list[index] == item:
                         continue
                     if item is not None:
-                        value[index] = self.walk(items, item, _MISSING, f"{path}[{index}]")
+                        value[index] = self.walk(items, item, _MISSING, (path, index))
         elif expected == "string":
             if not isinstance(value, str):
                 self.error(path, "string", value)
@@ -175,7 +176,7 @@ class _Walker:
             self.error(path, "number", value)
         return value
 
-    def _object(self, schema: JSONDict, value: JSONDict, old: Any, path: str) -> None:
+    def _object(self, schema: JSONDict, value: JSONDict, old: Any, path: _Path) -> None:
         properties = schema.get("properties")
         extra = schema.get("additionalProperties")
         if not isinstance(properties, dict) and not isinstance(extra, dict):
@@ -192,16 +193,18 @@ class _Walker:
                 if self.drops_null(sub):
                     dropped.append(name)
                 continue
+            if type(child) is str and sub.get("type") == "string":
+                continue  # the commonest leaf, without a call
             old_child = old_map.get(name, _MISSING) if old_map is not None else _MISSING
             if old_child is not _MISSING and old_child == child and type(old_child) is type(child):
                 continue  # came from storage unchanged
-            checked = self.walk(sub, child, old_child, f"{path}.{name}" if path else name)
+            checked = self.walk(sub, child, old_child, (path, name))
             if checked is not child:
                 value[name] = checked
         for name in dropped:
             del value[name]
 
-    def _integer(self, value: Any, schema: JSONDict, path: str) -> Any:
+    def _integer(self, value: Any, schema: JSONDict, path: _Path) -> Any:
         fmt = schema.get("format")
         low, high = INT32 if fmt == "int32" else INT64
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -214,8 +217,21 @@ class _Walker:
             value = int(value)
         if not low <= value <= high:
             name = fmt if fmt in ("int32", "int64") else "int64"
-            self.error(path, name, value, f"{path} in body must be of type {name}: {value} is out of range")
+            where = _render(path)
+            self.error(path, name, value, f"{where} in body must be of type {name}: {value} is out of range")
         return value
+
+
+_Path = str | tuple[Any, str | int]
+"""A field's path, rendered only for an error: ``"spec"``, or (parent path, name or index)."""
+
+
+def _render(path: _Path) -> str:
+    parts: list[str] = []
+    while isinstance(path, tuple):
+        path, step = path
+        parts.append(f"[{step}]" if isinstance(step, int) else f".{step}")
+    return path + "".join(reversed(parts))
 
 
 def _json_type(value: Any) -> str:
