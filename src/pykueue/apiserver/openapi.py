@@ -11,6 +11,12 @@ then fetches each group-version document it needs:
 - client-side ``kubectl apply`` builds a strategic merge patch only when the PATCH request body
   lists ``application/strategic-merge-patch+json`` (built-in kinds), a JSON merge patch otherwise
   (CRDs), exactly as against a real cluster.
+Operations are declared the way kube-apiserver's documents declare them, so a generic OpenAPI
+client or fuzzer can use them unpatched: ``{namespace}`` and ``{name}`` path parameters (on the path
+item), the list parameters (``labelSelector``, ``fieldSelector``, ``limit``, ``continue``), request
+bodies (the kind's schema for POST/PUT, the patch media types for PATCH) and the responses
+``200``/``201``/``202`` with the object's schema and ``401``. ``/openapi/v2`` holds the same paths
+in Swagger 2.0 (a ``body`` parameter, ``consumes``/``produces``, ``#/definitions/`` references).
 Documents are built once per kind list and cached with a content hash.
 """
 
