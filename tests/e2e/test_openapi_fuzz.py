@@ -39,8 +39,11 @@ MIN_REQUESTS = 2000
 def _wanted(path: str) -> bool:
     if path.startswith("/api/v1/"):
         segments = path.split("/")
-        plural = segments[5] if len(segments) > 5 and segments[3] == "namespaces" and segments[4] == "{namespace}" \
+        plural = (
+            segments[5]
+            if len(segments) > 5 and segments[3] == "namespaces" and segments[4] == "{namespace}"
             else segments[3]
+        )
         return plural in CORE_KINDS
     return path.startswith(("/apis/batch/v1/", "/apis/kueue.x-k8s.io/v1beta2/"))
 
