@@ -17,6 +17,7 @@ import typer
 from typer.exceptions import TyperException
 
 from pykueue.cli.bench import bench_app
+from pykueue.cli.controller import controller
 from pykueue.cli.crds import crds
 from pykueue.cli.demo import demo
 from pykueue.cli.install import install
@@ -62,6 +63,7 @@ def _global_options(
 app.command()(up)
 app.command()(demo)
 app.command()(crds)
+app.command()(controller)
 app.command()(install)
 app.command("rbac-check")(rbac_check)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")

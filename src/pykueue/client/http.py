@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,6 +20,7 @@ import orjson
 from pykueue.api.meta.errors import ApiError, BadRequest, Gone, from_status
 from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_kubeconfig
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
+from pykueue.client.ratelimit import TokenBucket
 from pykueue.client.res import Res
 
 __all__ = ["HttpClient", "error_from_response"]
@@ -32,7 +34,28 @@ _STRICT = {"fieldValidation": "Strict"}
 """Writes ask for strict field validation, as LocalClient gets from the registry: a typo in a field
 name is an error, not a silently dropped field (kube-apiserver's HTTP default is Warn)."""
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=10)
-_WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=None)
+WATCH_READ_TIMEOUT_S = 90.0
+"""A watch that receives nothing (not even a bookmark) for this long is dropped and resumed: a server
+that still holds the connection but stopped sending. kube-apiserver sends a bookmark about every minute
+to a client that allows them; pykueue's server every few seconds."""
+_WATCH_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=WATCH_READ_TIMEOUT_S)
+KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, KEEPALIVE_PROBES = 10, 5, 4
+"""TCP keepalive of every connection: a peer that vanished (a half-open connection: the server's
+machine or network gone, no FIN) fails the connection after 10 + 5 x 4 = 30 s of silence, idle watches
+included; TCP_USER_TIMEOUT does the same for data left unacknowledged that long."""
+
+
+def keepalive_socket(addr_info: Any) -> socket.socket:
+    """aiohttp's ``socket_factory``: a TCP socket with the keepalive settings above."""
+    family, type_, proto, _, _ = addr_info
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", KEEPALIVE_IDLE_S), ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL_S),
+                          ("TCP_KEEPCNT", KEEPALIVE_PROBES),
+                          ("TCP_USER_TIMEOUT", 1000 * (KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_PROBES))):
+        if hasattr(socket, option):   # Linux has them all; elsewhere the OS defaults stay
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+    return sock
 
 
 def with_type_meta(items: list[dict[str, Any]], list_obj: dict[str, Any], res: Res) -> list[dict[str, Any]]:
@@ -51,7 +74,7 @@ class HttpClient:
 
     def __init__(self, server: str | ConnectionConfig, *, token: str = "", ca: bytes | None = None,
                  insecure: bool = False, field_manager: str = "pykueue",
-                 user_agent: str = "pykueue") -> None:
+                 user_agent: str = "pykueue", qps: float = 0.0, burst: int = 0) -> None:
         if isinstance(server, ConnectionConfig):
             self.config = server
         else:
@@ -64,6 +87,8 @@ class HttpClient:
         self._ssl = self.config.ssl_context()
         self._session: aiohttp.ClientSession | None = None
         self.request_timeout = _REQUEST_TIMEOUT
+        self._limiter = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
+        """Client-side QPS/burst for requests (not for watches), as client-go's; None: unlimited."""
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, *, context: str = "",
@@ -85,7 +110,7 @@ class HttpClient:
     def _client_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # Every informer holds one connection for its watch: leave ample room for requests.
-            connector = aiohttp.TCPConnector(limit=256, ssl=self._ssl)
+            connector = aiohttp.TCPConnector(limit=256, ssl=self._ssl, socket_factory=keepalive_socket)
             self._session = aiohttp.ClientSession(headers=self._headers, connector=connector,
                                                   json_serialize=lambda o: orjson.dumps(o).decode())
         return self._session
@@ -107,6 +132,10 @@ class HttpClient:
                        body: Any = None, content_type: str = "application/json") -> dict[str, Any]:
         data = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
+        if self.config.auth is not None:
+            headers = {**(headers or {}), "Authorization": self.config.auth()}
+        if self._limiter is not None:
+            await self._limiter.acquire()
         async with self._client_session().request(
                 method, self.config.server + path, params=params, data=data, headers=headers,
                 timeout=_REQUEST_TIMEOUT) as resp:
@@ -188,7 +217,8 @@ class HttpClient:
         if timeout_seconds is not None:
             params["timeoutSeconds"] = str(timeout_seconds)
         session = self._client_session()
-        async with session.get(self.config.server + res.path(namespace), params=params,
+        headers = {"Authorization": self.config.auth()} if self.config.auth is not None else None
+        async with session.get(self.config.server + res.path(namespace), params=params, headers=headers,
                                timeout=_WATCH_TIMEOUT) as resp:
             if resp.status >= 400:
                 raise _error(resp.status, await resp.read())

@@ -8,7 +8,10 @@ and react to changes through handlers, which usually just add a key to a
   list's resourceVersion, resuming from the last version seen (bookmarks included);
 - on ``Gone`` (410) it lists again and turns the difference into synthetic events, so no change is
   ever lost: a missed delete becomes DELETED, a missed update MODIFIED;
-- on a dropped connection it waits (backoff 0.1 s .. 10 s) and watches again.
+- on a dropped connection (an API-server restart, a half-open connection noticed by the client's
+  keepalive or read timeout) it waits and watches again from the last resourceVersion; waits grow
+  from 0.1 s to 10 s with full jitter (a random wait up to the bound), so many clients of a restarted
+  server do not come back in lock step. Lists retried after a failure wait the same way.
 
 Invariant: the cache only moves forward; objects in it are shared, and callers must not mutate them.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -35,6 +39,13 @@ IndexFunc = Callable[[dict[str, Any]], list[Hashable]]
 
 _WATCH_TIMEOUT = 300
 """Seconds per watch request before a clean reconnect (kube's reflector uses 5-10 minutes)."""
+
+_MAX_BACKOFF = 10.0
+
+
+def full_jitter(bound: float) -> float:
+    """A wait drawn uniformly from [0, bound] ("full jitter")."""
+    return random.uniform(0.0, bound)
 
 
 class Informer:
@@ -131,11 +142,11 @@ class Informer:
                 await self._relist_with_retry()
                 continue
             except Exception as exc:  # API errors, dropped connections (aiohttp.ClientError, OSError)
-                log.warning("informer %s: watch failed (%r); retrying in %.1fs", self.res, exc, backoff)
+                log.warning("informer %s: watch failed (%r); retrying within %.1fs", self.res, exc, backoff)
             else:
                 continue  # the server ended the watch (timeout): resume at once
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 10.0)
+            await asyncio.sleep(full_jitter(backoff))
+            backoff = min(backoff * 2, _MAX_BACKOFF)
 
     async def _relist_with_retry(self) -> None:
         backoff = 0.1
@@ -146,9 +157,9 @@ class Informer:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("informer %s: list failed (%r); retrying in %.1fs", self.res, exc, backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 10.0)
+                log.warning("informer %s: list failed (%r); retrying within %.1fs", self.res, exc, backoff)
+                await asyncio.sleep(full_jitter(backoff))
+                backoff = min(backoff * 2, _MAX_BACKOFF)
 
     async def _relist(self) -> None:
         items, rv = await self.client.list(self.res, self.namespace, label_selector=self.label_selector)

@@ -13,6 +13,7 @@ import base64
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,9 @@ class ConnectionConfig:
     client_cert: bytes | None = None
     client_key: bytes | None = None
     namespace: str = "default"
+    auth: Callable[[], str] | None = None
+    """The current ``Authorization`` header value, for credentials that change (an exec plugin's
+    expiring token, a rotated service-account token); None: ``token`` never changes."""
 
     def ssl_context(self) -> ssl.SSLContext | bool:
         """The ``ssl`` argument for aiohttp: False for plain http or skip-verify, else a context."""

@@ -144,6 +144,13 @@ class ControllerManager:
 
     # ------------------------------------------------------------------ lifecycle
 
+    async def start_webhook_caches(self) -> None:
+        """Start the informers :meth:`admission_hooks` read (the configuration kinds): enough for a
+        replica that serves Kueue's webhooks without leading (``pykueue controller``). :meth:`start`
+        may follow: started informers are kept."""
+        for res in _CONFIG_KINDS:
+            await self.informers[res].start()
+
     async def start_admission_caches(self) -> None:
         """Start only what :meth:`admission_hooks` need (the configuration kinds' informers, and the
         event writer of the ``NotQueued`` warning): for an API server whose controllers run in another

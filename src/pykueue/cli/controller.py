@@ -1,0 +1,171 @@
+"""``pykueue controller``: the controllers, the scheduler and Kueue's webhooks against any API server.
+
+Owned by ``cli/``. What Kueue's controller-manager Deployment runs, as pykueue: connect with the
+official kubeconfig loader (``--kubeconfig``, ``--context``, in a pod the service account), read
+Kueue's ``Configuration`` (``--config``), then on every replica
+
+1. with internal certificate management (the default) keep the webhook certificate in the Secret
+   ``pykueue-webhook-server-cert`` and inject its CA into the webhook configurations and CRDs
+   (``--webhook-url`` also points them at that URL instead of the Service), re-checked every few
+   seconds so configurations applied later get it too; otherwise use the certificate
+   mounted in ``--cert-dir`` (cert-manager's);
+2. serve the webhooks over HTTPS (``--webhook-port``, or the ``--webhook-url`` address), the probes
+   ``/healthz`` and ``/readyz`` (``--health-port``) and Kueue's metrics (``--metrics-port``);
+3. wait to lead on the Lease ``pykueue-controller-leader`` (``--no-leader-elect``: lead at once),
+   then run the scheduler and the controllers; a leader that cannot renew its Lease exits with code 1
+   at once, as controller-runtime's managers do, so its replacement starts clean.
+
+Lines on stdout announce the bound addresses (:data:`WEBHOOK_LINE`, :data:`HEALTH_LINE`), then
+:data:`LEADING_LINE` when this replica leads. Errors: a bad flag or Configuration is one line and exit
+2; a missing or unusable kubeconfig one line and exit 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import typer
+import yaml
+
+from pykueue.cli.controller_settings import ClusterSettings, read_settings
+from pykueue.cli.option_checks import port_error
+
+__all__ = ["HEALTH_LINE", "LEADING_LINE", "WEBHOOK_LINE", "controller"]
+
+log = logging.getLogger(__name__)
+
+WEBHOOK_LINE = "pykueue controller webhooks at "
+HEALTH_LINE = "pykueue controller health probes at "
+METRICS_LINE = "pykueue controller metrics at "
+LEADING_LINE = "pykueue controller is leading"
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _webhook_address(url: str | None, port: int) -> tuple[str, int, str | None]:
+    """(bind host, port, host the certificate must also cover) for the webhook server."""
+    if url is None:
+        return "0.0.0.0", port, None
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.path not in ("", "/") or parts.query:
+        raise ValueError(f"--webhook-url {url!r}: must be https://HOST:PORT (no path)")
+    return parts.hostname, parts.port or 443, parts.hostname
+
+
+def controller(
+    kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
+                                                    "then the pod's service account).")] = None,
+    context: Annotated[str, typer.Option(help="Kubeconfig context (default: its current context).")] = "",
+    config: Annotated[Path | None, typer.Option(help="Kueue's Configuration YAML (as pykueue up --config).",
+                                                envvar="PYKUEUE_CONFIG", show_envvar=True)] = None,
+    namespace: Annotated[str, typer.Option(help="The namespace pykueue is installed in (Secret, Lease, "
+                                           "webhook Service).")] = "pykueue-system",
+    webhook_port: Annotated[int | None, typer.Option(help="HTTPS port of the webhooks [default: 9443].")] = None,
+    webhook_url: Annotated[str | None, typer.Option(
+        help="Serve the webhooks at this https://HOST:PORT and point the webhook configurations and CRDs "
+             "at it instead of the Service (a controller outside the cluster).")] = None,
+    health_port: Annotated[int | None, typer.Option(help="Port of /healthz and /readyz (plain HTTP) "
+                                                    "[default: 8081; 0 = any free port].")] = None,
+    metrics_port: Annotated[int | None, typer.Option(help="Port of /metrics [default: 8443; 0 = any free "
+                                                     "port].")] = None,
+    cert_dir: Annotated[Path | None, typer.Option(help="Where the webhook certificate files are (tls.crt, "
+                                                  "tls.key): written here with internal certificate "
+                                                  "management, read from here without.")] = None,
+    no_leader_elect: Annotated[bool, typer.Option("--no-leader-elect", help="Lead at once (a single replica), "
+                                                  "without a Lease.")] = False,
+) -> None:
+    """Run pykueue's controllers, scheduler and webhooks against a Kubernetes API server (Kueue's
+    controller-manager)."""
+    from pykueue.client.connection import load_connection
+    from pykueue.controllers.config import ConfigError, parse_config
+
+    for value, flag in ((webhook_port, "--webhook-port"), (health_port, "--health-port"),
+                        (metrics_port, "--metrics-port")):
+        if value is not None and (problem := port_error(value)) is not None:
+            raise _fail(problem.replace("--port", flag), 2)
+    try:
+        doc: Any = yaml.safe_load(config.read_text()) if config is not None else {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise _fail(f"--config {config}: {' '.join(str(exc).split())}", 2) from None
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise _fail(f"--config {config}: not a Configuration (expected a mapping)", 2)
+    try:
+        kueue_config = parse_config({"namespace": namespace, **doc})
+        settings = read_settings(doc)
+        host, port, cert_host = _webhook_address(
+            webhook_url, webhook_port if webhook_port is not None else settings.webhook_port)
+    except (ConfigError, ValueError) as exc:
+        raise _fail(str(exc), 2) from None
+    if not settings.internal_certs and cert_dir is None:
+        raise _fail("internalCertManagement.enable is false: give --cert-dir with the mounted tls.crt and tls.key", 2)
+    try:
+        connection = load_connection(kubeconfig, context=context)
+    except ValueError as exc:
+        raise _fail(str(exc), 1) from None
+    options = _Options(
+        namespace=namespace, settings=settings, webhook_host=host, webhook_port=port, webhook_url=webhook_url,
+        cert_host=cert_host, health_port=health_port if health_port is not None else settings.health_port,
+        metrics_port=metrics_port if metrics_port is not None else settings.metrics_port,
+        cert_dir=cert_dir, leader_elect=settings.leader_elect and not no_leader_elect,
+        probe_host="127.0.0.1" if webhook_url is not None else "0.0.0.0")
+    from pykueue.cli.controller_run import run_controller
+    from pykueue.eventloop import run as run_loop
+
+    try:
+        code = run_loop(run_controller(connection, kueue_config, options))
+    except OSError as exc:   # a port in use, an unreachable server at start
+        raise _fail(str(exc), 1) from None
+    if code:
+        raise typer.Exit(code)
+
+
+class _Options:
+    """The resolved settings of one ``pykueue controller`` run."""
+
+    def __init__(self, *, namespace: str, settings: ClusterSettings, webhook_host: str, webhook_port: int,
+                 webhook_url: str | None, cert_host: str | None, health_port: int, metrics_port: int,
+                 cert_dir: Path | None, leader_elect: bool, probe_host: str) -> None:
+        self.namespace = namespace
+        self.settings = settings
+        self.webhook_host = webhook_host
+        self.webhook_port = webhook_port
+        self.webhook_url = webhook_url
+        self.cert_host = cert_host
+        self.health_port = health_port
+        self.metrics_port = metrics_port
+        self.cert_dir = cert_dir
+        self.leader_elect = leader_elect
+        self.probe_host = probe_host
+        self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+
+    def private_cert_dir(self) -> tuple[Path, bool]:
+        """The certificate directory, and whether it is a temporary one made here (removed at exit)."""
+        if self.cert_dir is not None:
+            self.cert_dir.mkdir(parents=True, exist_ok=True)
+            return self.cert_dir, False
+        return Path(tempfile.mkdtemp(prefix="pykueue-webhook-certs-")), True
+
+
+def remove_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def exit_now(code: int) -> None:
+    """Leave at once (leadership lost): nothing this process still has queued may reach the server."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

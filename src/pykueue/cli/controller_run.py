@@ -1,0 +1,167 @@
+"""The body of ``pykueue controller`` once its options are checked: certificates, servers, leadership.
+
+Owned by ``cli/``; :mod:`pykueue.cli.controller` parses and checks the command line, then runs
+:func:`run_controller` on the event loop. Order on every replica: client, certificate (Secret, CA
+injected), the configuration informers the webhooks read, the webhook server, the probes and metrics;
+then leader election; the leader alone starts the scheduler and the controllers. ``/readyz`` is 200
+once the webhooks are served with synced caches; ``/healthz`` while the process runs (and, for the
+leader, while it holds its Lease).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from pykueue.cli.controller import HEALTH_LINE, LEADING_LINE, METRICS_LINE, WEBHOOK_LINE, exit_now, remove_dir
+from pykueue.client import HttpClient
+from pykueue.client.kubeconfig import ConnectionConfig
+from pykueue.client.leader import LeaderElector, LeaseConfig
+from pykueue.controllers.config import KueueConfig
+from pykueue.controllers.manager import ControllerManager
+from pykueue.webhooks.catalogue import webhooks_for
+from pykueue.webhooks.certs import serving_names
+from pykueue.webhooks.injection import ensure_secret, inject_ca
+from pykueue.webhooks.review import ReviewHandler
+from pykueue.webhooks.server import serve_webhooks
+
+if TYPE_CHECKING:
+    from pykueue.cli.controller import _Options
+
+__all__ = ["run_controller"]
+
+log = logging.getLogger(__name__)
+
+
+async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    bound = port
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            bound = int(address[1])
+            break
+    return runner, bound
+
+
+def _probes(ready: asyncio.Event) -> web.Application:
+    async def healthz(_: web.Request) -> web.StreamResponse:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.StreamResponse:
+        if ready.is_set():
+            return web.Response(text="ok")
+        return web.Response(status=503, text="not ready: webhooks not served yet")
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    return app
+
+
+def _metrics(registry: CollectorRegistry) -> web.Application:
+    async def metrics(_: web.Request) -> web.StreamResponse:
+        return web.Response(body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+async def _keep_injecting(client: HttpClient, ca_crt: bytes, url: str | None) -> None:
+    """Re-inject the CA periodically: configurations and CRDs applied (or re-applied) later get it."""
+    while True:
+        await asyncio.sleep(INJECT_EVERY_S)
+        try:
+            await inject_ca(client, ca_crt, url)
+        except Exception as exc:   # the next round retries
+            log.warning("webhook CA injection failed: %r", exc)
+
+
+INJECT_EVERY_S = 10.0
+
+
+async def run_controller(connection: ConnectionConfig, config: KueueConfig, options: _Options) -> int:
+    settings = options.settings
+    client = HttpClient(connection, field_manager="pykueue", user_agent="pykueue-controller",
+                        qps=settings.qps, burst=settings.burst)
+    registry = CollectorRegistry()
+    manager = ControllerManager(client, config, metrics_registry=registry)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    cert_dir, temporary = options.private_cert_dir()
+    runners: list[web.AppRunner] = []
+    tasks: list[asyncio.Task[None]] = []
+    ready = asyncio.Event()
+    elector: LeaderElector | None = None
+    try:
+        if settings.internal_certs:
+            hosts = (options.cert_host,) if options.cert_host else ()
+            bundle = await ensure_secret(client, options.namespace,
+                                         serving_names(settings.service_name, options.namespace, hosts))
+            for name, data in (("ca.crt", bundle.ca_crt), ("tls.crt", bundle.tls_crt)):
+                (cert_dir / name).write_bytes(data)
+            key = cert_dir / "tls.key"
+            key.touch(mode=0o600)
+            key.write_bytes(bundle.tls_key)
+            missing = await inject_ca(client, bundle.ca_crt, options.webhook_url)
+            if missing:
+                log.warning("not found yet (the CA is injected once they exist): %s", ", ".join(missing))
+            tasks.append(asyncio.create_task(_keep_injecting(client, bundle.ca_crt, options.webhook_url)))
+        await manager.start_webhook_caches()
+        webhooks = webhooks_for(i.name for i in manager.integrations)
+        runner, port = await serve_webhooks(ReviewHandler(manager.admission_hooks()), webhooks,
+                                            host=options.webhook_host, port=options.webhook_port,
+                                            cert_file=cert_dir / "tls.crt", key_file=cert_dir / "tls.key")
+        runners.append(runner)
+        print(f"{WEBHOOK_LINE}https://{options.webhook_host}:{port}", flush=True)
+        ready.set()
+        runner, port = await _serve(_probes(ready), options.probe_host, options.health_port)
+        runners.append(runner)
+        print(f"{HEALTH_LINE}http://{options.probe_host}:{port}", flush=True)
+        runner, port = await _serve(_metrics(registry), options.probe_host, options.metrics_port)
+        runners.append(runner)
+        print(f"{METRICS_LINE}http://{options.probe_host}:{port}/metrics", flush=True)
+        if options.leader_elect:
+            lease = LeaseConfig(name=settings.lease_name, namespace=settings.lease_namespace or options.namespace,
+                                identity=options.identity, lease_duration=settings.lease_duration,
+                                renew_deadline=settings.renew_deadline, retry_period=settings.retry_period)
+            if (problem := lease.problem()) is not None:
+                log.error("leader election: %s", problem)
+                return 2
+            elector = LeaderElector(client, lease, on_lost=lambda: exit_now(1))
+            acquiring = asyncio.create_task(elector.acquire())
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not acquiring.done():
+                acquiring.cancel()
+                return 0
+            tasks.append(asyncio.create_task(elector.renew_until_lost()))
+        await manager.start()
+        print(LEADING_LINE, flush=True)
+        await stop.wait()
+        return 0
+    finally:
+        for task in tasks:
+            task.cancel()
+        await manager.stop()
+        if elector is not None:
+            await elector.release()
+        for runner in runners:
+            await runner.cleanup()
+        await client.close()
+        if temporary:
+            remove_dir(cert_dir)
+        with contextlib.suppress(Exception):
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
