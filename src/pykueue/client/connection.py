@@ -82,6 +82,7 @@ def _in_cluster() -> ConnectionConfig:
 
 def load_connection(path: str | os.PathLike[str] | None = None, *, context: str = "") -> ConnectionConfig:
     """Connection settings from ``path`` (None: ``$KUBECONFIG``, ``~/.kube/config``, else in-cluster)."""
+    import yaml
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -94,16 +95,24 @@ def load_connection(path: str | os.PathLike[str] | None = None, *, context: str 
         if path is not None and not Path(path).is_file():
             raise ValueError(f"kubeconfig {path}: no such file")
         configuration = client.Configuration()
-        file = str(path) if path is not None else None
+        # read $KUBECONFIG now (the package reads it once, at import); a list is merged as kubectl merges it
+        default = os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+        file = str(path) if path is not None else default
         config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=file, context=context or None, client_configuration=configuration,
-                                persist_config=False)
+            config_file=file, context=context or None, client_configuration=configuration, persist_config=False)
         contexts, active = config.list_kube_config_contexts(config_file=file)  # type: ignore[no-untyped-call]
         chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
         namespace = str(((chosen or {}).get("context") or {}).get("namespace") or "")
         return _from_configuration(configuration, namespace)
-    except ConfigException as exc:
-        where = f"kubeconfig {path}" if path is not None else "kubeconfig"
-        raise ValueError(f"{where}: {' '.join(str(exc).split())}") from None
+    except ValueError:
+        raise
+    except (ConfigException, yaml.YAMLError) as exc:
+        raise ValueError(f"{_where(path)}: {' '.join(str(exc).split())}") from None
     except OSError as exc:
-        raise ValueError(f"kubeconfig {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"{_where(path)}: {exc.strerror or exc}") from None
+    except Exception as exc:   # a malformed entry the loader trips over (a list where a map belongs, ...)
+        raise ValueError(f"{_where(path)}: not a usable kubeconfig ({type(exc).__name__}: {exc})") from None
+
+
+def _where(path: str | os.PathLike[str] | None) -> str:
+    return f"kubeconfig {path}" if path is not None else "kubeconfig"
