@@ -3,9 +3,10 @@
 Owned by ``cli/``; :mod:`pykueue.cli.controller` parses and checks the command line, then runs
 :func:`run_controller` on the event loop. Order on every replica: client, certificate (Secret, CA
 injected), the configuration informers the webhooks read, the webhook server, the probes and metrics;
-then leader election; the leader alone starts the scheduler and the controllers. ``/readyz`` is 200
-once the webhooks are served with synced caches; ``/healthz`` while the process runs (and, for the
-leader, while it holds its Lease).
+then leader election (on a client of its own, so renewals never wait behind the controllers'
+requests in the QPS limiter); the leader alone starts the scheduler and the controllers. ``/readyz``
+is 200 once the webhooks are served with synced caches; ``/healthz`` while the process runs (a leader
+that loses its Lease exits).
 """
 
 from __future__ import annotations
@@ -138,7 +139,9 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
             if (problem := lease.problem()) is not None:
                 log.error("leader election: %s", problem)
                 return 2
-            elector = LeaderElector(client, lease, on_lost=lambda: exit_now(1))
+            # a client of its own: renewals never queue behind the controllers' requests in the QPS limiter
+            election_client = HttpClient(connection, user_agent="pykueue-controller-leader-election")
+            elector = LeaderElector(election_client, lease, on_lost=lambda: exit_now(1))
             acquiring = asyncio.create_task(elector.acquire())
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({acquiring, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -157,6 +160,7 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
         await manager.stop()
         if elector is not None:
             await elector.release()
+            await elector.client.close()
         for runner in runners:
             await runner.cleanup()
         await client.close()
