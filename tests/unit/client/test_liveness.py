@@ -51,11 +51,15 @@ async def test_a_silent_watch_is_dropped_by_the_read_timeout(monkeypatch: pytest
     monkeypatch.setattr(http_module, "_WATCH_TIMEOUT", aiohttp.ClientTimeout(total=None, sock_connect=5,
                                                                               sock_read=0.3))
     client = HttpClient(f"http://127.0.0.1:{port}")
+
+    async def drain() -> None:
+        async with asyncio.timeout(30):   # only stops a hung test (with a plain TimeoutError)
+            async for _ in client.watch(Res("", "v1", "namespaces")):
+                pass
+
     try:
         with pytest.raises(aiohttp.ServerTimeoutError):
-            async with asyncio.timeout(30):   # only stops a hung test (with a plain TimeoutError)
-                async for _ in client.watch(Res("", "v1", "namespaces")):
-                    pass
+            await drain()
     finally:
         await client.close()
         await runner.cleanup()
