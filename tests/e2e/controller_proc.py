@@ -51,10 +51,28 @@ class Controller:
         return f"https://127.0.0.1:{self.webhook_port}"
 
     def start(self, timeout: float = 60.0) -> Controller:
-        cmd = [sys.executable, "-m", "pykueue", "controller", "--kubeconfig", str(self.kubeconfig),
-               "--webhook-url", self.webhook_url, "--health-port", "0", "--metrics-port", "0", *self.extra_args]
-        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        cmd = [
+            sys.executable,
+            "-m",
+            "pykueue",
+            "controller",
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--webhook-url",
+            self.webhook_url,
+            "--health-port",
+            "0",
+            "--metrics-port",
+            "0",
+            *self.extra_args,
+        ]
+        self.process = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
 
         def pump() -> None:
             assert self.process is not None
@@ -64,7 +82,7 @@ class Controller:
                 if not self.identity and (found := _IDENTITY.search(line)):
                     self.identity = found.group(1)
                 if line.startswith(HEALTH_LINE):
-                    self.health_url = line[len(HEALTH_LINE):].strip()
+                    self.health_url = line[len(HEALTH_LINE) :].strip()
                     self.served.set()
                 if line.strip() == LEADING_LINE:
                     self.leading_at = time.time()

@@ -36,14 +36,27 @@ SLACK = 5.0
 
 def nodes_file(tmp_path: Path) -> Path:
     path = tmp_path / "nodes.yaml"
-    path.write_text(yaml.safe_dump({"nodes": [{"name": "sim", "kind": "simulated", "defaultDuration": 1,
-                                               "capacity": {"cpu": "256", "memory": "1Ti", "pods": "500"}}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "nodes": [
+                    {
+                        "name": "sim",
+                        "kind": "simulated",
+                        "defaultDuration": 1,
+                        "capacity": {"cpu": "256", "memory": "1Ti", "pods": "500"},
+                    }
+                ]
+            }
+        )
+    )
     return path
 
 
 def start_cluster(tmp_path: Path, crds: Path, extra: list[str] | None = None) -> Pykueue:
-    server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig",
-                     ["--no-kueue", "--nodes", str(nodes_file(tmp_path)), *(extra or [])]).start()
+    server = Pykueue(
+        tmp_path / "data", tmp_path / "kubeconfig", ["--no-kueue", "--nodes", str(nodes_file(tmp_path)), *(extra or [])]
+    ).start()
     server.kubectl("apply", "--server-side", "-f", str(crds))
     server.kubectl("create", "namespace", NAMESPACE)
     return server
@@ -75,19 +88,40 @@ spec: {{clusterQueue: cluster-queue}}
 
 def jobs(names: list[str]) -> str:
     """Queued Jobs as Kueue's job webhook leaves them: suspended, with the queue-name label."""
-    docs = [{"apiVersion": "batch/v1", "kind": "Job",
-             "metadata": {"name": name, "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
-             "spec": {"suspend": True, "parallelism": 1, "completions": 1, "template": {
-                 "metadata": {"annotations": {"pykueue.io/simulated-duration": "1"}},
-                 "spec": {"restartPolicy": "Never", "containers": [{
-                     "name": "main", "image": "busybox", "command": ["true"],
-                     "resources": {"requests": {"cpu": "1"}}}]}}}} for name in names]
+    docs = [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+            "spec": {
+                "suspend": True,
+                "parallelism": 1,
+                "completions": 1,
+                "template": {
+                    "metadata": {"annotations": {"pykueue.io/simulated-duration": "1"}},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "busybox",
+                                "command": ["true"],
+                                "resources": {"requests": {"cpu": "1"}},
+                            }
+                        ],
+                    },
+                },
+            },
+        }
+        for name in names
+    ]
     return yaml.safe_dump_all(docs)
 
 
 def condition(obj: dict[str, Any], ctype: str) -> bool:
-    return any(c.get("type") == ctype and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == ctype and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or []
+    )
 
 
 class WorkloadHistory:
@@ -110,11 +144,16 @@ class WorkloadHistory:
         resource_version = ""
         while not self.stopped:
             try:
-                for event in self.watch.stream(self.api.list_cluster_custom_object, "kueue.x-k8s.io", "v1beta2",
-                                               "workloads", resource_version=resource_version):
+                for event in self.watch.stream(
+                    self.api.list_cluster_custom_object,
+                    "kueue.x-k8s.io",
+                    "v1beta2",
+                    "workloads",
+                    resource_version=resource_version,
+                ):
                     resource_version = event["object"]["metadata"]["resourceVersion"]
                     self._record(event["object"])
-            except Exception:   # a dropped stream resumes where it stopped: no event is missed
+            except Exception:  # a dropped stream resumes where it stopped: no event is missed
                 if self.stopped:
                     return
                 time.sleep(0.5)
@@ -160,8 +199,13 @@ def cluster(tmp_path: Path, kueue_crds_file: Path) -> Iterator[Pykueue]:
 
 def test_usage_and_kubeconfig_errors_are_one_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pykueue", "controller", *args], capture_output=True,
-                              text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        return subprocess.run(
+            [sys.executable, "-m", "pykueue", "controller", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        )
 
     bad_port = run("--webhook-port", "99999")
     assert bad_port.returncode == 2
@@ -169,7 +213,7 @@ def test_usage_and_kubeconfig_errors_are_one_line(tmp_path: Path) -> None:
     missing = run("--kubeconfig", str(tmp_path / "nowhere"))
     assert missing.returncode == 1
     assert missing.stderr.strip() == f"error: kubeconfig {tmp_path / 'nowhere'}: no such file"
-    nothing = run()   # no flag, no KUBECONFIG, no ~/.kube/config, not in a pod
+    nothing = run()  # no flag, no KUBECONFIG, no ~/.kube/config, not in a pod
     assert nothing.returncode == 1
     assert nothing.stderr.count("\n") == 1
     assert "not running in a cluster" in nothing.stderr
@@ -180,8 +224,9 @@ def test_usage_and_kubeconfig_errors_are_one_line(tmp_path: Path) -> None:
     config_file.write_text("leaderElection: {leaseDuration: soon}\n")
     bad_config = run("--config", str(config_file))
     assert bad_config.returncode == 2
-    assert bad_config.stderr.strip() == \
-        "error: leaderElection.leaseDuration: 'soon' is not a duration (like 15s, 1m30s)"
+    assert (
+        bad_config.stderr.strip() == "error: leaderElection.leaseDuration: 'soon' is not a duration (like 15s, 1m30s)"
+    )
 
 
 def test_leader_killed_mid_run_the_other_takes_over_without_double_admission(cluster: Pykueue) -> None:
@@ -193,9 +238,9 @@ def test_leader_killed_mid_run_the_other_takes_over_without_double_admission(clu
     try:
         assert first.wait_leading(60) or second.wait_leading(60)
         leader, standby = (first, second) if first.leading.is_set() else (second, first)
-        assert not standby.leading.is_set()   # exactly one leads ...
-        assert lease(cluster)["holderIdentity"] == leader.identity   # ... and the Lease says which
-        with urllib.request.urlopen(standby.health_url + "/readyz", timeout=10) as resp:   # both serve webhooks
+        assert not standby.leading.is_set()  # exactly one leads ...
+        assert lease(cluster)["holderIdentity"] == leader.identity  # ... and the Lease says which
+        with urllib.request.urlopen(standby.health_url + "/readyz", timeout=10) as resp:  # both serve webhooks
             assert resp.status == 200
         names = [f"job-{i:03d}" for i in range(200)]
         cluster.kubectl("apply", "-f", "-", input=jobs(names), timeout=300)
@@ -242,17 +287,17 @@ def test_api_server_restart_under_a_running_controller(tmp_path: Path, kueue_crd
         first = server.wait_for(lambda: admitted("before"), timeout=120)
         assert isinstance(first, dict)
         assert server.stop(signal.SIGTERM) == 0
-        server.start()   # the same data dir and port: the kubeconfig stays good
+        server.start()  # the same data dir and port: the kubeconfig stays good
         assert controller.alive()
         server.kubectl("apply", "-f", "-", input=jobs(["after"]))
-        server.wait_for(lambda: admitted("after"), timeout=180)   # its watches resumed: work continues
+        server.wait_for(lambda: admitted("after"), timeout=180)  # its watches resumed: work continues
         again = admitted("before")
         assert again is not None
         assert again["metadata"]["uid"] == first["metadata"]["uid"]
-        assert again["status"]["admission"] == first["status"]["admission"]   # not admitted a second time
+        assert again["status"]["admission"] == first["status"]["admission"]  # not admitted a second time
         reserved = [c for c in again["status"]["conditions"] if c["type"] == "QuotaReserved"]
         assert reserved == [c for c in first["status"]["conditions"] if c["type"] == "QuotaReserved"]
-        assert any("watch failed" in line for line in controller.output)   # it did lose its watches
+        assert any("watch failed" in line for line in controller.output)  # it did lose its watches
     finally:
         controller.stop()
         server.stop()

@@ -65,34 +65,56 @@ def _webhook_address(url: str | None, port: int) -> tuple[str, int, str | None]:
 
 
 def controller(
-    kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
-                                                    "then the pod's service account).")] = None,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the pod's service account)."),
+    ] = None,
     context: Annotated[str, typer.Option(help="Kubeconfig context (default: its current context).")] = "",
-    config: Annotated[Path | None, typer.Option(help="Kueue's Configuration YAML (as pykueue up --config).",
-                                                envvar="PYKUEUE_CONFIG", show_envvar=True)] = None,
-    namespace: Annotated[str, typer.Option(help="The namespace pykueue is installed in (Secret, Lease, "
-                                           "webhook Service).")] = "pykueue-system",
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="Kueue's Configuration YAML (as pykueue up --config).", envvar="PYKUEUE_CONFIG", show_envvar=True
+        ),
+    ] = None,
+    namespace: Annotated[
+        str, typer.Option(help="The namespace pykueue is installed in (Secret, Lease, webhook Service).")
+    ] = "pykueue-system",
     webhook_port: Annotated[int | None, typer.Option(help="HTTPS port of the webhooks [default: 9443].")] = None,
-    webhook_url: Annotated[str | None, typer.Option(
-        help="Serve the webhooks at this https://HOST:PORT and point the webhook configurations and CRDs "
-             "at it instead of the Service (a controller outside the cluster).")] = None,
-    health_port: Annotated[int | None, typer.Option(help="Port of /healthz and /readyz (plain HTTP) "
-                                                    "[default: 8081; 0 = any free port].")] = None,
-    metrics_port: Annotated[int | None, typer.Option(help="Port of /metrics [default: 8443; 0 = any free "
-                                                     "port].")] = None,
-    cert_dir: Annotated[Path | None, typer.Option(help="Where the webhook certificate files are (tls.crt, "
-                                                  "tls.key): written here with internal certificate "
-                                                  "management, read from here without.")] = None,
-    no_leader_elect: Annotated[bool, typer.Option("--no-leader-elect", help="Lead at once (a single replica), "
-                                                  "without a Lease.")] = False,
+    webhook_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Serve the webhooks at this https://HOST:PORT and point the webhook configurations and CRDs "
+            "at it instead of the Service (a controller outside the cluster)."
+        ),
+    ] = None,
+    health_port: Annotated[
+        int | None, typer.Option(help="Port of /healthz and /readyz (plain HTTP) [default: 8081; 0 = any free port].")
+    ] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Port of /metrics [default: 8443; 0 = any free port].")
+    ] = None,
+    cert_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the webhook certificate files are (tls.crt, "
+            "tls.key): written here with internal certificate "
+            "management, read from here without."
+        ),
+    ] = None,
+    no_leader_elect: Annotated[
+        bool, typer.Option("--no-leader-elect", help="Lead at once (a single replica), without a Lease.")
+    ] = False,
 ) -> None:
     """Run pykueue's controllers, scheduler and webhooks against a Kubernetes API server (Kueue's
     controller-manager)."""
     from pykueue.client.connection import load_connection
     from pykueue.controllers.config import ConfigError, parse_config
 
-    for value, flag in ((webhook_port, "--webhook-port"), (health_port, "--health-port"),
-                        (metrics_port, "--metrics-port")):
+    for value, flag in (
+        (webhook_port, "--webhook-port"),
+        (health_port, "--health-port"),
+        (metrics_port, "--metrics-port"),
+    ):
         if value is not None and (problem := port_error(value)) is not None:
             raise _fail(problem.replace("--port", flag), 2)
     try:
@@ -107,7 +129,8 @@ def controller(
         kueue_config = parse_config({"namespace": namespace, **doc})
         settings = read_settings(doc)
         host, port, cert_host = _webhook_address(
-            webhook_url, webhook_port if webhook_port is not None else settings.webhook_port)
+            webhook_url, webhook_port if webhook_port is not None else settings.webhook_port
+        )
     except (ConfigError, ValueError) as exc:
         raise _fail(str(exc), 2) from None
     if not settings.internal_certs and cert_dir is None:
@@ -117,17 +140,24 @@ def controller(
     except ValueError as exc:
         raise _fail(str(exc), 1) from None
     options = _Options(
-        namespace=namespace, settings=settings, webhook_host=host, webhook_port=port, webhook_url=webhook_url,
-        cert_host=cert_host, health_port=health_port if health_port is not None else settings.health_port,
+        namespace=namespace,
+        settings=settings,
+        webhook_host=host,
+        webhook_port=port,
+        webhook_url=webhook_url,
+        cert_host=cert_host,
+        health_port=health_port if health_port is not None else settings.health_port,
         metrics_port=metrics_port if metrics_port is not None else settings.metrics_port,
-        cert_dir=cert_dir, leader_elect=settings.leader_elect and not no_leader_elect,
-        probe_host="127.0.0.1" if webhook_url is not None else "0.0.0.0")
+        cert_dir=cert_dir,
+        leader_elect=settings.leader_elect and not no_leader_elect,
+        probe_host="127.0.0.1" if webhook_url is not None else "0.0.0.0",
+    )
     from pykueue.cli.controller_run import run_controller
     from pykueue.eventloop import run as run_loop
 
     try:
         code = run_loop(run_controller(connection, kueue_config, options))
-    except OSError as exc:   # a port in use, an unreachable server at start
+    except OSError as exc:  # a port in use, an unreachable server at start
         raise _fail(str(exc), 1) from None
     if code:
         raise typer.Exit(code)
@@ -136,9 +166,21 @@ def controller(
 class _Options:
     """The resolved settings of one ``pykueue controller`` run."""
 
-    def __init__(self, *, namespace: str, settings: ClusterSettings, webhook_host: str, webhook_port: int,
-                 webhook_url: str | None, cert_host: str | None, health_port: int, metrics_port: int,
-                 cert_dir: Path | None, leader_elect: bool, probe_host: str) -> None:
+    def __init__(
+        self,
+        *,
+        namespace: str,
+        settings: ClusterSettings,
+        webhook_host: str,
+        webhook_port: int,
+        webhook_url: str | None,
+        cert_host: str | None,
+        health_port: int,
+        metrics_port: int,
+        cert_dir: Path | None,
+        leader_elect: bool,
+        probe_host: str,
+    ) -> None:
         self.namespace = namespace
         self.settings = settings
         self.webhook_host = webhook_host

@@ -82,7 +82,7 @@ async def _keep_injecting(client: HttpClient, ca_crt: bytes, url: str | None) ->
         await asyncio.sleep(INJECT_EVERY_S)
         try:
             await inject_ca(client, ca_crt, url)
-        except Exception as exc:   # the next round retries
+        except Exception as exc:  # the next round retries
             log.warning("webhook CA injection failed: %r", exc)
 
 
@@ -91,8 +91,9 @@ INJECT_EVERY_S = 10.0
 
 async def run_controller(connection: ConnectionConfig, config: KueueConfig, options: _Options) -> int:
     settings = options.settings
-    client = HttpClient(connection, field_manager="pykueue", user_agent="pykueue-controller",
-                        qps=settings.qps, burst=settings.burst)
+    client = HttpClient(
+        connection, field_manager="pykueue", user_agent="pykueue-controller", qps=settings.qps, burst=settings.burst
+    )
     registry = CollectorRegistry()
     manager = ControllerManager(client, config, metrics_registry=registry)
     stop = asyncio.Event()
@@ -107,8 +108,9 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
     try:
         if settings.internal_certs:
             hosts = (options.cert_host,) if options.cert_host else ()
-            bundle = await ensure_secret(client, options.namespace,
-                                         serving_names(settings.service_name, options.namespace, hosts))
+            bundle = await ensure_secret(
+                client, options.namespace, serving_names(settings.service_name, options.namespace, hosts)
+            )
             for name, data in (("ca.crt", bundle.ca_crt), ("tls.crt", bundle.tls_crt)):
                 (cert_dir / name).write_bytes(data)
             key = cert_dir / "tls.key"
@@ -120,9 +122,14 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
             tasks.append(asyncio.create_task(_keep_injecting(client, bundle.ca_crt, options.webhook_url)))
         await manager.start_webhook_caches()
         webhooks = webhooks_for(i.name for i in manager.integrations)
-        runner, port = await serve_webhooks(ReviewHandler(manager.admission_hooks()), webhooks,
-                                            host=options.webhook_host, port=options.webhook_port,
-                                            cert_file=cert_dir / "tls.crt", key_file=cert_dir / "tls.key")
+        runner, port = await serve_webhooks(
+            ReviewHandler(manager.admission_hooks()),
+            webhooks,
+            host=options.webhook_host,
+            port=options.webhook_port,
+            cert_file=cert_dir / "tls.crt",
+            key_file=cert_dir / "tls.key",
+        )
         runners.append(runner)
         print(f"{WEBHOOK_LINE}https://{options.webhook_host}:{port}", flush=True)
         ready.set()
@@ -133,9 +140,14 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
         runners.append(runner)
         print(f"{METRICS_LINE}http://{options.probe_host}:{port}/metrics", flush=True)
         if options.leader_elect:
-            lease = LeaseConfig(name=settings.lease_name, namespace=settings.lease_namespace or options.namespace,
-                                identity=options.identity, lease_duration=settings.lease_duration,
-                                renew_deadline=settings.renew_deadline, retry_period=settings.retry_period)
+            lease = LeaseConfig(
+                name=settings.lease_name,
+                namespace=settings.lease_namespace or options.namespace,
+                identity=options.identity,
+                lease_duration=settings.lease_duration,
+                renew_deadline=settings.renew_deadline,
+                retry_period=settings.retry_period,
+            )
             if (problem := lease.problem()) is not None:
                 log.error("leader election: %s", problem)
                 return 2

@@ -81,8 +81,11 @@ def read_settings(doc: dict[str, Any]) -> ClusterSettings:
     election = _section(doc, "leaderElection")
     certs = _section(doc, "internalCertManagement")
     durations = {}
-    for key, default in (("leaseDuration", base.lease_duration), ("renewDeadline", base.renew_deadline),
-                         ("retryPeriod", base.retry_period)):
+    for key, default in (
+        ("leaseDuration", base.lease_duration),
+        ("renewDeadline", base.renew_deadline),
+        ("retryPeriod", base.retry_period),
+    ):
         value = election.get(key)
         durations[key] = parse_duration(value, f"leaderElection.{key}") if value is not None else default
     leader_elect = election.get("leaderElect", True)
@@ -93,14 +96,16 @@ def read_settings(doc: dict[str, Any]) -> ClusterSettings:
         qps=_number(connection, "qps", "clientConnection.qps", base.qps),
         burst=int(_number(connection, "burst", "clientConnection.burst", base.burst)),
         leader_elect=leader_elect,
-        lease_duration=durations["leaseDuration"], renew_deadline=durations["renewDeadline"],
+        lease_duration=durations["leaseDuration"],
+        renew_deadline=durations["renewDeadline"],
         retry_period=durations["retryPeriod"],
         lease_name=str(election.get("resourceName") or base.lease_name),
         lease_namespace=str(election.get("resourceNamespace") or ""),
         internal_certs=enable,
         service_name=str(certs.get("webhookServiceName") or base.service_name),
-        health_port=_port(_section(doc, "health").get("healthProbeBindAddress"), "health.healthProbeBindAddress",
-                          base.health_port),
+        health_port=_port(
+            _section(doc, "health").get("healthProbeBindAddress"), "health.healthProbeBindAddress", base.health_port
+        ),
         metrics_port=_port(_section(doc, "metrics").get("bindAddress"), "metrics.bindAddress", base.metrics_port),
         webhook_port=int(_number(_section(doc, "webhook"), "port", "webhook.port", base.webhook_port)),
     )

@@ -73,7 +73,8 @@ def _in_cluster() -> ConnectionConfig:
 
     configuration = client.Configuration()
     loader = incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
-        token_filename=str(_SA_DIR / "token"), cert_filename=str(_SA_DIR / "ca.crt"), try_refresh_token=True)
+        token_filename=str(_SA_DIR / "token"), cert_filename=str(_SA_DIR / "ca.crt"), try_refresh_token=True
+    )
     loader.load_and_set(configuration)  # type: ignore[no-untyped-call]
     namespace_file = _SA_DIR / "namespace"
     namespace = namespace_file.read_text().strip() if namespace_file.exists() else "default"
@@ -89,8 +90,10 @@ def load_connection(path: str | os.PathLike[str] | None = None, *, context: str 
     try:
         if path is None and not os.environ.get("KUBECONFIG") and not Path("~/.kube/config").expanduser().exists():
             if not os.environ.get("KUBERNETES_SERVICE_HOST"):
-                raise ValueError("no kubeconfig given (--kubeconfig or KUBECONFIG), none at ~/.kube/config, "
-                                 "and not running in a cluster")
+                raise ValueError(
+                    "no kubeconfig given (--kubeconfig or KUBECONFIG), none at ~/.kube/config, "
+                    "and not running in a cluster"
+                )
             return _in_cluster()
         if path is not None and not Path(path).is_file():
             raise ValueError(f"kubeconfig {path}: no such file")
@@ -99,7 +102,8 @@ def load_connection(path: str | os.PathLike[str] | None = None, *, context: str 
         default = os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
         file = str(path) if path is not None else default
         config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=file, context=context or None, client_configuration=configuration, persist_config=False)
+            config_file=file, context=context or None, client_configuration=configuration, persist_config=False
+        )
         contexts, active = config.list_kube_config_contexts(config_file=file)  # type: ignore[no-untyped-call]
         chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
         namespace = str(((chosen or {}).get("context") or {}).get("namespace") or "")
@@ -110,7 +114,7 @@ def load_connection(path: str | os.PathLike[str] | None = None, *, context: str 
         raise ValueError(f"{_where(path)}: {' '.join(str(exc).split())}") from None
     except OSError as exc:
         raise ValueError(f"{_where(path)}: {exc.strerror or exc}") from None
-    except Exception as exc:   # a malformed entry the loader trips over (a list where a map belongs, ...)
+    except Exception as exc:  # a malformed entry the loader trips over (a list where a map belongs, ...)
         raise ValueError(f"{_where(path)}: not a usable kubeconfig ({type(exc).__name__}: {exc})") from None
 
 

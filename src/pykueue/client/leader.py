@@ -69,29 +69,40 @@ def micro_time(at: dt.datetime | None = None) -> str:
 
 
 class LeaderElector:
-    def __init__(self, client: Client, config: LeaseConfig, *, on_lost: Callable[[], None],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: Client,
+        config: LeaseConfig,
+        *,
+        on_lost: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.config = config
         self._on_lost = on_lost
         self._clock = clock
-        self._observed: JSONDict | None = None   # the Lease's spec when last seen to change
-        self._observed_at = 0.0                  # our clock when it was seen to change
+        self._observed: JSONDict | None = None  # the Lease's spec when last seen to change
+        self._observed_at = 0.0  # our clock when it was seen to change
         self._renewed_at = 0.0
         self.is_leader = False
 
     async def acquire(self) -> None:
         """Return once this candidate holds the Lease (tries every retry period, jittered)."""
-        log.info("waiting to lead: Lease %s/%s, identity %s", self.config.namespace, self.config.name,
-                 self.config.identity)
-        while True:   # polling the Lease is the protocol: nothing signals that it expired
+        log.info(
+            "waiting to lead: Lease %s/%s, identity %s", self.config.namespace, self.config.name, self.config.identity
+        )
+        while True:  # polling the Lease is the protocol: nothing signals that it expired
             if await self._try_acquire_or_renew():
                 break
             await asyncio.sleep(self.config.retry_period * random.uniform(1.0, _JITTER))
         self.is_leader = True
         self._renewed_at = self._clock()
-        log.info("became the leader: Lease %s/%s is held by %s", self.config.namespace, self.config.name,
-                 self.config.identity)
+        log.info(
+            "became the leader: Lease %s/%s is held by %s",
+            self.config.namespace,
+            self.config.name,
+            self.config.identity,
+        )
 
     async def renew_until_lost(self) -> None:
         """Renew every retry period; when renew_deadline passes without a renewal, call ``on_lost``."""
@@ -110,8 +121,12 @@ class LeaderElector:
                 continue
             if self._clock() - self._renewed_at >= self.config.renew_deadline:
                 self.is_leader = False
-                log.error("leader election lost: Lease %s/%s not renewed within %.0fs", self.config.namespace,
-                          self.config.name, self.config.renew_deadline)
+                log.error(
+                    "leader election lost: Lease %s/%s not renewed within %.0fs",
+                    self.config.namespace,
+                    self.config.name,
+                    self.config.renew_deadline,
+                )
                 self._on_lost()
                 return
 
@@ -126,10 +141,21 @@ class LeaderElector:
             if spec.get("holderIdentity") != self.config.identity:
                 return
             now = micro_time()
-            await self.client.update(LEASES, {**lease, "spec": {
-                **spec, "holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": now, "acquireTime": now}})
+            await self.client.update(
+                LEASES,
+                {
+                    **lease,
+                    "spec": {
+                        **spec,
+                        "holderIdentity": "",
+                        "leaseDurationSeconds": 1,
+                        "renewTime": now,
+                        "acquireTime": now,
+                    },
+                },
+            )
             log.info("released Lease %s/%s", self.config.namespace, self.config.name)
-        except Exception as exc:   # the process is stopping: the Lease expires by itself anyway
+        except Exception as exc:  # the process is stopping: the Lease expires by itself anyway
             log.warning("could not release Lease %s/%s: %r", self.config.namespace, self.config.name, exc)
 
     # -- one round, as client-go's tryAcquireOrRenew ---------------------------------------------
@@ -151,8 +177,12 @@ class LeaderElector:
         try:
             lease = await self.client.get(LEASES, cfg.name, cfg.namespace)
         except NotFound:
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": cfg.name, "namespace": cfg.namespace}, "spec": self._spec(None)}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": cfg.name, "namespace": cfg.namespace},
+                "spec": self._spec(None),
+            }
             try:
                 created = await self.client.create(LEASES, body, cfg.namespace)
             except (AlreadyExists, Conflict):
@@ -171,7 +201,7 @@ class LeaderElector:
         if holder and holder != cfg.identity:
             duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration)
             if self._observed_at + duration > self._clock():
-                return False   # held by another, and renewed within its lease duration as far as we saw
+                return False  # held by another, and renewed within its lease duration as far as we saw
         try:
             updated = await self.client.update(LEASES, {**lease, "spec": {**spec, **self._spec(spec)}})
         except Conflict:

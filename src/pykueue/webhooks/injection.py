@@ -66,8 +66,13 @@ def _secret(namespace: str, bundle: CertBundle, existing: JSONDict | None) -> JS
     if existing is not None:
         meta = {**(existing.get("metadata") or {}), **meta}
     data = {"ca.crt": bundle.ca_crt, "tls.crt": bundle.tls_crt, "tls.key": bundle.tls_key}
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "type": "kubernetes.io/tls",
-            "data": {k: base64.b64encode(v).decode() for k, v in data.items()}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": meta,
+        "type": "kubernetes.io/tls",
+        "data": {k: base64.b64encode(v).decode() for k, v in data.items()},
+    }
 
 
 async def ensure_secret(client: Client, namespace: str, names: tuple[str, ...]) -> CertBundle:
@@ -90,11 +95,13 @@ async def ensure_secret(client: Client, namespace: str, names: tuple[str, ...]) 
             else:
                 await client.update(SECRETS, _secret(namespace, bundle, secret))
         except (AlreadyExists, Conflict):
-            continue   # another replica stored one meanwhile: read it
+            continue  # another replica stored one meanwhile: read it
         log.info("webhook certificate stored in Secret %s/%s", namespace, SECRET_NAME)
         return bundle
-    raise RuntimeError(f"could not store the webhook certificate in Secret {namespace}/{SECRET_NAME}: "
-                       f"it changed under every one of {_ATTEMPTS} attempts")
+    raise RuntimeError(
+        f"could not store the webhook certificate in Secret {namespace}/{SECRET_NAME}: "
+        f"it changed under every one of {_ATTEMPTS} attempts"
+    )
 
 
 def with_client_config(client_config: JSONDict, ca_bundle: str, webhook_url: str | None) -> JSONDict:
@@ -129,8 +136,10 @@ async def _rewrite(client: Client, res: Res, name: str, change: Callable[[JSONDi
 def _configuration_change(ca_bundle: str, webhook_url: str | None) -> Callable[[JSONDict], JSONDict | None]:
     def change(obj: JSONDict) -> JSONDict | None:
         webhooks = [w for w in obj.get("webhooks") or [] if isinstance(w, dict)]
-        new = [{**w, "clientConfig": with_client_config(dict(w.get("clientConfig") or {}), ca_bundle, webhook_url)}
-               for w in webhooks]
+        new = [
+            {**w, "clientConfig": with_client_config(dict(w.get("clientConfig") or {}), ca_bundle, webhook_url)}
+            for w in webhooks
+        ]
         return None if new == webhooks else {**obj, "webhooks": new}
 
     return change
@@ -158,8 +167,10 @@ async def inject_ca(client: Client, ca_crt: bytes, webhook_url: str | None = Non
     ca_bundle = base64.b64encode(ca_crt).decode()
     missing: list[str] = []
     configurations = _configuration_change(ca_bundle, webhook_url)
-    for res, name in ((MUTATING_CONFIGURATIONS, MUTATING_CONFIGURATION),
-                      (VALIDATING_CONFIGURATIONS, VALIDATING_CONFIGURATION)):
+    for res, name in (
+        (MUTATING_CONFIGURATIONS, MUTATING_CONFIGURATION),
+        (VALIDATING_CONFIGURATIONS, VALIDATING_CONFIGURATION),
+    ):
         if not await _rewrite(client, res, name, configurations):
             missing.append(name)
     crds, _ = await client.list(CRDS)
@@ -168,5 +179,3 @@ async def inject_ca(client: Client, ca_crt: bytes, webhook_url: str | None = Non
         if crd_change(crd) is not None:
             await _rewrite(client, CRDS, str(crd["metadata"]["name"]), crd_change)
     return missing
-
-

@@ -59,8 +59,10 @@ def _dict(value: Any, what: str) -> JSONDict:
 def _review_request(body: Any) -> JSONDict:
     review = _dict(body, "the body")
     if review.get("apiVersion") != ADMISSION_API or review.get("kind") != "AdmissionReview":
-        raise BadReview(f"expected an AdmissionReview of {ADMISSION_API}, got kind {review.get('kind')!r} "
-                        f"of {review.get('apiVersion')!r}")
+        raise BadReview(
+            f"expected an AdmissionReview of {ADMISSION_API}, got kind {review.get('kind')!r} "
+            f"of {review.get('apiVersion')!r}"
+        )
     request = _dict(review.get("request"), "request")
     if not isinstance(request.get("uid"), str) or not request["uid"]:
         raise BadReview("request.uid must be a non-empty string")
@@ -92,7 +94,7 @@ class ReviewHandler:
             raise BadReview(f"request.operation {operation!r} is not CREATE, UPDATE or DELETE")
         subresource = str(request.get("subResource") or "")
         if operation not in webhook.operations or subresource not in webhook.subresources:
-            return _answer(uid, allowed=True)   # not this webhook's business (a too-wide rule)
+            return _answer(uid, allowed=True)  # not this webhook's business (a too-wide rule)
         info = find_kind(webhook.group, webhook.kind)
         if info is None:
             return _refused(uid, 500, "InternalError", f"{webhook.kind}.{webhook.group} is not a known kind")
@@ -100,30 +102,55 @@ class ReviewHandler:
         old = request.get("oldObject")
         if not isinstance(obj, dict) or (old is not None and not isinstance(old, dict)):
             if operation == "DELETE":
-                return _answer(uid, allowed=True)   # Kueue's webhooks do not look at deletes
+                return _answer(uid, allowed=True)  # Kueue's webhooks do not look at deletes
             return _refused(uid, 400, "BadRequest", "request.object must be an object")
         try:
             if webhook.mutating:
                 return self._mutate(uid, info, operation, request, obj, old, subresource)
             return self._validate(uid, webhook, info, operation, request, obj, old, subresource)
         except Exception as exc:  # a hook that fails is an internal error of this webhook, not a crash
-            log.exception("webhook %s failed on %s %s/%s", webhook.name, operation,
-                          request.get("namespace", ""), request.get("name", ""))
+            log.exception(
+                "webhook %s failed on %s %s/%s",
+                webhook.name,
+                operation,
+                request.get("namespace", ""),
+                request.get("name", ""),
+            )
             return _refused(uid, 500, "InternalError", f"webhook {webhook.name} failed: {exc}")
 
-    def _admission_request(self, info: KindInfo, operation: Operation, request: JSONDict, obj: JSONDict,
-                           old: JSONDict | None, subresource: str) -> AdmissionRequest:
+    def _admission_request(
+        self,
+        info: KindInfo,
+        operation: Operation,
+        request: JSONDict,
+        obj: JSONDict,
+        old: JSONDict | None,
+        subresource: str,
+    ) -> AdmissionRequest:
         storage = info.storage_version
         metadata = obj.get("metadata")
         meta: JSONDict = metadata if isinstance(metadata, dict) else {}
         return AdmissionRequest(
-            operation=operation, kind=info, namespace=str(request.get("namespace") or meta.get("namespace") or ""),
-            name=str(request.get("name") or meta.get("name") or ""), object=_in_version(info, obj, storage),
+            operation=operation,
+            kind=info,
+            namespace=str(request.get("namespace") or meta.get("namespace") or ""),
+            name=str(request.get("name") or meta.get("name") or ""),
+            object=_in_version(info, obj, storage),
             old_object=_in_version(info, old, storage) if old is not None else None,
-            subresource=subresource, dry_run=bool(request.get("dryRun")))
+            subresource=subresource,
+            dry_run=bool(request.get("dryRun")),
+        )
 
-    def _mutate(self, uid: str, info: KindInfo, operation: Operation, request: JSONDict, obj: JSONDict,
-                old: JSONDict | None, subresource: str) -> JSONDict:
+    def _mutate(
+        self,
+        uid: str,
+        info: KindInfo,
+        operation: Operation,
+        request: JSONDict,
+        obj: JSONDict,
+        old: JSONDict | None,
+        subresource: str,
+    ) -> JSONDict:
         admission = self._admission_request(info, operation, request, obj, old, subresource)
         admitted = info.default(self._chain.mutate(admission))
         admitted = _in_version(info, admitted, _version_of(obj) or info.storage_version)
@@ -133,8 +160,17 @@ class ReviewHandler:
         patch = base64.b64encode(orjson.dumps(operations)).decode()
         return _answer(uid, allowed=True, patchType="JSONPatch", patch=patch)
 
-    def _validate(self, uid: str, webhook: Webhook, info: KindInfo, operation: Operation, request: JSONDict,
-                  obj: JSONDict, old: JSONDict | None, subresource: str) -> JSONDict:
+    def _validate(
+        self,
+        uid: str,
+        webhook: Webhook,
+        info: KindInfo,
+        operation: Operation,
+        request: JSONDict,
+        obj: JSONDict,
+        old: JSONDict | None,
+        subresource: str,
+    ) -> JSONDict:
         admission = self._admission_request(info, operation, request, obj, old, subresource)
         errors = [e for e in info.validate(admission.object, admission.old_object) if e.webhook == webhook.name]
         for hook in self._chain.hooks:
@@ -160,8 +196,10 @@ def convert_review(body: Any) -> JSONDict:
     """The ``ConversionReview`` answering ``body`` (Kueue's CRDs, v1beta1 <-> v1beta2); raises BadReview."""
     review = _dict(body, "the body")
     if review.get("apiVersion") != CONVERSION_API or review.get("kind") != "ConversionReview":
-        raise BadReview(f"expected a ConversionReview of {CONVERSION_API}, got kind {review.get('kind')!r} "
-                        f"of {review.get('apiVersion')!r}")
+        raise BadReview(
+            f"expected a ConversionReview of {CONVERSION_API}, got kind {review.get('kind')!r} "
+            f"of {review.get('apiVersion')!r}"
+        )
     request = _dict(review.get("request"), "request")
     uid = request.get("uid")
     if not isinstance(uid, str) or not uid:
@@ -181,7 +219,7 @@ def convert_review(body: Any) -> JSONDict:
             break
         try:
             converted.append(convert(info.group, info.kind, obj, version))
-        except Exception as exc:   # a malformed object is this review's failure, not the server's
+        except Exception as exc:  # a malformed object is this review's failure, not the server's
             problem = f"objects[{index}]: {exc}"
             break
     response: JSONDict = {"uid": uid}

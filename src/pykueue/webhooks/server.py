@@ -83,8 +83,9 @@ def webhook_app(handler: ReviewHandler, webhooks: list[Webhook]) -> web.Applicat
     return app
 
 
-async def serve_webhooks(handler: ReviewHandler, webhooks: list[Webhook], *, host: str, port: int,
-                         cert_file: Path, key_file: Path) -> tuple[web.AppRunner, int]:
+async def serve_webhooks(
+    handler: ReviewHandler, webhooks: list[Webhook], *, host: str, port: int, cert_file: Path, key_file: Path
+) -> tuple[web.AppRunner, int]:
     """Serve on ``host:port`` (0: a free port) over TLS; returns the runner and the bound port."""
     runner = web.AppRunner(webhook_app(handler, webhooks), access_log=None)
     await runner.setup()

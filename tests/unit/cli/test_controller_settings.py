@@ -18,13 +18,22 @@ def test_durations_as_go_writes_them() -> None:
 
 def test_defaults_and_kueues_fields() -> None:
     assert read_settings({}) == ClusterSettings()
-    settings = read_settings({
-        "clientConnection": {"qps": 20, "burst": 30},
-        "leaderElection": {"leaderElect": False, "leaseDuration": "30s", "renewDeadline": "20s",
-                           "retryPeriod": "5s", "resourceName": "my-lease"},
-        "internalCertManagement": {"enable": False, "webhookServiceName": "svc"},
-        "health": {"healthProbeBindAddress": ":9081"}, "metrics": {"bindAddress": "0.0.0.0:9443"},
-        "webhook": {"port": 10443}})
+    settings = read_settings(
+        {
+            "clientConnection": {"qps": 20, "burst": 30},
+            "leaderElection": {
+                "leaderElect": False,
+                "leaseDuration": "30s",
+                "renewDeadline": "20s",
+                "retryPeriod": "5s",
+                "resourceName": "my-lease",
+            },
+            "internalCertManagement": {"enable": False, "webhookServiceName": "svc"},
+            "health": {"healthProbeBindAddress": ":9081"},
+            "metrics": {"bindAddress": "0.0.0.0:9443"},
+            "webhook": {"port": 10443},
+        }
+    )
     assert (settings.qps, settings.burst) == (20.0, 30)
     assert not settings.leader_elect
     assert settings.lease_name == "my-lease"
@@ -34,13 +43,16 @@ def test_defaults_and_kueues_fields() -> None:
     assert (settings.health_port, settings.metrics_port, settings.webhook_port) == (9081, 9443, 10443)
 
 
-@pytest.mark.parametrize(("doc", "field"), [
-    ({"clientConnection": {"qps": "fast"}}, "clientConnection.qps"),
-    ({"clientConnection": []}, "clientConnection"),
-    ({"leaderElection": {"leaseDuration": "soon"}}, "leaderElection.leaseDuration"),
-    ({"health": {"healthProbeBindAddress": "here"}}, "health.healthProbeBindAddress"),
-    ({"leaderElection": {"leaderElect": "yes"}}, "leaderElection.leaderElect"),
-])
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"clientConnection": {"qps": "fast"}}, "clientConnection.qps"),
+        ({"clientConnection": []}, "clientConnection"),
+        ({"leaderElection": {"leaseDuration": "soon"}}, "leaderElection.leaseDuration"),
+        ({"health": {"healthProbeBindAddress": "here"}}, "health.healthProbeBindAddress"),
+        ({"leaderElection": {"leaderElect": "yes"}}, "leaderElection.leaderElect"),
+    ],
+)
 def test_bad_fields_are_named(doc: dict[str, object], field: str) -> None:
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
         read_settings(doc)

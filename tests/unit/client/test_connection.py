@@ -51,9 +51,11 @@ def kubeconfigs(tmp_path: Path) -> tuple[Path, Path, Path]:
     first.write_text(CLUSTER.format(ca=base64.b64encode(ca).decode()))
     counter = tmp_path / "calls"
     plugin = tmp_path / "plugin.sh"
-    plugin.write_text(f"#!/bin/sh\necho x >> {counter}\n"
-                      'echo \'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
-                      '"status":{"token":"plugin-token"}}\'\n')
+    plugin.write_text(
+        f"#!/bin/sh\necho x >> {counter}\n"
+        'echo \'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",'
+        '"status":{"token":"plugin-token"}}\'\n'
+    )
     plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
     second = tmp_path / "plugin.yaml"
     second.write_text(PLUGIN_USER.format(plugin=plugin))
@@ -72,16 +74,17 @@ def test_a_kubeconfig_file_with_its_context_namespace_and_ca(kubeconfigs: tuple[
     assert conn.auth() == "Bearer static-token"
 
 
-def test_merged_kubeconfig_list_and_an_exec_plugin(kubeconfigs: tuple[Path, Path, Path],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_merged_kubeconfig_list_and_an_exec_plugin(
+    kubeconfigs: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second, counter = kubeconfigs
     monkeypatch.setenv("KUBECONFIG", f"{first}:{second}")
-    conn = load_connection(None, context="cloud")   # the context of one file, the cluster of the other
+    conn = load_connection(None, context="cloud")  # the context of one file, the cluster of the other
     assert conn.server == "https://127.0.0.1:6443"
     assert conn.namespace == "default"
     assert conn.token == "plugin-token"
-    assert counter.read_text().count("x") >= 1   # the plugin really ran
-    assert load_connection(None).token == "static-token"   # the first file's current-context
+    assert counter.read_text().count("x") >= 1  # the plugin really ran
+    assert load_connection(None).token == "static-token"  # the first file's current-context
 
 
 def test_kubeconfig_problems_are_one_line(tmp_path: Path, kubeconfigs: tuple[Path, Path, Path]) -> None:
@@ -103,8 +106,8 @@ def test_token_bucket_allows_a_burst_then_paces_at_qps() -> None:
     bucket = TokenBucket(10.0, 3, clock=lambda: now[0])
     assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
     assert bucket.reserve() == pytest.approx(0.1)
-    assert bucket.reserve() == pytest.approx(0.2)   # waiting requests queue up in order
-    now[0] = 10.0   # a long pause refills, but never beyond the burst
+    assert bucket.reserve() == pytest.approx(0.2)  # waiting requests queue up in order
+    now[0] = 10.0  # a long pause refills, but never beyond the burst
     assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
     assert bucket.reserve() > 0
     with pytest.raises(ValueError, match="qps must be positive"):
@@ -117,4 +120,4 @@ async def test_token_bucket_acquire_waits() -> None:
     start = loop.time()
     for _ in range(3):
         await bucket.acquire()
-    assert loop.time() - start >= 2 / 50 * 0.9   # two of the three waited one period each
+    assert loop.time() - start >= 2 / 50 * 0.9  # two of the three waited one period each

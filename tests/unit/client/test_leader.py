@@ -30,8 +30,9 @@ async def client() -> AsyncIterator[LocalClient]:
 
 
 def lease_config(identity: str, **timings: float) -> LeaseConfig:
-    return LeaseConfig(name="pykueue-controller-leader", namespace="pykueue-system", identity=identity,
-                       **{**FAST, **timings})
+    return LeaseConfig(
+        name="pykueue-controller-leader", namespace="pykueue-system", identity=identity, **{**FAST, **timings}
+    )
 
 
 async def lease(client: LocalClient) -> dict[str, Any]:
@@ -70,7 +71,7 @@ async def test_one_leads_and_the_other_waits_then_takes_over(client: LocalClient
         await asyncio.sleep(0.05)
     assert not waiting.done()
     assert (await lease(client))["holderIdentity"] == "a"
-    renewing.cancel()   # a dies without releasing (kill -9): b must wait out the lease duration
+    renewing.cancel()  # a dies without releasing (kill -9): b must wait out the lease duration
     with contextlib.suppress(asyncio.CancelledError):
         await renewing
     await asyncio.wait_for(waiting, 10)
@@ -86,7 +87,7 @@ async def test_release_lets_the_next_lead_at_once(client: LocalClient) -> None:
     await a.release()
     assert (await lease(client))["holderIdentity"] == ""
     b = LeaderElector(client, lease_config("b", lease_duration=60.0, renew_deadline=40.0), on_lost=lambda: None)
-    await asyncio.wait_for(b.acquire(), 5)   # far less than the 60 s lease: the release let it in
+    await asyncio.wait_for(b.acquire(), 5)  # far less than the 60 s lease: the release let it in
     assert (await lease(client))["holderIdentity"] == "b"
 
 

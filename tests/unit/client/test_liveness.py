@@ -30,30 +30,30 @@ def test_full_jitter_stays_within_the_bound() -> None:
     waits = [full_jitter(2.0) for _ in range(1000)]
     assert all(0.0 <= w <= 2.0 for w in waits)
     assert min(waits) < 0.5
-    assert max(waits) > 1.5   # spread over the whole range, not a fixed wait
+    assert max(waits) > 1.5  # spread over the whole range, not a fixed wait
 
 
 async def test_a_silent_watch_is_dropped_by_the_read_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server that holds the watch open but sends nothing (hung, or a dead peer behind a proxy)."""
+
     async def silent_watch(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         await response.prepare(request)
-        await asyncio.Event().wait()   # never another byte
+        await asyncio.Event().wait()  # never another byte
         return response
 
     app = web.Application()
     app.router.add_get("/api/v1/namespaces", silent_watch)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)   # the handler never returns by itself
+    runner = web.AppRunner(app, shutdown_timeout=0.1)  # the handler never returns by itself
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = runner.addresses[0][1]
-    monkeypatch.setattr(http_module, "_WATCH_TIMEOUT", aiohttp.ClientTimeout(total=None, sock_connect=5,
-                                                                              sock_read=0.3))
+    monkeypatch.setattr(http_module, "_WATCH_TIMEOUT", aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=0.3))
     client = HttpClient(f"http://127.0.0.1:{port}")
 
     async def drain() -> None:
-        async with asyncio.timeout(30):   # only stops a hung test (with a plain TimeoutError)
+        async with asyncio.timeout(30):  # only stops a hung test (with a plain TimeoutError)
             async for _ in client.watch(Res("", "v1", "namespaces")):
                 pass
 

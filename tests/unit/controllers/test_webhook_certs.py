@@ -27,40 +27,73 @@ NAMES = serving_names("pykueue-webhook-service", "pykueue-system", ("127.0.0.1",
 
 
 def test_names_cover_the_service_and_the_url_host() -> None:
-    assert NAMES == ("pykueue-webhook-service.pykueue-system.svc",
-                     "pykueue-webhook-service.pykueue-system.svc.cluster.local", "127.0.0.1")
+    assert NAMES == (
+        "pykueue-webhook-service.pykueue-system.svc",
+        "pykueue-webhook-service.pykueue-system.svc.cluster.local",
+        "127.0.0.1",
+    )
 
 
 def test_a_fresh_bundle_is_good_and_its_problems_are_named() -> None:
     bundle = new_bundle(NAMES)
     assert bundle_problem(bundle, NAMES) is None
     assert "does not cover other.example" in str(bundle_problem(bundle, ("other.example",)))
-    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=350)   # within 30 days of the leaf's end
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=350)  # within 30 days of the leaf's end
     assert "expires" in str(bundle_problem(bundle, NAMES, now=later))
     other = new_bundle(NAMES)
-    assert bundle_problem(CertBundle(other.ca_crt, bundle.tls_crt, bundle.tls_key), NAMES) == \
-        "the certificate is not signed by the CA"
-    assert bundle_problem(CertBundle(bundle.ca_crt, bundle.tls_crt, other.tls_key), NAMES) == \
-        "the key is not the certificate's"
+    assert (
+        bundle_problem(CertBundle(other.ca_crt, bundle.tls_crt, bundle.tls_key), NAMES)
+        == "the certificate is not signed by the CA"
+    )
+    assert (
+        bundle_problem(CertBundle(bundle.ca_crt, bundle.tls_crt, other.tls_key), NAMES)
+        == "the key is not the certificate's"
+    )
     assert str(bundle_problem(CertBundle(b"junk", bundle.tls_crt, bundle.tls_key), NAMES)).startswith("unreadable")
 
 
 def test_client_config_gets_the_ca_and_the_url() -> None:
-    service = {"service": {"namespace": "pykueue-system", "name": "pykueue-webhook-service",
-                           "path": "/mutate-batch-v1-job", "port": 443}}
+    service = {
+        "service": {
+            "namespace": "pykueue-system",
+            "name": "pykueue-webhook-service",
+            "path": "/mutate-batch-v1-job",
+            "port": 443,
+        }
+    }
     assert with_client_config(service, "Q0E=", None) == {**service, "caBundle": "Q0E="}
     assert with_client_config(service, "Q0E=", "https://127.0.0.1:9443") == {
-        "caBundle": "Q0E=", "url": "https://127.0.0.1:9443/mutate-batch-v1-job"}
-    crd = {"metadata": {"name": "workloads.kueue.x-k8s.io"}, "spec": {"group": "kueue.x-k8s.io", "conversion": {
-        "strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"service": {
-            "namespace": "pykueue-system", "name": "pykueue-webhook-service", "path": "/convert"}}}}}}
+        "caBundle": "Q0E=",
+        "url": "https://127.0.0.1:9443/mutate-batch-v1-job",
+    }
+    crd = {
+        "metadata": {"name": "workloads.kueue.x-k8s.io"},
+        "spec": {
+            "group": "kueue.x-k8s.io",
+            "conversion": {
+                "strategy": "Webhook",
+                "webhook": {
+                    "conversionReviewVersions": ["v1"],
+                    "clientConfig": {
+                        "service": {
+                            "namespace": "pykueue-system",
+                            "name": "pykueue-webhook-service",
+                            "path": "/convert",
+                        }
+                    },
+                },
+            },
+        },
+    }
     changed = crd_change("Q0E=", "https://127.0.0.1:9443")(crd)
     assert changed is not None
     assert changed["spec"]["conversion"]["webhook"]["clientConfig"] == {
-        "caBundle": "Q0E=", "url": "https://127.0.0.1:9443/convert"}
-    assert crd_change("Q0E=", "https://127.0.0.1:9443")(changed) is None   # nothing left to change
+        "caBundle": "Q0E=",
+        "url": "https://127.0.0.1:9443/convert",
+    }
+    assert crd_change("Q0E=", "https://127.0.0.1:9443")(changed) is None  # nothing left to change
     jobset = {**crd, "spec": {**crd["spec"], "group": "jobset.x-k8s.io"}}
-    assert crd_change("Q0E=", None)(jobset) is None   # not Kueue's
+    assert crd_change("Q0E=", None)(jobset) is None  # not Kueue's
 
 
 @pytest.fixture
@@ -80,24 +113,35 @@ async def test_the_secret_is_made_once_and_reused(env: Env) -> None:
     assert base64.b64decode(secret["data"]["ca.crt"]) == first.ca_crt
     again = await ensure_secret(env.client, "pykueue-system", NAMES)
     assert again == first
-    assert (await env.client.get(SECRETS, SECRET_NAME, "pykueue-system"))["metadata"]["resourceVersion"] == \
-        secret["metadata"]["resourceVersion"]
-    wider = await ensure_secret(env.client, "pykueue-system", (*NAMES, "10.0.0.7"))   # a name it lacks: renewed
+    assert (await env.client.get(SECRETS, SECRET_NAME, "pykueue-system"))["metadata"]["resourceVersion"] == secret[
+        "metadata"
+    ]["resourceVersion"]
+    wider = await ensure_secret(env.client, "pykueue-system", (*NAMES, "10.0.0.7"))  # a name it lacks: renewed
     assert wider != first
     assert bundle_problem(wider, (*NAMES, "10.0.0.7")) is None
 
 
 async def test_the_ca_is_injected_into_both_configurations(env: Env) -> None:
     def hook(name: str, path: str) -> dict[str, object]:
-        return {"name": name, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                "clientConfig": {"service": {"namespace": "pykueue-system", "name": "pykueue-webhook-service",
-                                             "path": path, "port": 443}},
-                "rules": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"],
-                           "resources": ["jobs"]}]}
+        return {
+            "name": name,
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {
+                "service": {"namespace": "pykueue-system", "name": "pykueue-webhook-service", "path": path, "port": 443}
+            },
+            "rules": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["jobs"]}],
+        }
 
-    await env.client.create(MUTATING_CONFIGURATIONS, {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": MUTATING_CONFIGURATION}, "webhooks": [hook("mjob.kb.io", "/mutate-batch-v1-job")]})
+    await env.client.create(
+        MUTATING_CONFIGURATIONS,
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": MUTATING_CONFIGURATION},
+            "webhooks": [hook("mjob.kb.io", "/mutate-batch-v1-job")],
+        },
+    )
     bundle = new_bundle(NAMES)
     missing = await inject_ca(env.client, bundle.ca_crt, "https://127.0.0.1:9443")
     assert missing == [VALIDATING_CONFIGURATION]
@@ -106,6 +150,7 @@ async def test_the_ca_is_injected_into_both_configurations(env: Env) -> None:
     assert base64.b64decode(webhook["clientConfig"]["caBundle"]) == bundle.ca_crt
     assert webhook["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate-batch-v1-job"
     assert "service" not in webhook["clientConfig"]
-    await inject_ca(env.client, bundle.ca_crt, "https://127.0.0.1:9443")   # idempotent: no write
-    assert (await env.client.get(MUTATING_CONFIGURATIONS, MUTATING_CONFIGURATION))["metadata"]["resourceVersion"] \
-        == stored["metadata"]["resourceVersion"]
+    await inject_ca(env.client, bundle.ca_crt, "https://127.0.0.1:9443")  # idempotent: no write
+    assert (await env.client.get(MUTATING_CONFIGURATIONS, MUTATING_CONFIGURATION))["metadata"][
+        "resourceVersion"
+    ] == stored["metadata"]["resourceVersion"]

@@ -37,7 +37,7 @@ class Served:
         self.url = url
         self.env = env
         context = ssl.create_default_context(cadata=ca.decode())
-        context.verify_flags |= ssl.VERIFY_X509_STRICT   # Go's (and Python 3.13's) strictness
+        context.verify_flags |= ssl.VERIFY_X509_STRICT  # Go's (and Python 3.13's) strictness
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context))
 
     async def post(self, path: str, body: Any, content_type: str = "application/json") -> tuple[int, Any]:
@@ -59,8 +59,9 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     (tmp_path / "tls.key").write_bytes(bundle.tls_key)
     handler = ReviewHandler(env.manager.admission_hooks())
     webhooks = webhooks_for(i.name for i in env.manager.integrations)
-    runner, port = await serve_webhooks(handler, webhooks, host="127.0.0.1", port=0,
-                                        cert_file=tmp_path / "tls.crt", key_file=tmp_path / "tls.key")
+    runner, port = await serve_webhooks(
+        handler, webhooks, host="127.0.0.1", port=0, cert_file=tmp_path / "tls.crt", key_file=tmp_path / "tls.key"
+    )
     s = Served(f"https://127.0.0.1:{port}", bundle.ca_crt, env)
     try:
         yield s
@@ -75,12 +76,22 @@ def review(obj: JSONDict, *, operation: str = "CREATE", old: JSONDict | None = N
     info = find_kind(group, obj["kind"])
     assert info is not None
     meta = obj["metadata"]
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-        "uid": "0df28fbd-5f5f-4d8c-9e2b-4a3f9c1d2e01",
-        "kind": {"group": group, "version": version, "kind": obj["kind"]},
-        "resource": {"group": group, "version": version, "resource": info.plural},
-        "namespace": meta.get("namespace", ""), "name": meta.get("name", ""), "operation": operation,
-        "userInfo": {"username": "admin"}, "object": obj, "oldObject": old, "dryRun": False}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "0df28fbd-5f5f-4d8c-9e2b-4a3f9c1d2e01",
+            "kind": {"group": group, "version": version, "kind": obj["kind"]},
+            "resource": {"group": group, "version": version, "resource": info.plural},
+            "namespace": meta.get("namespace", ""),
+            "name": meta.get("name", ""),
+            "operation": operation,
+            "userInfo": {"username": "admin"},
+            "object": obj,
+            "oldObject": old,
+            "dryRun": False,
+        },
+    }
 
 
 def as_the_server_sends(obj: JSONDict) -> JSONDict:
@@ -124,8 +135,8 @@ async def test_job_mutation_patch_gives_the_in_process_result(served: Served) ->
     assert answer["kind"] == "AdmissionReview"
     assert answer["response"]["uid"] == "0df28fbd-5f5f-4d8c-9e2b-4a3f9c1d2e01"
     result = patched(sent, answer)
-    assert result["spec"]["suspend"] is True   # Kueue's job webhook: a queued Job is created suspended
-    stored = await served.env.create(JOBS, job)   # the embedded registry, hooks in process
+    assert result["spec"]["suspend"] is True  # Kueue's job webhook: a queued Job is created suspended
+    stored = await served.env.create(JOBS, job)  # the embedded registry, hooks in process
     assert without_generated(result["spec"]) == without_generated(stored["spec"])
     assert result["metadata"]["labels"] == stored["metadata"]["labels"]
 
@@ -167,7 +178,7 @@ async def test_job_denial_has_the_in_process_message(served: Served) -> None:
 async def test_cluster_queue_rule_of_the_webhook_denies(served: Served) -> None:
     cq = make_cluster_queue("cq").quota("default", "cpu", "4").quota("default", "memory", "1Gi").obj()
     resources = cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
-    resources.reverse()   # names must follow coveredResources' order: a webhook rule, not the schema's
+    resources.reverse()  # names must follow coveredResources' order: a webhook rule, not the schema's
     _, answer = await served.post("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", review(cq))
     assert answer["response"]["allowed"] is False
     assert "resourceGroups[0].flavors[0].resources[0].name" in answer["response"]["status"]["message"]
@@ -187,15 +198,20 @@ async def test_update_of_a_running_jobs_queue_is_denied(served: Served) -> None:
 
 async def test_conversion_review_round_trips(served: Served) -> None:
     cq = make_cluster_queue("cq").quota("default", "cpu", "4").obj()
-    request = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "request": {
-        "uid": "c1", "desiredAPIVersion": "kueue.x-k8s.io/v1beta1", "objects": [cq]}}
+    request = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {"uid": "c1", "desiredAPIVersion": "kueue.x-k8s.io/v1beta1", "objects": [cq]},
+    }
     status, answer = await served.post(CONVERT_PATH, request)
     assert status == 200
     assert answer["response"]["result"]["status"] == "Success"
     (old,) = answer["response"]["convertedObjects"]
     assert old["apiVersion"] == "kueue.x-k8s.io/v1beta1"
-    back = {**request, "request": {**request["request"], "desiredAPIVersion": "kueue.x-k8s.io/v1beta2",
-                                   "objects": [old]}}
+    back = {
+        **request,
+        "request": {**request["request"], "desiredAPIVersion": "kueue.x-k8s.io/v1beta2", "objects": [old]},
+    }
     _, answer = await served.post(CONVERT_PATH, back)
     assert answer["response"]["convertedObjects"] == [cq]
     wrong = {**request, "request": {**request["request"], "desiredAPIVersion": "kueue.x-k8s.io/v9"}}
