@@ -202,7 +202,7 @@ async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     from pykueue.apiserver.visibility import EngineBackend, serve_backend
     from pykueue.cli.gcpolicy import run_gc_policy
     from pykueue.client import BatchingClient, HttpClient
-    from pykueue.client.kubeconfig import load_kubeconfig
+    from pykueue.client.connection import load_kubeconfig
     from pykueue.controllers.manager import ControllerManager
     from pykueue.metrics import serve_metrics
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pykueue.client.batching import BatchingClient
+from pykueue.client.connection import in_cluster_config, load_connection, load_kubeconfig
 from pykueue.client.http import HttpClient
 from pykueue.client.informer import Handler, Informer
-from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_kubeconfig
+from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, WatchEvent
 from pykueue.client.res import Res, key_of, split_key
 from pykueue.client.workqueue import QueueShutDown, WorkQueue, run_workers
@@ -35,6 +36,7 @@ __all__ = [
     "WorkQueue",
     "in_cluster_config",
     "key_of",
+    "load_connection",
     "load_kubeconfig",
     "run_workers",
     "split_key",

@@ -24,7 +24,7 @@ from typing import Any
 
 from pykueue.client.kubeconfig import ConnectionConfig
 
-__all__ = ["AUTH_REFRESH_S", "load_connection"]
+__all__ = ["AUTH_REFRESH_S", "in_cluster_config", "load_connection", "load_kubeconfig"]
 
 AUTH_REFRESH_S = 1.0
 """At most one call into the loader's refresh hook per this many seconds (it reads files, may run a plugin)."""
@@ -41,7 +41,7 @@ def _auth_source(configuration: Any) -> Callable[[], str]:
         if now - cached[0] >= AUTH_REFRESH_S:
             with lock:
                 value = configuration.get_api_key_with_prefix("BearerToken", alias="authorization") or ""
-                cached[0], cached[1] = now, str(value)
+                cached[0], cached[1] = now, str(value).strip()  # a token file's line end is not the token
         return str(cached[1])
 
     return auth
@@ -67,56 +67,82 @@ def _from_configuration(configuration: Any, namespace: str) -> ConnectionConfig:
     )
 
 
-def _in_cluster() -> ConnectionConfig:
+def in_cluster_config() -> ConnectionConfig:
+    """The service account of the pod this runs in (``ValueError`` outside a pod)."""
+    if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        raise ValueError("not running in a cluster: KUBERNETES_SERVICE_HOST is not set")
     from kubernetes import client
     from kubernetes.config import incluster_config
+    from kubernetes.config.config_exception import ConfigException
 
     configuration = client.Configuration()
-    loader = incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
-        token_filename=str(_SA_DIR / "token"), cert_filename=str(_SA_DIR / "ca.crt"), try_refresh_token=True
-    )
-    loader.load_and_set(configuration)  # type: ignore[no-untyped-call]
-    namespace_file = _SA_DIR / "namespace"
-    namespace = namespace_file.read_text().strip() if namespace_file.exists() else "default"
+    try:
+        loader = incluster_config.InClusterConfigLoader(  # type: ignore[no-untyped-call]
+            token_filename=str(_SA_DIR / "token"), cert_filename=str(_SA_DIR / "ca.crt"), try_refresh_token=True
+        )
+        loader.load_and_set(configuration)  # type: ignore[no-untyped-call]
+        namespace_file = _SA_DIR / "namespace"
+        namespace = namespace_file.read_text().strip() if namespace_file.exists() else "default"
+    except (ConfigException, OSError) as exc:
+        raise ValueError(f"in-cluster configuration: {' '.join(str(exc).split())}") from None
     return _from_configuration(configuration, namespace)
+
+
+def _plugin_without_credentials(file: str, user: str) -> None:
+    """The loader logs a failing exec or auth-provider plugin and goes on without credentials: refuse that."""
+    from kubernetes.config import kube_config
+
+    for node in kube_config.KubeConfigMerger(file).config.value.get("users") or []:  # type: ignore[no-untyped-call]
+        entry = getattr(node, "value", node)  # the merger wraps each list entry in a ConfigNode
+        if isinstance(entry, dict) and entry.get("name") == user:
+            fields = entry.get("user") or {}
+            if isinstance(fields, dict) and ("exec" in fields or "auth-provider" in fields):
+                raise ValueError(
+                    f"user {user!r}: its credential plugin gave no credentials (its error is logged above)"
+                )
+
+
+def _default_kubeconfig() -> str:
+    # read $KUBECONFIG now (the package reads it once, at import); a list is merged as kubectl merges it
+    return os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
 
 
 def load_connection(path: str | os.PathLike[str] | None = None, *, context: str = "") -> ConnectionConfig:
     """Connection settings from ``path`` (None: ``$KUBECONFIG``, ``~/.kube/config``, else in-cluster)."""
+    if path is None and not os.environ.get("KUBECONFIG") and not Path(_default_kubeconfig()).exists():
+        if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+            raise ValueError(
+                "no kubeconfig given (--kubeconfig or KUBECONFIG), none at ~/.kube/config, and not running in a cluster"
+            )
+        return in_cluster_config()
+    return load_kubeconfig(path, context=context)
+
+
+def load_kubeconfig(path: str | os.PathLike[str] | None = None, *, context: str = "") -> ConnectionConfig:
+    """A kubeconfig's settings (None: ``$KUBECONFIG``, a list merged, else ``~/.kube/config``)."""
     import yaml
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
+    where = f"kubeconfig {path}" if path is not None else "kubeconfig"
+    if path is not None and not Path(path).is_file():
+        raise ValueError(f"{where}: no such file")
+    file = str(path) if path is not None else _default_kubeconfig()
+    configuration = client.Configuration()
     try:
-        if path is None and not os.environ.get("KUBECONFIG") and not Path("~/.kube/config").expanduser().exists():
-            if not os.environ.get("KUBERNETES_SERVICE_HOST"):
-                raise ValueError(
-                    "no kubeconfig given (--kubeconfig or KUBECONFIG), none at ~/.kube/config, "
-                    "and not running in a cluster"
-                )
-            return _in_cluster()
-        if path is not None and not Path(path).is_file():
-            raise ValueError(f"kubeconfig {path}: no such file")
-        configuration = client.Configuration()
-        # read $KUBECONFIG now (the package reads it once, at import); a list is merged as kubectl merges it
-        default = os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
-        file = str(path) if path is not None else default
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=file, context=context or None, client_configuration=configuration, persist_config=False
         )
         contexts, active = config.list_kube_config_contexts(config_file=file)  # type: ignore[no-untyped-call]
         chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
         namespace = str(((chosen or {}).get("context") or {}).get("namespace") or "")
-        return _from_configuration(configuration, namespace)
-    except ValueError:
-        raise
+        connection = _from_configuration(configuration, namespace)
+        if connection.auth is None and connection.client_cert is None:
+            _plugin_without_credentials(file, str(((chosen or {}).get("context") or {}).get("user") or ""))
+        return connection
     except (ConfigException, yaml.YAMLError) as exc:
-        raise ValueError(f"{_where(path)}: {' '.join(str(exc).split())}") from None
+        raise ValueError(f"{where}: {' '.join(str(exc).split())}") from None
     except OSError as exc:
-        raise ValueError(f"{_where(path)}: {exc.strerror or exc}") from None
+        raise ValueError(f"{where}: {exc.strerror or exc}") from None
     except Exception as exc:  # a malformed entry the loader trips over (a list where a map belongs, ...)
-        raise ValueError(f"{_where(path)}: not a usable kubeconfig ({type(exc).__name__}: {exc})") from None
-
-
-def _where(path: str | os.PathLike[str] | None) -> str:
-    return f"kubeconfig {path}" if path is not None else "kubeconfig"
+        raise ValueError(f"{where}: not a usable kubeconfig ({type(exc).__name__}: {exc})") from None

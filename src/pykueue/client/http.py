@@ -18,7 +18,8 @@ import aiohttp
 import orjson
 
 from pykueue.api.meta.errors import ApiError, BadRequest, Gone, from_status
-from pykueue.client.kubeconfig import ConnectionConfig, in_cluster_config, load_kubeconfig
+from pykueue.client.connection import in_cluster_config, load_kubeconfig
+from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.ratelimit import TokenBucket
 from pykueue.client.res import Res
