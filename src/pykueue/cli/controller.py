@@ -109,6 +109,7 @@ def controller(
     controller-manager)."""
     from pykueue.client.connection import load_connection
     from pykueue.controllers.config import ConfigError, parse_config
+    from pykueue.controllers.frameworks import DEFAULT_FRAMEWORKS
 
     for value, flag in (
         (webhook_port, "--webhook-port"),
@@ -126,7 +127,9 @@ def controller(
     if not isinstance(doc, dict):
         raise _fail(f"--config {config}: not a Configuration (expected a mapping)", 2)
     try:
-        kueue_config = parse_config({"namespace": namespace, **doc})
+        # without --config, the integrations pykueue up enables (and pykueue install configures)
+        defaults = {} if config is not None else {"integrations": {"frameworks": list(DEFAULT_FRAMEWORKS)}}
+        kueue_config = parse_config({"namespace": namespace, **defaults, **doc})
         settings = read_settings(doc)
         host, port, cert_host = _webhook_address(
             webhook_url, webhook_port if webhook_port is not None else settings.webhook_port

@@ -26,7 +26,7 @@ from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.leader import LeaderElector, LeaseConfig
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
-from pykueue.webhooks.catalogue import webhooks_for
+from pykueue.webhooks.catalogue import WEBHOOKS
 from pykueue.webhooks.certs import serving_names
 from pykueue.webhooks.injection import ensure_secret, inject_ca
 from pykueue.webhooks.review import ReviewHandler
@@ -121,10 +121,12 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
                 log.warning("not found yet (the CA is injected once they exist): %s", ", ".join(missing))
             tasks.append(asyncio.create_task(_keep_injecting(client, bundle.ca_crt, options.webhook_url)))
         await manager.start_webhook_caches()
-        webhooks = webhooks_for(i.name for i in manager.integrations)
+        # every path is served, so a webhook configuration naming an integration that is off here
+        # admits unchanged instead of failing every write of that kind (404)
+        handler = ReviewHandler(manager.admission_hooks(), (i.name for i in manager.integrations))
         runner, port = await serve_webhooks(
-            ReviewHandler(manager.admission_hooks()),
-            webhooks,
+            handler,
+            list(WEBHOOKS),
             host=options.webhook_host,
             port=options.webhook_port,
             cert_file=cert_dir / "tls.crt",

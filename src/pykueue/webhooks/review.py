@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -81,9 +82,12 @@ def _refused(uid: str, code: int, reason: str, message: str) -> JSONDict:
 class ReviewHandler:
     """Answers AdmissionReviews for :class:`Webhook` records with a set of admission hooks."""
 
-    def __init__(self, hooks: list[AdmissionHook]) -> None:
+    def __init__(self, hooks: list[AdmissionHook], integrations: Iterable[str] | None = None) -> None:
         # observe-only hooks (the NotQueued warning) watch what the API server stores: not a webhook's job
         self._chain = AdmissionChain([replace(h, observe=None) for h in hooks if h.mutate or h.validate])
+        self._integrations = None if integrations is None else frozenset(integrations)
+        """Enabled job integrations (None: all). A webhook of another one lets everything through
+        unchanged, as if it were not configured: a stale webhook configuration must not block Pods."""
 
     def review(self, webhook: Webhook, body: Any) -> JSONDict:
         """The ``AdmissionReview`` answering ``body`` for ``webhook``; raises :class:`BadReview`."""
@@ -95,6 +99,8 @@ class ReviewHandler:
         subresource = str(request.get("subResource") or "")
         if operation not in webhook.operations or subresource not in webhook.subresources:
             return _answer(uid, allowed=True)  # not this webhook's business (a too-wide rule)
+        if webhook.integration and self._integrations is not None and webhook.integration not in self._integrations:
+            return _answer(uid, allowed=True)  # its integration is off here
         info = find_kind(webhook.group, webhook.kind)
         if info is None:
             return _refused(uid, 500, "InternalError", f"{webhook.kind}.{webhook.group} is not a known kind")

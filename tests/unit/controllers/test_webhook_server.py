@@ -21,7 +21,7 @@ from tests.unit.controllers.conftest import Env, make_job
 
 from pykueue.api.errors import WebhookDenied
 from pykueue.api.kinds import find_kind
-from pykueue.controllers.config import KueueConfig
+from pykueue.controllers.config import KueueConfig, embedded_default
 from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS
 from pykueue.testing.builders import make_cluster_queue
 from pykueue.webhooks.catalogue import CONVERT_PATH, WEBHOOKS, webhook_path, webhooks_for
@@ -245,3 +245,21 @@ async def test_bad_requests_fail_closed(served: Served) -> None:
     assert status == 404
     async with served.session.get(served.url + "/validate-batch-v1-job") as resp:
         assert resp.status == 405
+
+
+def test_a_webhook_of_an_integration_that_is_off_admits_unchanged() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+    (mpod,) = [w for w in WEBHOOKS if w.name == "mpod.kb.io"]
+    env = Env(embedded_default())  # the pod integration on
+    only_jobs = ReviewHandler(env.manager.admission_hooks(), ["batch/job"])
+    answer = only_jobs.review(mpod, review(pod))
+    assert answer["response"] == {"uid": "0df28fbd-5f5f-4d8c-9e2b-4a3f9c1d2e01", "allowed": True}
+    everything = ReviewHandler(env.manager.admission_hooks())
+    patch = base64.b64decode(everything.review(mpod, review(pod))["response"]["patch"])
+    assert b"schedulingGates" in patch  # with it on, a queued pod is gated
+    env.store.close()
