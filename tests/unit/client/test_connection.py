@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import stat
+import types
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,38 @@ async def test_token_bucket_acquire_waits() -> None:
     for _ in range(3):
         await bucket.acquire()
     assert loop.time() - start >= 2 / 50 * 0.9  # two of the three waited one period each
+
+
+def test_in_cluster_token_is_reread_as_it_rotates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime as dt
+
+    from kubernetes.config import incluster_config
+
+    from pykueue.client import connection
+
+    (tmp_path / "token").write_text("first-token")
+    (tmp_path / "ca.crt").write_bytes(new_bundle(("127.0.0.1",)).ca_crt)
+    (tmp_path / "namespace").write_text("pykueue-system\n")
+    monkeypatch.setattr(connection, "_SA_DIR", tmp_path)
+    monkeypatch.setattr(connection, "AUTH_REFRESH_S", 0.0)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config: in-cluster
+    conn = load_connection(None)
+    assert conn.server == "https://10.96.0.1:443"
+    assert conn.namespace == "pykueue-system"
+    assert conn.token == "first-token"
+    assert conn.auth is not None
+    (tmp_path / "token").write_text("rotated-token")  # the kubelet rotates the bound token
+    assert conn.auth() == "bearer first-token"  # the loader keeps a read token for its refresh period
+
+    real = dt.datetime
+
+    class Later(dt.datetime):  # two minutes on: past the loader's one-minute refresh period
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> Later:
+            return cls.fromtimestamp(real.now(tz).timestamp() + 120, tz)
+
+    monkeypatch.setattr(incluster_config, "datetime", types.SimpleNamespace(datetime=Later, timedelta=dt.timedelta))
+    assert conn.auth() == "bearer rotated-token"
