@@ -301,3 +301,37 @@ def test_api_server_restart_under_a_running_controller(tmp_path: Path, kueue_crd
     finally:
         controller.stop()
         server.stop()
+
+
+def test_a_cluster_without_pykueue_is_a_one_line_error(api_only: Pykueue) -> None:
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pykueue",
+                "controller",
+                "--kubeconfig",
+                str(api_only.kubeconfig),
+                "--webhook-url",
+                f"https://127.0.0.1:{free_port()}",
+                "--health-port",
+                "0",
+                "--metrics-port",
+                "0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    no_namespace = run()
+    assert no_namespace.returncode == 1
+    assert no_namespace.stderr.strip().splitlines()[-1] == (
+        'error: namespaces "pykueue-system" not found (is pykueue installed there? see pykueue install)'
+    )
+    api_only.kubectl("create", "namespace", NAMESPACE)
+    no_crds = run()  # Kueue's kinds are not served
+    assert no_crds.returncode == 1
+    assert no_crds.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "Traceback" not in no_crds.stderr

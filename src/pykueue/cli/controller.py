@@ -107,6 +107,7 @@ def controller(
 ) -> None:
     """Run pykueue's controllers, scheduler and webhooks against a Kubernetes API server (Kueue's
     controller-manager)."""
+    from pykueue.api.errors import ApiError, NotFound
     from pykueue.client.connection import load_connection
     from pykueue.controllers.config import ConfigError, parse_config
     from pykueue.controllers.frameworks import DEFAULT_FRAMEWORKS
@@ -162,6 +163,9 @@ def controller(
         code = run_loop(run_controller(connection, kueue_config, options))
     except OSError as exc:  # a port in use, an unreachable server at start
         raise _fail(str(exc), 1) from None
+    except ApiError as exc:  # the server refused a start-up step: its namespace or Kueue's CRDs missing, RBAC
+        hint = " (is pykueue installed there? see pykueue install)" if isinstance(exc, NotFound) else ""
+        raise _fail(f"{exc}{hint}", 1) from None
     if code:
         raise typer.Exit(code)
 
