@@ -220,6 +220,11 @@ def test_usage_and_kubeconfig_errors_are_one_line(tmp_path: Path) -> None:
     bad_url = run("--webhook-url", "http://127.0.0.1:1")
     assert bad_url.returncode == 2
     assert "must be https://HOST:PORT" in bad_url.stderr
+    timings = tmp_path / "timings.yaml"
+    timings.write_text("leaderElection: {leaseDuration: 10s, renewDeadline: 15s}\n")
+    bad_timings = run("--config", str(timings))
+    assert bad_timings.returncode == 2
+    assert bad_timings.stderr.strip() == "error: leaderElection: leaseDuration must be greater than renewDeadline"
     config_file = tmp_path / "config.yaml"
     config_file.write_text("leaderElection: {leaseDuration: soon}\n")
     bad_config = run("--config", str(config_file))

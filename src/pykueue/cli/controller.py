@@ -109,6 +109,7 @@ def controller(
     controller-manager)."""
     from pykueue.api.errors import ApiError, NotFound
     from pykueue.client.connection import load_connection
+    from pykueue.client.leader import LeaseConfig
     from pykueue.controllers.config import ConfigError, parse_config
     from pykueue.controllers.frameworks import DEFAULT_FRAMEWORKS
 
@@ -135,6 +136,16 @@ def controller(
         host, port, cert_host = _webhook_address(
             webhook_url, webhook_port if webhook_port is not None else settings.webhook_port
         )
+        timings = LeaseConfig(
+            name=settings.lease_name,
+            namespace=namespace,
+            identity="",
+            lease_duration=settings.lease_duration,
+            renew_deadline=settings.renew_deadline,
+            retry_period=settings.retry_period,
+        )
+        if (problem := timings.problem()) is not None:
+            raise ValueError(f"leaderElection: {problem}")
     except (ConfigError, ValueError) as exc:
         raise _fail(str(exc), 2) from None
     if not settings.internal_certs and cert_dir is None:

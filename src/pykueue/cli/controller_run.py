@@ -150,9 +150,6 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
                 renew_deadline=settings.renew_deadline,
                 retry_period=settings.retry_period,
             )
-            if (problem := lease.problem()) is not None:
-                log.error("leader election: %s", problem)
-                return 2
             # a client of its own: renewals never queue behind the controllers' requests in the QPS limiter
             election_client = HttpClient(connection, user_agent="pykueue-controller-leader-election")
             elector = LeaderElector(election_client, lease, on_lost=lambda: exit_now(1))
