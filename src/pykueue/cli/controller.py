@@ -107,7 +107,7 @@ def controller(
 ) -> None:
     """Run pykueue's controllers, scheduler and webhooks against a Kubernetes API server (Kueue's
     controller-manager)."""
-    from pykueue.api.errors import ApiError, NotFound
+    from pykueue.api.meta.errors import ApiError, NotFound
     from pykueue.client.connection import load_connection
     from pykueue.client.leader import LeaseConfig
     from pykueue.controllers.config import ConfigError, parse_config

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.errors import AlreadyExists, Conflict, NotFound
+from pykueue.api.meta.errors import AlreadyExists, Conflict, NotFound
 from pykueue.client.protocol import Client
 from pykueue.client.res import LEASES
 

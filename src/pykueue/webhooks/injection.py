@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from pykueue.api.errors import AlreadyExists, Conflict, NotFound
+from pykueue.api.meta.errors import AlreadyExists, Conflict, NotFound
 from pykueue.client import Client, Res
 from pykueue.webhooks.certs import CertBundle, bundle_problem, new_bundle
 

@@ -26,15 +26,17 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from pykueue.api.conversion import convert
-from pykueue.api.kinds import FieldError, KindInfo, find_kind
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.kindset import KindSet
+from pykueue.api.meta.field_errors import FieldError
+from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.kind_info import KindInfo
 from pykueue.registry.admission import AdmissionChain, AdmissionHook, AdmissionRequest, Operation
 from pykueue.webhooks.catalogue import Webhook
 
 __all__ = ["BadReview", "ReviewHandler", "convert_review", "denial_message"]
 
 log = logging.getLogger(__name__)
-JSONDict = dict[str, Any]
 
 ADMISSION_API = "admission.k8s.io/v1"
 CONVERSION_API = "apiextensions.k8s.io/v1"
@@ -82,7 +84,10 @@ def _refused(uid: str, code: int, reason: str, message: str) -> JSONDict:
 class ReviewHandler:
     """Answers AdmissionReviews for :class:`Webhook` records with a set of admission hooks."""
 
-    def __init__(self, hooks: list[AdmissionHook], integrations: Iterable[str] | None = None) -> None:
+    def __init__(
+        self, hooks: list[AdmissionHook], integrations: Iterable[str] | None = None, *, kinds: KindSet | None = None
+    ) -> None:
+        self._kinds = kinds if kinds is not None else _catalogue()
         # observe-only hooks (the NotQueued warning) watch what the API server stores: not a webhook's job
         self._chain = AdmissionChain([replace(h, observe=None) for h in hooks if h.mutate or h.validate])
         self._integrations = None if integrations is None else frozenset(integrations)
@@ -101,7 +106,7 @@ class ReviewHandler:
             return _answer(uid, allowed=True)  # not this webhook's business (a too-wide rule)
         if webhook.integration and self._integrations is not None and webhook.integration not in self._integrations:
             return _answer(uid, allowed=True)  # its integration is off here
-        info = find_kind(webhook.group, webhook.kind)
+        info = self._kinds.by_kind(webhook.group, webhook.kind)
         if info is None:
             return _refused(uid, 500, "InternalError", f"{webhook.kind}.{webhook.group} is not a known kind")
         obj = request.get("object")
@@ -187,6 +192,16 @@ class ReviewHandler:
         return _answer(uid, allowed=True)
 
 
+_CATALOGUE: list[KindSet] = []
+
+
+def _catalogue() -> KindSet:
+    """Every kind pykueue knows, built once (the conversion webhook needs only Kueue's)."""
+    if not _CATALOGUE:
+        _CATALOGUE.append(build_catalogue())
+    return _CATALOGUE[0]
+
+
 def _version_of(obj: JSONDict) -> str:
     api_version = str(obj.get("apiVersion") or "")
     return api_version.rsplit("/", 1)[-1] if api_version else ""
@@ -198,7 +213,7 @@ def _in_version(info: KindInfo, obj: JSONDict, version: str) -> JSONDict:
     return info.convert(obj, version)
 
 
-def convert_review(body: Any) -> JSONDict:
+def convert_review(body: Any, kinds: KindSet | None = None) -> JSONDict:
     """The ``ConversionReview`` answering ``body`` (Kueue's CRDs, v1beta1 <-> v1beta2); raises BadReview."""
     review = _dict(body, "the body")
     if review.get("apiVersion") != CONVERSION_API or review.get("kind") != "ConversionReview":
@@ -219,12 +234,12 @@ def convert_review(body: Any) -> JSONDict:
     problem = ""
     for index, obj in enumerate(objects):
         kind = obj.get("kind") if isinstance(obj, dict) else None
-        info = find_kind(group, kind) if isinstance(kind, str) and group else None
+        info = (kinds or _catalogue()).by_kind(group, kind) if isinstance(kind, str) and group else None
         if info is None or version not in info.versions or not isinstance(obj, dict):
             problem = f"objects[{index}]: cannot convert {kind!r} to {desired!r}"
             break
         try:
-            converted.append(convert(info.group, info.kind, obj, version))
+            converted.append(info.convert(obj, version))
         except Exception as exc:  # a malformed object is this review's failure, not the server's
             problem = f"objects[{index}]: {exc}"
             break

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from tests.unit.client.conftest import make_registry
 
-from pykueue.api.errors import ApiError
+from pykueue.api.meta.errors import ApiError
 from pykueue.client import LocalClient
 from pykueue.client.leader import LeaderElector, LeaseConfig
 from pykueue.client.res import LEASES, NAMESPACES

@@ -19,8 +19,8 @@ import orjson
 import pytest
 from tests.unit.controllers.conftest import Env, make_job
 
-from pykueue.api.errors import WebhookDenied
-from pykueue.api.kinds import find_kind
+from pykueue.api.catalogue import build_catalogue
+from pykueue.api.meta.errors import WebhookDenied
 from pykueue.controllers.config import KueueConfig, embedded_default
 from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS
 from pykueue.testing.builders import make_cluster_queue
@@ -30,6 +30,7 @@ from pykueue.webhooks.review import ReviewHandler
 from pykueue.webhooks.server import serve_webhooks
 
 JSONDict = dict[str, Any]
+KINDS = build_catalogue()
 
 
 class Served:
@@ -73,7 +74,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
 
 def review(obj: JSONDict, *, operation: str = "CREATE", old: JSONDict | None = None) -> JSONDict:
     group, _, version = obj["apiVersion"].rpartition("/")
-    info = find_kind(group, obj["kind"])
+    info = KINDS.by_kind(group, obj["kind"])
     assert info is not None
     meta = obj["metadata"]
     return {
@@ -97,7 +98,7 @@ def review(obj: JSONDict, *, operation: str = "CREATE", old: JSONDict | None = N
 def as_the_server_sends(obj: JSONDict) -> JSONDict:
     """The object after the API server's own defaulting, which runs before mutating webhooks."""
     group, _, _ = obj["apiVersion"].rpartition("/")
-    info = find_kind(group, obj["kind"])
+    info = KINDS.by_kind(group, obj["kind"])
     assert info is not None
     return info.default(obj)
 
