@@ -15,6 +15,8 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -27,10 +29,10 @@ from pykueue.client.leader import LeaderElector, LeaseConfig
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
 from pykueue.webhooks.catalogue import WEBHOOKS
-from pykueue.webhooks.certs import serving_names
-from pykueue.webhooks.injection import ensure_secret, inject_ca
+from pykueue.webhooks.certs import CertBundle, serving_names
+from pykueue.webhooks.injection import ensure_secret, inject_ca, refresh_certificate, write_bundle
 from pykueue.webhooks.review import ReviewHandler
-from pykueue.webhooks.server import serve_webhooks
+from pykueue.webhooks.server import serve_webhooks, server_ssl_context
 
 if TYPE_CHECKING:
     from pykueue.cli.controller import _Options
@@ -76,14 +78,24 @@ def _metrics(registry: CollectorRegistry) -> web.Application:
     return app
 
 
-async def _keep_injecting(client: HttpClient, ca_crt: bytes, url: str | None) -> None:
-    """Re-inject the CA periodically: configurations and CRDs applied (or re-applied) later get it."""
+async def _keep_certificate(
+    client: HttpClient,
+    namespace: str,
+    names: tuple[str, ...],
+    bundle: CertBundle,
+    cert_dir: Path,
+    context: ssl.SSLContext,
+    url: str | None,
+) -> None:
+    """Every few seconds: renew the certificate when due (or take the one another replica stored) and
+    serve it at once, and re-inject the CA, so configurations and CRDs applied later get it too."""
     while True:
         await asyncio.sleep(INJECT_EVERY_S)
         try:
-            await inject_ca(client, ca_crt, url)
+            bundle = await refresh_certificate(client, namespace, names, bundle, cert_dir, context)
+            await inject_ca(client, bundle.ca_crt, url)
         except Exception as exc:  # the next round retries
-            log.warning("webhook CA injection failed: %r", exc)
+            log.warning("webhook certificate refresh or CA injection failed: %r", exc)
 
 
 INJECT_EVERY_S = 10.0
@@ -106,20 +118,23 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
     ready = asyncio.Event()
     elector: LeaderElector | None = None
     try:
+        bundle: CertBundle | None = None
+        names = serving_names(
+            settings.service_name, options.namespace, (options.cert_host,) if options.cert_host else ()
+        )
         if settings.internal_certs:
-            hosts = (options.cert_host,) if options.cert_host else ()
-            bundle = await ensure_secret(
-                client, options.namespace, serving_names(settings.service_name, options.namespace, hosts)
-            )
-            for name, data in (("ca.crt", bundle.ca_crt), ("tls.crt", bundle.tls_crt)):
-                (cert_dir / name).write_bytes(data)
-            key = cert_dir / "tls.key"
-            key.touch(mode=0o600)
-            key.write_bytes(bundle.tls_key)
+            bundle = await ensure_secret(client, options.namespace, names)
+            write_bundle(bundle, cert_dir)
             missing = await inject_ca(client, bundle.ca_crt, options.webhook_url)
             if missing:
                 log.warning("not found yet (the CA is injected once they exist): %s", ", ".join(missing))
-            tasks.append(asyncio.create_task(_keep_injecting(client, bundle.ca_crt, options.webhook_url)))
+        context = server_ssl_context(cert_dir / "tls.crt", cert_dir / "tls.key")
+        if bundle is not None:
+            tasks.append(
+                asyncio.create_task(
+                    _keep_certificate(client, options.namespace, names, bundle, cert_dir, context, options.webhook_url)
+                )
+            )
         await manager.start_webhook_caches()
         # every path is served, so a webhook configuration naming an integration that is off here
         # admits unchanged instead of failing every write of that kind (404)
@@ -131,6 +146,7 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
             port=options.webhook_port,
             cert_file=cert_dir / "tls.crt",
             key_file=cert_dir / "tls.key",
+            ssl_context=context,
         )
         runners.append(runner)
         print(f"{WEBHOOK_LINE}https://{options.webhook_host}:{port}", flush=True)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import ssl
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +37,9 @@ __all__ = [
     "VALIDATING_CONFIGURATIONS",
     "ensure_secret",
     "inject_ca",
+    "refresh_certificate",
     "with_client_config",
+    "write_bundle",
 ]
 
 log = logging.getLogger(__name__)
@@ -179,3 +183,35 @@ async def inject_ca(client: Client, ca_crt: bytes, webhook_url: str | None = Non
         if crd_change(crd) is not None:
             await _rewrite(client, CRDS, str(crd["metadata"]["name"]), crd_change)
     return missing
+
+
+def write_bundle(bundle: CertBundle, directory: Path) -> None:
+    """``ca.crt``, ``tls.crt`` and ``tls.key`` (owner-only) in ``directory``, each written whole."""
+    for name, data, mode in (
+        ("ca.crt", bundle.ca_crt, 0o644),
+        ("tls.crt", bundle.tls_crt, 0o644),
+        ("tls.key", bundle.tls_key, 0o600),
+    ):
+        partial = directory / f".{name}.tmp"
+        partial.touch(mode=mode)
+        partial.write_bytes(data)
+        partial.replace(directory / name)
+
+
+async def refresh_certificate(
+    client: Client,
+    namespace: str,
+    names: tuple[str, ...],
+    current: CertBundle,
+    directory: Path,
+    context: ssl.SSLContext,
+) -> CertBundle:
+    """The Secret's bundle, renewed when due (:func:`ensure_secret`); when it is not ``current`` (this
+    replica or another renewed it), it is written to ``directory`` and loaded into the server's
+    ``context``, so the next handshake presents it (Kueue's rotator reloads its certificate the same way)."""
+    fresh = await ensure_secret(client, namespace, names)
+    if fresh != current:
+        write_bundle(fresh, directory)
+        context.load_cert_chain(str(directory / "tls.crt"), str(directory / "tls.key"))
+        log.info("webhook serving certificate reloaded from Secret %s/%s", namespace, SECRET_NAME)
+    return fresh

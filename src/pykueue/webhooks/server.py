@@ -84,12 +84,23 @@ def webhook_app(handler: ReviewHandler, webhooks: list[Webhook]) -> web.Applicat
 
 
 async def serve_webhooks(
-    handler: ReviewHandler, webhooks: list[Webhook], *, host: str, port: int, cert_file: Path, key_file: Path
+    handler: ReviewHandler,
+    webhooks: list[Webhook],
+    *,
+    host: str,
+    port: int,
+    cert_file: Path,
+    key_file: Path,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> tuple[web.AppRunner, int]:
-    """Serve on ``host:port`` (0: a free port) over TLS; returns the runner and the bound port."""
+    """Serve on ``host:port`` (0: a free port) over TLS; returns the runner and the bound port.
+
+    ``ssl_context`` (default: one made from the two files) is the one every handshake uses: loading a
+    renewed certificate into it (``load_cert_chain``) serves the new certificate from the next one on."""
     runner = web.AppRunner(webhook_app(handler, webhooks), access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, ssl_context=server_ssl_context(cert_file, key_file))
+    context = ssl_context if ssl_context is not None else server_ssl_context(cert_file, key_file)
+    site = web.TCPSite(runner, host, port, ssl_context=context)
     await site.start()
     bound = port
     for address in runner.addresses:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 
+import aiohttp
 import pytest
+from aiohttp import web
 from tests.unit.controllers.conftest import Env
 
 from pykueue.controllers.config import KueueConfig
@@ -19,9 +23,12 @@ from pykueue.webhooks.injection import (
     VALIDATING_CONFIGURATION,
     ensure_secret,
     inject_ca,
+    refresh_certificate,
     with_client_config,
+    write_bundle,
 )
 from pykueue.webhooks.injection import _crd_change as crd_change
+from pykueue.webhooks.server import server_ssl_context
 
 NAMES = serving_names("pykueue-webhook-service", "pykueue-system", ("127.0.0.1",))
 
@@ -154,3 +161,48 @@ async def test_the_ca_is_injected_into_both_configurations(env: Env) -> None:
     assert (await env.client.get(MUTATING_CONFIGURATIONS, MUTATING_CONFIGURATION))["metadata"][
         "resourceVersion"
     ] == stored["metadata"]["resourceVersion"]
+
+
+async def ok(_: web.Request) -> web.StreamResponse:
+    return web.Response(text="ok")
+
+
+async def test_a_renewed_certificate_is_served_at_once(env: Env, tmp_path: Path) -> None:
+    first = await ensure_secret(env.client, "pykueue-system", NAMES)
+    write_bundle(first, tmp_path)
+    context = server_ssl_context(tmp_path / "tls.crt", tmp_path / "tls.key")
+    app = web.Application()
+    app.router.add_get("/", ok)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context).start()
+    url = f"https://127.0.0.1:{runner.addresses[0][1]}/"
+
+    async def trusted_by(bundle: CertBundle) -> bool:
+        trust = ssl.create_default_context(cadata=bundle.ca_crt.decode())
+        try:
+            async with aiohttp.ClientSession() as session, session.get(url, ssl=trust) as resp:
+                return resp.status == 200
+        except aiohttp.ClientConnectorCertificateError:
+            return False
+
+    try:
+        assert await trusted_by(first)
+        unchanged = await refresh_certificate(env.client, "pykueue-system", NAMES, first, tmp_path, context)
+        assert unchanged == first
+        # another replica renewed it: the Secret holds a new bundle
+        renewed = new_bundle(NAMES)
+        secret = await env.client.get(SECRETS, SECRET_NAME, "pykueue-system")
+        secret["data"] = {
+            k: base64.b64encode(v).decode()
+            for k, v in (("ca.crt", renewed.ca_crt), ("tls.crt", renewed.tls_crt), ("tls.key", renewed.tls_key))
+        }
+        await env.client.update(SECRETS, secret)
+        current = await refresh_certificate(env.client, "pykueue-system", NAMES, first, tmp_path, context)
+        assert current == renewed
+        assert (tmp_path / "tls.crt").read_bytes() == renewed.tls_crt
+        assert oct((tmp_path / "tls.key").stat().st_mode & 0o777) == "0o600"
+        assert await trusted_by(renewed)  # the running server presents the new certificate
+        assert not await trusted_by(first)
+    finally:
+        await runner.cleanup()
