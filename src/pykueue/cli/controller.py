@@ -15,20 +15,14 @@ Kueue's ``Configuration`` (``--config``), then on every replica
    then run the scheduler and the controllers; a leader that cannot renew its Lease exits with code 1
    at once, as controller-runtime's managers do, so its replacement starts clean.
 
-Lines on stdout announce the bound addresses (:data:`WEBHOOK_LINE`, :data:`HEALTH_LINE`), then
-:data:`LEADING_LINE` when this replica leads. Errors: a bad flag or Configuration is one line and exit
+Lines on stdout announce the bound addresses, then that this replica leads
+(:mod:`pykueue.cli.controller_run`). Errors: a bad flag or Configuration is one line and exit
 2; a missing or unusable kubeconfig one line and exit 1.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-import socket
-import sys
-import tempfile
-import uuid
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -36,17 +30,12 @@ from urllib.parse import urlsplit
 import typer
 import yaml
 
-from pykueue.cli.controller_settings import ClusterSettings, read_settings
+from pykueue.cli.controller_settings import read_settings
 from pykueue.cli.option_checks import port_error
 
-__all__ = ["HEALTH_LINE", "LEADING_LINE", "WEBHOOK_LINE", "controller"]
+__all__ = ["controller"]
 
 log = logging.getLogger(__name__)
-
-WEBHOOK_LINE = "pykueue controller webhooks at "
-HEALTH_LINE = "pykueue controller health probes at "
-METRICS_LINE = "pykueue controller metrics at "
-LEADING_LINE = "pykueue controller is leading"
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -154,7 +143,9 @@ def controller(
         connection = load_connection(kubeconfig, context=context)
     except ValueError as exc:
         raise _fail(str(exc), 1) from None
-    options = _Options(
+    from pykueue.cli.controller_run import ControllerOptions, run_controller
+
+    options = ControllerOptions(
         namespace=namespace,
         settings=settings,
         webhook_host=host,
@@ -167,7 +158,6 @@ def controller(
         leader_elect=settings.leader_elect and not no_leader_elect,
         probe_host="127.0.0.1" if webhook_url is not None else "0.0.0.0",
     )
-    from pykueue.cli.controller_run import run_controller
     from pykueue.eventloop import run as run_loop
 
     try:
@@ -179,53 +169,3 @@ def controller(
         raise _fail(f"{exc}{hint}", 1) from None
     if code:
         raise typer.Exit(code)
-
-
-class _Options:
-    """The resolved settings of one ``pykueue controller`` run."""
-
-    def __init__(
-        self,
-        *,
-        namespace: str,
-        settings: ClusterSettings,
-        webhook_host: str,
-        webhook_port: int,
-        webhook_url: str | None,
-        cert_host: str | None,
-        health_port: int,
-        metrics_port: int,
-        cert_dir: Path | None,
-        leader_elect: bool,
-        probe_host: str,
-    ) -> None:
-        self.namespace = namespace
-        self.settings = settings
-        self.webhook_host = webhook_host
-        self.webhook_port = webhook_port
-        self.webhook_url = webhook_url
-        self.cert_host = cert_host
-        self.health_port = health_port
-        self.metrics_port = metrics_port
-        self.cert_dir = cert_dir
-        self.leader_elect = leader_elect
-        self.probe_host = probe_host
-        self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-
-    def private_cert_dir(self) -> tuple[Path, bool]:
-        """The certificate directory, and whether it is a temporary one made here (removed at exit)."""
-        if self.cert_dir is not None:
-            self.cert_dir.mkdir(parents=True, exist_ok=True)
-            return self.cert_dir, False
-        return Path(tempfile.mkdtemp(prefix="pykueue-webhook-certs-")), True
-
-
-def remove_dir(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def exit_now(code: int) -> None:
-    """Leave at once (leadership lost): nothing this process still has queued may reach the server."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

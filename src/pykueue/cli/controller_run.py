@@ -14,15 +14,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import shutil
 import signal
+import socket
 import ssl
+import sys
+import tempfile
+import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from pykueue.cli.controller import HEALTH_LINE, LEADING_LINE, METRICS_LINE, WEBHOOK_LINE, exit_now, remove_dir
+from pykueue.cli.controller_settings import ClusterSettings
 from pykueue.client import HttpClient
 from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.leader import LeaderElector, LeaseConfig
@@ -34,12 +39,64 @@ from pykueue.webhooks.injection import ensure_secret, inject_ca, refresh_certifi
 from pykueue.webhooks.review import ReviewHandler
 from pykueue.webhooks.server import serve_webhooks, server_ssl_context
 
-if TYPE_CHECKING:
-    from pykueue.cli.controller import _Options
-
-__all__ = ["run_controller"]
+__all__ = ["HEALTH_LINE", "LEADING_LINE", "METRICS_LINE", "WEBHOOK_LINE", "ControllerOptions", "run_controller"]
 
 log = logging.getLogger(__name__)
+
+WEBHOOK_LINE = "pykueue controller webhooks at "
+HEALTH_LINE = "pykueue controller health probes at "
+METRICS_LINE = "pykueue controller metrics at "
+LEADING_LINE = "pykueue controller is leading"
+
+
+class ControllerOptions:
+    """The resolved settings of one ``pykueue controller`` run."""
+
+    def __init__(
+        self,
+        *,
+        namespace: str,
+        settings: ClusterSettings,
+        webhook_host: str,
+        webhook_port: int,
+        webhook_url: str | None,
+        cert_host: str | None,
+        health_port: int,
+        metrics_port: int,
+        cert_dir: Path | None,
+        leader_elect: bool,
+        probe_host: str,
+    ) -> None:
+        self.namespace = namespace
+        self.settings = settings
+        self.webhook_host = webhook_host
+        self.webhook_port = webhook_port
+        self.webhook_url = webhook_url
+        self.cert_host = cert_host
+        self.health_port = health_port
+        self.metrics_port = metrics_port
+        self.cert_dir = cert_dir
+        self.leader_elect = leader_elect
+        self.probe_host = probe_host
+        self.identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+
+    def private_cert_dir(self) -> tuple[Path, bool]:
+        """The certificate directory, and whether it is a temporary one made here (removed at exit)."""
+        if self.cert_dir is not None:
+            self.cert_dir.mkdir(parents=True, exist_ok=True)
+            return self.cert_dir, False
+        return Path(tempfile.mkdtemp(prefix="pykueue-webhook-certs-")), True
+
+
+def remove_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def exit_now(code: int) -> None:
+    """Leave at once (leadership lost): nothing this process still has queued may reach the server."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
@@ -101,7 +158,7 @@ async def _keep_certificate(
 INJECT_EVERY_S = 10.0
 
 
-async def run_controller(connection: ConnectionConfig, config: KueueConfig, options: _Options) -> int:
+async def run_controller(connection: ConnectionConfig, config: KueueConfig, options: ControllerOptions) -> int:
     settings = options.settings
     client = HttpClient(
         connection, field_manager="pykueue", user_agent="pykueue-controller", qps=settings.qps, burst=settings.burst
