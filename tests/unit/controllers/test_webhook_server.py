@@ -264,3 +264,12 @@ def test_a_webhook_of_an_integration_that_is_off_admits_unchanged() -> None:
     patch = base64.b64decode(everything.review(mpod, review(pod))["response"]["patch"])
     assert b"schedulingGates" in patch  # with it on, a queued pod is gated
     env.store.close()
+
+
+def test_every_webhook_pykueue_install_renders_is_served() -> None:
+    from pykueue.controllers.jobs.registry import INTEGRATIONS
+    from pykueue.install.webhooks import admission_webhooks
+
+    rendered = {(w.name, w.path, w.operations, w.subresources) for w in admission_webhooks(tuple(INTEGRATIONS))}
+    served = {(w.name, w.path, w.operations, w.subresources) for w in WEBHOOKS}
+    assert rendered <= served, rendered - served
