@@ -206,63 +206,6 @@ def test_invalid_objects_are_refused_with_the_webhooks_message(cluster: tuple[Py
     assert workloads(server) == []
 
 
-SERVICE_ACCOUNT = f"system:serviceaccount:{NAMESPACE}:pykueue-controller-manager"
-
-
-def test_every_request_of_the_controller_is_allowed_by_the_rendered_rbac(tmp_path: Path) -> None:
-    """The controller runs as its ServiceAccount (a token of the API server's token file); the audit log
-    of a quickstart run holds every request it made, and each is allowed by the RBAC `pykueue install`
-    rendered (the embedded server does not enforce RBAC: this check is the enforcement)."""
-    from pykueue.install.rbac import EXPECTED_UNUSED
-    from pykueue.install.rbac_check import check_audit, read_audit_log
-
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(
-        f"sa-token-0123456789abcdef,{SERVICE_ACCOUNT},3f1c2f1e-0000-4000-8000-000000000001,"
-        f'"system:serviceaccounts,system:serviceaccounts:{NAMESPACE},system:authenticated"\n'
-    )
-    audit = tmp_path / "audit.jsonl"
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(yaml.safe_dump({"nodes": [{"name": "sim", "kind": "simulated", "defaultDuration": 2}]}))
-    server = Pykueue(
-        tmp_path / "data",
-        tmp_path / "kubeconfig",
-        ["--no-kueue", "--nodes", str(nodes), "--audit-log", str(audit), "--token-auth-file", str(tokens)],
-    ).start()
-    install = subprocess.run(
-        [sys.executable, "-m", "pykueue", "install"], capture_output=True, text=True, check=True, timeout=120
-    )
-    rbac = [d for d in yaml.safe_load_all(install.stdout) if d and d["kind"].endswith(("Role", "RoleBinding"))]
-    as_service_account = yaml.safe_load(server.kubeconfig.read_text())
-    as_service_account["users"][0]["user"] = {"token": "sa-token-0123456789abcdef"}
-    sa_kubeconfig = tmp_path / "sa.kubeconfig"
-    sa_kubeconfig.write_text(yaml.safe_dump(as_service_account))
-    controller = Controller(sa_kubeconfig)
-    try:
-        server.kubectl("apply", "--server-side", "-f", "-", input=install.stdout, timeout=180)
-        controller.start()
-        assert controller.wait_leading(60)
-        server.kubectl("apply", "-f", str(PACKAGED_QUICKSTART / "cluster-queue.yaml"))
-        for _ in range(2):
-            server.kubectl("create", "-f", str(PACKAGED_QUICKSTART / "sample-job.yaml"))
-
-        def both_finished() -> bool:
-            wls = workloads(server)
-            return len(wls) == 2 and all(is_true(w, "Finished") for w in wls)
-
-        server.wait_for(both_finished, timeout=180)
-    finally:
-        controller.stop()
-        server.stop()
-    events = read_audit_log(audit.read_bytes().splitlines())
-    report = check_audit(rbac, events, SERVICE_ACCOUNT, EXPECTED_UNUSED)
-    assert report.requests > 0
-    assert report.denied == [], report.denied
-    # grants this short run leaves unused (deleting a ClusterQueue, stop/resume, pod groups, JobSet, a
-    # certificate renewal) are the fuller suite's to exercise; printed for the record
-    print("grants unused by the quickstart:", *map(str, report.unused), sep="\n  ")
-
-
 def test_jobset_in_cluster_mode(tmp_path: Path) -> None:
     """The embedded mode's JobSet scenario (admitted as one unit, all or nothing) against the controller."""
     server, controller = start_cluster_mode(tmp_path, 2, jobset=True)
