@@ -47,7 +47,7 @@ from .http import (
 from .instrument import ACCESS_LOG_FORMAT, ACCESS_LOGGER, instrument_middleware, metrics_handler
 from .openapi import OpenAPI
 from .readiness import ReadinessCheck, ReadinessChecks
-from .resources import PodLogHandler, ResourceHandler, handle_resource
+from .resource_handlers import PodLogHandler, ResourceHandler, handle_resource
 from .tls_options import TLSOptions
 from .watch_limits import WatchTracker
 from .watch_metrics import WatchLimitCollector

@@ -27,14 +27,14 @@ from pykueue.api.meta.clock import Clock, SystemClock
 from pykueue.api.meta.errors import NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, Res, run_workers
+from pykueue.controllers.admission_hooks import build_hooks
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
-from pykueue.controllers.hooks import build_hooks
 from pykueue.controllers.jobs.framework import Caches
 from pykueue.controllers.jobs.reconciler import JobReconciler
 from pykueue.controllers.jobs.registry import enabled
-from pykueue.controllers.queues import QueueStatusWriter
-from pykueue.controllers.resources import (
+from pykueue.controllers.queue_status import QueueStatusWriter
+from pykueue.controllers.resource_names import (
     CLUSTER_QUEUES,
     COHORTS,
     LOCAL_QUEUES,
@@ -46,7 +46,7 @@ from pykueue.controllers.resources import (
 )
 from pykueue.controllers.scheduling import SchedulerLoop
 from pykueue.controllers.unqueued import UnqueuedWarner
-from pykueue.controllers.workload import WorkloadController
+from pykueue.controllers.workload_controller import WorkloadController
 from pykueue.metrics import KueueMetrics, QueueGauges
 from pykueue.registry.admission import AdmissionHook
 from pykueue.scheduler import Scheduler

@@ -30,9 +30,9 @@ from pykueue.client import Client, Informer
 from pykueue.controllers import observe
 from pykueue.controllers.conditions import condition_true, has_quota, is_evicted, is_finished
 from pykueue.controllers.events import EventRecorder
-from pykueue.controllers.resources import WORKLOADS
+from pykueue.controllers.resource_names import WORKLOADS
 from pykueue.controllers.status import update_status
-from pykueue.controllers.wlstatus import prepare_eviction, reserve_quota, set_pending
+from pykueue.controllers.workload_status_edits import prepare_eviction, reserve_quota, set_pending
 from pykueue.metrics import KueueMetrics
 from pykueue.scheduler import Scheduler
 from pykueue.scheduler.types import Admit, CycleResult, Pending, Preempt

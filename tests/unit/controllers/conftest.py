@@ -23,7 +23,7 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import LocalClient, Res
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
-from pykueue.controllers.resources import (
+from pykueue.controllers.resource_names import (
     CLUSTER_QUEUES,
     JOBS,
     LOCAL_QUEUES,
@@ -81,7 +81,7 @@ class Env:
             res = {"ResourceFlavor": RESOURCE_FLAVORS, "ClusterQueue": CLUSTER_QUEUES,
                    "LocalQueue": LOCAL_QUEUES}.get(obj["kind"])
             if res is None:
-                from pykueue.controllers.resources import COHORTS
+                from pykueue.controllers.resource_names import COHORTS
                 res = COHORTS
             if obj["kind"] == "LocalQueue":
                 await self.namespace(obj["metadata"]["namespace"])

@@ -8,7 +8,7 @@ import pytest
 
 from pykueue.api.meta.clock import format_time
 from pykueue.controllers.config import KueueConfig, WaitForPodsReady
-from pykueue.controllers.resources import CLUSTER_QUEUES, EVENTS, JOBS, RESOURCE_FLAVORS, WORKLOADS
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, EVENTS, JOBS, RESOURCE_FLAVORS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
 from .conftest import Env, cond, eventually, make_job, still

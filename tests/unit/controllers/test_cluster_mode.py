@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pykueue.controllers.config import KueueConfig
-from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS, RESOURCE_FLAVORS
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, RESOURCE_FLAVORS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
 from .conftest import Env, cond, eventually, make_job

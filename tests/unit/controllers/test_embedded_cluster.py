@@ -11,7 +11,7 @@ import pytest
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.embedded import EmbeddedCluster
 from pykueue.controllers.config import IntegrationsConfig, KueueConfig
-from pykueue.controllers.resources import JOBS, JOBSETS, PODS, WORKLOADS
+from pykueue.controllers.resource_names import JOBS, JOBSETS, PODS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
 from .conftest import Env, cond, eventually, make_job

@@ -11,7 +11,7 @@ import pytest
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.embedded import EmbeddedCluster
 from pykueue.controllers.config import KueueConfig
-from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES
 from pykueue.scheduler import FairSharingConfig
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pykueue.controllers.config import IntegrationsConfig, KueueConfig
-from pykueue.controllers.resources import JOBS, JOBSETS, PODS, WORKLOADS
+from pykueue.controllers.resource_names import JOBS, JOBSETS, PODS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue, make_workload
 
 from .conftest import QUEUE_LABEL, Env, cond, eventually, make_job, still

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controllers.jobs.framework import workload_name
-from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOADS
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
 from .conftest import Env, cond, eventually, make_job, still
@@ -184,7 +184,7 @@ async def test_partial_admission_lowers_parallelism(env: Env) -> None:
 
 
 async def test_priority_comes_from_the_workload_priority_class_label(env: Env) -> None:
-    from pykueue.controllers.resources import WORKLOAD_PRIORITY_CLASSES
+    from pykueue.controllers.resource_names import WORKLOAD_PRIORITY_CLASSES
 
     await _quickstart_queues(env)
     await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -241,7 +241,7 @@ async def test_restart_rebuilds_state_without_double_admission(env: Env) -> None
 
 
 async def test_changing_the_priority_class_label_updates_the_workload(env: Env) -> None:
-    from pykueue.controllers.resources import WORKLOAD_PRIORITY_CLASSES
+    from pykueue.controllers.resource_names import WORKLOAD_PRIORITY_CLASSES
 
     await _quickstart_queues(env)
     for name, value in (("low", 1), ("high", 100)):
@@ -279,7 +279,7 @@ async def _not_admitted(env: Env, job: str) -> bool:
 
 
 async def test_priority_falls_back_to_the_pod_templates_priority_class(env: Env) -> None:
-    from pykueue.controllers.resources import PRIORITY_CLASSES
+    from pykueue.controllers.resource_names import PRIORITY_CLASSES
 
     await _quickstart_queues(env)
     await env.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
@@ -310,7 +310,7 @@ async def test_a_queued_jobs_workload_follows_its_parallelism(env: Env) -> None:
 
 
 async def test_a_workload_priority_class_named_default_is_applied_to_new_jobs(env: Env) -> None:
-    from pykueue.controllers.resources import WORKLOAD_PRIORITY_CLASSES
+    from pykueue.controllers.resource_names import WORKLOAD_PRIORITY_CLASSES
 
     await _quickstart_queues(env)
     await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",

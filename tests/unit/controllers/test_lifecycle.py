@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pykueue.controllers.config import KueueConfig, RequeuingStrategy, WaitForPodsReady
-from pykueue.controllers.resources import JOBS, WORKLOADS
+from pykueue.controllers.resource_names import JOBS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
 from .conftest import Env, cond, eventually, make_job

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOAD_PRIORITY_CLASSES
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOAD_PRIORITY_CLASSES
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
 from .conftest import Env, cond, eventually, make_job, still

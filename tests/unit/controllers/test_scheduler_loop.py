@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.controllers.resources import WORKLOADS
+from pykueue.controllers.resource_names import WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue, make_workload
 
 from .conftest import Env, cond, eventually
@@ -164,7 +164,7 @@ async def test_queue_status_writes_back_off_when_flushes_are_expensive(env: Env)
     import asyncio
     import itertools
 
-    from pykueue.controllers.queues import BUDGET_FACTOR
+    from pykueue.controllers.queue_status import BUDGET_FACTOR
 
     writer = env.manager.queues
     starts: list[float] = []

@@ -36,7 +36,7 @@ from pykueue.controllers.jobs.framework import (
     restore_template,
     template_for_workload,
 )
-from pykueue.controllers.resources import JOBS
+from pykueue.controllers.resource_names import JOBS
 
 __all__ = ["INTEGRATION", "BatchJob", "mutate_on_create"]
 

@@ -32,7 +32,7 @@ from pykueue.controllers.jobs.framework import (
     restore_template,
     template_for_workload,
 )
-from pykueue.controllers.resources import JOBSETS
+from pykueue.controllers.resource_names import JOBSETS
 
 __all__ = ["INTEGRATION", "JobSetJob", "mutate_on_create"]
 

@@ -48,7 +48,7 @@ from pykueue.controllers.jobs.framework import (
     template_for_workload,
     workload_name,
 )
-from pykueue.controllers.resources import PODS
+from pykueue.controllers.resource_names import PODS
 
 __all__ = ["INTEGRATION", "ROLE_HASH", "PodGroup", "mutate_on_create"]
 

@@ -50,9 +50,9 @@ from pykueue.controllers.jobs.framework import (
     pod_set_infos,
     prebuilt_workload_name,
 )
-from pykueue.controllers.resources import WORKLOADS
+from pykueue.controllers.resource_names import WORKLOADS
 from pykueue.controllers.status import update_status
-from pykueue.controllers.wlstatus import mark_finished, release_after_eviction
+from pykueue.controllers.workload_status_edits import mark_finished, release_after_eviction
 
 __all__ = ["JobReconciler"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from pykueue.api.meta.clock import format_time
 from pykueue.controllers.config import WaitForPodsReady
-from pykueue.controllers.wlrules import (
+from pykueue.controllers.workload_decisions import (
     QueueVerdict,
     drain_eviction,
     max_execution_deadline,

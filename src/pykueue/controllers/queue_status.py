@@ -25,7 +25,7 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
 from pykueue.client import Client, Informer, Res
 from pykueue.controllers.conditions import FINALIZER, set_condition
-from pykueue.controllers.resources import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, RESOURCE_FLAVORS
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, RESOURCE_FLAVORS
 from pykueue.controllers.status import update_status
 from pykueue.scheduler import Scheduler
 

@@ -7,7 +7,7 @@ import hashlib
 from pykueue.api.meta.clock import format_time
 from pykueue.controllers.conditions import condition, set_condition
 from pykueue.controllers.jobs.framework import workload_name
-from pykueue.controllers.wlstatus import (
+from pykueue.controllers.workload_status_edits import (
     backoff_seconds,
     prepare_eviction,
     release_after_eviction,

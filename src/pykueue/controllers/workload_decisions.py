@@ -2,7 +2,7 @@
 means for a workload, when its PodsReady and execution-time deadlines fall (spec §1.2, §1.4, §3.10).
 
 Owns no I/O: each function looks at API dicts (and a time) and returns a decision; the workload
-controller (:mod:`pykueue.controllers.workload`) writes it. Kept apart so every rule reads on one
+controller (:mod:`pykueue.controllers.workload_controller`) writes it. Kept apart so every rule reads on one
 screen and can be tested on plain data.
 """
 

@@ -41,10 +41,10 @@ from pykueue.controllers.conditions import (
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.jobs.framework import JOB_UID_LABEL
-from pykueue.controllers.resources import WORKLOADS
+from pykueue.controllers.resource_names import WORKLOADS
 from pykueue.controllers.status import StatusEdit, update_status
 from pykueue.controllers.timers import Timers
-from pykueue.controllers.wlrules import (
+from pykueue.controllers.workload_decisions import (
     drain_eviction,
     max_execution_deadline,
     pods_ready_deadline,
@@ -53,7 +53,7 @@ from pykueue.controllers.wlrules import (
     unadmitted_release,
     unqueueable,
 )
-from pykueue.controllers.wlstatus import (
+from pykueue.controllers.workload_status_edits import (
     clear_deactivation_target,
     mark_finished,
     prepare_eviction,
