@@ -18,12 +18,9 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-PACKAGED_QUICKSTART = REPO / "src" / "pykueue" / "examples" / "quickstart"
-# The scenario every release must pass lives in ../shared (CI lays it beside the clone); the packaged
-# copy (what `pykueue demo` uses, kept identical by a test) stands in where shared/ is absent.
-QUICKSTART = SHARED / "examples" / "quickstart" if (SHARED / "examples" / "quickstart").is_dir() \
-    else PACKAGED_QUICKSTART
+# The scenario every release must pass: the quickstart shipped inside the package (what `pykueue demo` runs,
+# described in its README.md). Tests read it from this checkout only.
+QUICKSTART = REPO / "src" / "pykueue" / "examples" / "quickstart"
 
 
 def kubectl_binary() -> str:

@@ -1,4 +1,4 @@
-"""The quickstart of ../shared/examples/quickstart, exactly as a user runs it with the real kubectl (issue [3])."""
+"""The packaged quickstart (``src/pykueue/examples/quickstart``), exactly as a user runs it with the real kubectl."""
 
 from __future__ import annotations
 

@@ -124,14 +124,14 @@ def test_core_command_output_format() -> None:
     assert [int(r[0]) for r in table] == [40, 80, 200, 400]
     assert all(int(r[1]) == int(r[0]) for r in table)
     assert re.search(r"per-decision cost ratio 400 vs 40: wall [\d.]+, cpu [\d.]+", result.output)
-    assert "baseline shape (spec 6.3, scale 0.02): 5 cohorts x 6 CQs, 300 workloads" in result.output
+    assert "baseline shape (Kueue's scheduler baseline, scale 0.02): 5 cohorts x 6 CQs, 300 workloads" in result.output
     for cls in ("small", "medium", "large"):
         assert re.search(rf"class {cls}: avg time to admission \d+ ms", result.output)
 
 
 @pytest.mark.slow
 def test_baseline_never_beats_the_theoretical_lower_bound() -> None:
-    """§6.4: no schedule finishes the full baseline before 66.84 s; every workload gets admitted."""
+    """The lower bound: no schedule finishes the full baseline before 66.84 s; every workload gets admitted."""
     b = run_baseline(scale=1.0)
     assert b.workloads == 15_000
     assert b.admissions >= b.workloads

@@ -242,7 +242,7 @@ def _check_work_conserving(driver: ScenarioDriver, world: World, lq_to_cq: dict[
         if spec.get("cohortName") or spec.get("queueingStrategy") == "StrictFIFO":
             continue
         if any(driver.holding_cq(wl) == name and workload_state(wl) == "evicting" for wl in driver.workloads.values()):
-            continue  # a preemptor waits for its victims: as the sticky head it holds the queue (§3.1 rule 1)
+            continue  # a preemptor waits for its victims: as the sticky head it holds the queue (Kueue's queue order)
         nominal = {(f["name"], "cpu"): to_amount("cpu", f["resources"][0]["nominalQuota"])
                    for f in spec["resourceGroups"][0]["flavors"]}
         free = {fr: q - usage.get(name, {}).get(fr, 0) for fr, q in nominal.items()}
@@ -252,7 +252,7 @@ def _check_work_conserving(driver: ScenarioDriver, world: World, lq_to_cq: dict[
             ps = wl["spec"]["podSets"][0]
             per_pod = to_amount("cpu", ps["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"])
             # the full count: with a smaller minCount, a full count that can preempt wins over a
-            # partial fit (§3.5 searches only when the full count is NoFit / Preempt without targets)
+            # partial fit (partial admission searches only when the full count is NoFit / Preempt without targets)
             need = per_pod * int(ps["count"])
             if any(need <= f for f in free.values()):
                 problems.append(f"{key} needs {need} but {name} has free {free} and it stays pending")
@@ -320,7 +320,7 @@ def test_scheduler_invariants_hold_on_random_clusters(world: World) -> None:
 
 
 def test_quota_model_matches_the_worked_example() -> None:
-    """The independent model reproduces §3.4's numbers, so it is a fair judge."""
+    """The independent model reproduces the worked quota-tree example's numbers, so it is a fair judge."""
     r = make_cohort("r").obj()
     c = make_cohort("c").parent("r").quota("default", "cpu", 4, borrowing_limit=2, lending_limit=1).obj()
     a = make_cluster_queue("a").cohort("c").quota("default", "cpu", 6, lending_limit=2).obj()

@@ -114,16 +114,17 @@ def test_config_maps_camel_case_to_scheduler_config() -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("scenarios: 3", "`scenarios` list"),
-    ("scenarios: [{name: x, section: '3.1', description: d, steps: [], typo: 1}]", "unknown keys"),
-    ("scenarios: [{name: x, section: '3.1', steps: []}]", "missing"),
-    ("scenarios: [{name: x, section: '3.1', description: d, steps: [{cycle: true, want: {admited: {}}}]}]",
+    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [], typo: 1}]", "unknown keys"),
+    ("scenarios: [{name: x, topic: queue-order, steps: []}]", "missing"),
+    ("scenarios: [{name: x, topic: '3.1', description: d, steps: []}]", "is not one of"),
+    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{cycle: true, want: {admited: {}}}]}]",
      "unknown want keys"),
-    ("scenarios: [{name: x, section: '3.1', description: d, steps: [{finish: [], advance: 1}]}]", "exactly one"),
-    ("scenarios: [{name: x, section: '3.1', description: d, steps: [{advance: 1, want: {}}]}]", "only follows"),
-    ("scenarios: [{name: x, section: '3.1', description: d, objects: [{kind: Pod, metadata: {name: p}}], "
+    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{finish: [], advance: 1}]}]", "exactly one"),
+    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{advance: 1, want: {}}]}]", "only follows"),
+    ("scenarios: [{name: x, topic: queue-order, description: d, objects: [{kind: Pod, metadata: {name: p}}], "
      "steps: []}]", "kind in"),
-    ("scenarios: [{name: x, section: '3.1', description: d, steps: []}, "
-     "{name: x, section: '3.1', description: d, steps: []}]", "duplicate"),
+    ("scenarios: [{name: x, topic: queue-order, description: d, steps: []}, "
+     "{name: x, topic: queue-order, description: d, steps: []}]", "duplicate"),
 ])
 def test_malformed_files_are_rejected(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"

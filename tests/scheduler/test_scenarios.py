@@ -1,15 +1,16 @@
 """Table-driven scheduling scenarios: objects in, admissions / pending reasons / preemptions out.
 
-Every file ``scenarios/*.yaml`` holds scenarios for one part of spec §3 (the file name says which);
-each scenario is one pytest case whose id is its ``name``. The expected outcome of every step is
-derived from the spec's rules (the ``description`` cites the rule), never recorded from a run.
+Every file ``scenarios/*.yaml`` holds scenarios for one part of Kueue's scheduling (the file name says
+which; the ``topic`` of each scenario is a heading of ``docs/semantics.md``); each scenario is one pytest
+case whose id is its ``name``. The expected outcome of every step is derived from Kueue's rules (the
+``description`` names the rule), never recorded from a run.
 
 Format (parsed by ``pykueue.testing.scenario_format``; unknown keys are errors)::
 
     scenarios:
     - name: borrow-within-cohort            # unique across all files; the pytest id
-      section: "3.4"                        # spec subsection
-      description: why the outcome follows from the spec
+      topic: flavor-assignment              # one of SCENARIO_TOPICS
+      description: why the outcome follows from Kueue's rules
       config: {fairSharing: {}, headsPerCycle: 1}   # SchedulerConfig fields, camelCase
       objects:                              # created in order, exactly as users write them:
         - {apiVersion: v1, kind: Namespace, metadata: {name: ns}}     # Namespace, ResourceFlavor,
@@ -57,6 +58,7 @@ from pathlib import Path
 import pytest
 
 from pykueue.testing import Scenario, load_scenario_dir, run_scenario
+from pykueue.testing.scenario_format import SCENARIO_TOPICS
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 SCENARIOS = load_scenario_dir(SCENARIO_DIR)
@@ -65,11 +67,10 @@ SCENARIOS = load_scenario_dir(SCENARIO_DIR)
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_scenario(scenario: Scenario) -> None:
     failures = run_scenario(scenario)
-    assert not failures, (f"{scenario.name} (§{scenario.section}, {Path(scenario.source).name}): "
+    assert not failures, (f"{scenario.name} ({scenario.topic}, {Path(scenario.source).name}): "
                           f"{scenario.description}\n  " + "\n  ".join(failures))
 
 
-def test_every_section_of_chapter_3_is_covered() -> None:
-    sections = {s.section.split(".")[0] + "." + s.section.split(".")[1] for s in SCENARIOS}
-    assert {f"3.{i}" for i in range(1, 11)} <= sections
+def test_every_scheduling_topic_is_covered() -> None:
+    assert {s.topic for s in SCENARIOS} == set(SCENARIO_TOPICS)
     assert len(SCENARIOS) >= 80

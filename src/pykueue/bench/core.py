@@ -8,9 +8,9 @@ workloads reported), but no API server:
   Every cycle admits what fits; the workloads admitted by the previous cycle then finish, so the
   run is a steady stream of decisions until the queues drain. Run for N/10, N/5, N/2 and N; the
   per-decision cost at N over N/10 shows whether a decision gets dearer as queues grow (ideal: 1).
-* **Baseline shape** (spec §6.3): 5 cohorts x 6 CQs (nominal 20, borrowingLimit 100, reclaim Any,
+* **Baseline shape** (Kueue's scheduler baseline): 5 cohorts x 6 CQs (nominal 20, borrowingLimit 100, reclaim Any,
   withinClusterQueue LowerPriority), per CQ 350 small / 100 medium / 50 large workloads arriving
-  and running in virtual time, reporting the makespan against the §6.4 lower bound (66.84 s).
+  and running in virtual time, reporting the makespan against the theoretical lower bound (66.84 s).
 
 Who calls it: ``pykueue.cli.bench`` (``pykueue bench core``) and its test. Invariant: only time
 spent inside engine calls is charged to decisions (``time.perf_counter`` for wall,
@@ -274,16 +274,16 @@ class BaselineResult:
     cpu_s: float
 
 
-# (class, count per CQ, interval s, runtime s, priority, cpu) — spec §6.3 baseline
+# (class, count per CQ, interval s, runtime s, priority, cpu) — Kueue's scheduler performance baseline
 BASELINE_CLASSES = (("small", 350, 0.1, 0.2, 50, 1), ("medium", 100, 0.5, 0.5, 100, 5),
                     ("large", 50, 1.2, 1.0, 200, 20))
 BASELINE_LOWER_BOUND_S = 66.84
-# Kueue's rangespec thresholds (spec §6.3) for the average time to admission, for comparison
+# Kueue's rangespec thresholds for the average time to admission, for comparison
 KUEUE_MAX_AVG_TIME_TO_ADMISSION_MS = {"small": 260_000, "medium": 90_000, "large": 23_000}
 
 
 def run_baseline(scale: float = 1.0, *, wall_clock: Timer = WALL, cpu_clock: Timer = CPU) -> BaselineResult:
-    """The §6.3 baseline in virtual time; ``scale`` shrinks the per-class counts (tests)."""
+    """Kueue's scheduler performance baseline in virtual time; ``scale`` shrinks the per-class counts (tests)."""
     clock = ManualClock(start=START)
     s = Scheduler(SchedulerConfig(), clock=clock)
     preemption = {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
@@ -413,8 +413,8 @@ def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, b
     cpu_ratio = last.cpu_us / first.cpu_us if first.cpu_us else 0.0
     out(f"per-decision cost ratio {last.workloads} vs {first.workloads}: wall {wall_ratio:.3f}, cpu {cpu_ratio:.3f}")
     b = fresh_process(isolate, run_baseline, baseline_scale, wall_clock=wall_clock, cpu_clock=cpu_clock)
-    out(f"baseline shape (spec 6.3, scale {baseline_scale:g}): 5 cohorts x 6 CQs, {b.workloads} workloads, "
-        f"virtual time")
+    out(f"baseline shape (Kueue's scheduler baseline, scale {baseline_scale:g}): 5 cohorts x 6 CQs, "
+        f"{b.workloads} workloads, virtual time")
     bound = f" (lower bound {BASELINE_LOWER_BOUND_S}; ratio {b.makespan_s / BASELINE_LOWER_BOUND_S:.3f})" \
         if baseline_scale == 1.0 else ""
     out(f"  makespan_s: {b.makespan_s:.2f}{bound}")

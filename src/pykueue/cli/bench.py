@@ -24,7 +24,7 @@ def core(
     cqs: int = typer.Option(1_000, "--cqs", min=1, help="ClusterQueues (4 cpu nominal each)."),
     cohorts: int = typer.Option(10, "--cohorts", min=1, help="Cohorts the ClusterQueues are spread over."),
     baseline_scale: float = typer.Option(1.0, "--baseline-scale", min=0.001, max=1.0,
-                                         help="Fraction of the spec 6.3 baseline workload counts to run."),
+                                         help="Fraction of the workload counts of Kueue's scheduler baseline to run."),
     saturated: bool = typer.Option(False, "--saturated", help="Instead: saturated-large's full cohorts of 100 "
                                    "ClusterQueues at --cqs/10, --cqs and 2x --cqs ClusterQueues; prints the cost "
                                    "per cycle and how it grows."),

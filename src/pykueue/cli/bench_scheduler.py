@@ -1,4 +1,4 @@
-"""``pykueue bench scheduler``: Kueue's scheduler performance test run on pykueue (spec §6).
+"""``pykueue bench scheduler``: Kueue's scheduler performance test run on pykueue.
 
 Owns the command line only; the measuring lives in ``pykueue.bench.scheduler``. The lead registers
 :func:`scheduler` on the ``bench`` sub-app; ``python -m pykueue.cli.bench_scheduler ...`` runs it
@@ -76,7 +76,7 @@ def scheduler(
                                                  "the top functions by cumulative time.")] = None,
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
-    beside the theoretical bound (spec §6.4) and writes Kueue's summary.yaml fields."""
+    beside the theoretical lower bound and writes Kueue's summary.yaml fields."""
     from pykueue.bench.scheduler import ConfigError, check_summary, load_config, load_rangespec, load_summary
     from pykueue.scheduler import SchedulerConfig
 

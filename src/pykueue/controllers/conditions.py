@@ -1,4 +1,4 @@
-"""Workload conditions and derived states, on plain dicts (spec §1.6).
+"""Workload conditions and derived states, on plain dicts (Kueue's Workload lifecycle).
 
 Owns: Kubernetes ``metav1.Condition`` list manipulation with ``meta.SetStatusCondition`` semantics
 (``lastTransitionTime`` moves only when ``status`` flips) and the predicates every controller asks

@@ -1,6 +1,6 @@
 """Kueue's controller configuration (``config.kueue.x-k8s.io/v1beta2`` ``Configuration``), typed.
 
-Owns: the settings that change what the controllers do (spec §1.12), as small frozen dataclasses
+Owns: the settings that change what the controllers do (Kueue's Configuration), as small frozen dataclasses
 whose attribute docstrings justify each default, and :func:`load_config` which reads the YAML a
 user hands to ``pykueue up --config`` / ``pykueue controller --config``.
 
@@ -349,7 +349,7 @@ def _namespace_selector(root: _Reader, namespace: str, errors: list[tuple[str, s
 
 
 def _wait_for_pods_ready(root: _Reader, errors: list[tuple[str, str]], *, v1beta1: bool) -> WaitForPodsReady:
-    """v1beta2: present unless disabled; v1beta1: off unless ``enable: true`` (spec §1.11)."""
+    """v1beta2: present unless disabled; v1beta1: off unless ``enable: true`` (Kueue's v1beta1 conversion)."""
     if not root.has("waitForPodsReady"):
         root.get("waitForPodsReady")
         return WaitForPodsReady(enable=not v1beta1)

@@ -86,7 +86,7 @@ class SchedulerLoop:
         self._written_rv: dict[Key, int] = {}
         """resourceVersion of our latest write per workload, until the informer catches up with it."""
         self._not_ready: set[Key] = set()
-        """Admitted workloads without PodsReady=True (waitForPodsReady.blockAdmission, §3.3 step 5)."""
+        """Admitted workloads without PodsReady=True (waitForPodsReady.blockAdmission, checked at nomination)."""
 
     # ------------------------------------------------------------------ events in
 

@@ -1,4 +1,5 @@
-"""The workload controller: a Workload's lifecycle after the scheduler's decision (spec §1.6, §3.10).
+"""The workload controller: a Workload's lifecycle after the scheduler's decision (Kueue's Workload
+lifecycle; requeuing and backoff).
 
 Owns, per workload: the finalizer on deletion/finish; deactivation (``spec.active: false`` → evicted
 ``Deactivated``/``DeactivatedDueTo…``) and reactivation (Requeued=True ``Reactivated``); backoff expiry

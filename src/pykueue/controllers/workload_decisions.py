@@ -1,5 +1,6 @@
 """Pure decisions of the workload controller: which checks apply, what a stopped or missing queue
-means for a workload, when its PodsReady and execution-time deadlines fall (spec §1.2, §1.4, §3.10).
+means for a workload, when its PodsReady and execution-time deadlines fall (Kueue's stop policies,
+requeuing and backoff).
 
 Owns no I/O: each function looks at API dicts (and a time) and returns a decision; the workload
 controller (:mod:`pykueue.controllers.workload_controller`) writes it. Kept apart so every rule reads on one

@@ -1,4 +1,5 @@
-"""Pure edits of a Workload's status for each lifecycle step (spec §1.6, §3.7, §3.10, §3.11).
+"""Pure edits of a Workload's status for each lifecycle step (Kueue's Workload lifecycle; admission; requeuing
+and backoff; eviction reasons).
 
 Owns: the exact conditions, reasons and messages Kueue writes when a workload gets quota, is
 admitted, is evicted, gives its reservation back, is requeued or finishes. Each function edits a
@@ -46,7 +47,7 @@ def _cond(status: JSONDict, ctype: str) -> JSONDict | None:
 
 
 def reserve_quota(status: JSONDict, admission: JSONDict, checks: list[str], now: float) -> None:
-    """The scheduler's admit (§3.7): admission + QuotaReserved=True, Evicted/Preempted reset,
+    """The scheduler's admit (Kueue's admission): admission + QuotaReserved=True, Evicted/Preempted reset,
     admission-check states added as Pending, Admitted=True when no checks apply."""
     cq = admission.get("clusterQueue", "")
     status["admission"] = admission
@@ -166,7 +167,7 @@ def unset_quota_reservation(status: JSONDict, reason: str, message: str, now: fl
 
 
 def release_after_eviction(status: JSONDict, now: float) -> bool:
-    """After the job stopped (§2.4 step 10): reservation released with PendingEvaluation and the
+    """After the job stopped (Kueue's job reconcile loop): reservation released with PendingEvaluation and the
     Requeued condition set from the eviction reason (True only for Preempted/NodeFailures)."""
     evicted = _cond(status, "Evicted") or {}
     changed = unset_quota_reservation(status, "PendingEvaluation", "The workload was evicted", now)
@@ -193,7 +194,7 @@ def mark_finished(status: JSONDict, reason: str, message: str, now: float) -> bo
 
 
 def backoff_seconds(count: int, base: int, maximum: int) -> float:
-    """``min(base·2^(count−1), max)`` (§3.10); pykueue omits Kueue's ≤0.01 % jitter so runs replay."""
+    """``min(base·2^(count−1), max)`` (Kueue's backoff); pykueue omits Kueue's ≤0.01 % jitter so runs replay."""
     if count <= 0:
         return 0.0
     return float(min(base * (2 ** (count - 1)), maximum))

@@ -1,4 +1,4 @@
-"""An independent model of Kueue's quota tree (§3.4 quota primitives), for invariant checks.
+"""An independent model of Kueue's quota tree (subtree quota, usage, available), for invariant checks.
 
 Owns: recomputing, from nothing but the ClusterQueue / Cohort specs and the quota that admitted
 workloads hold, whether any node of a cohort tree uses more than it may. It deliberately shares no

@@ -12,7 +12,7 @@ File format (one YAML document per file)::
       flavor: &rf {apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: default}}
     scenarios:
     - name: unique-name                 # pytest id
-      section: "3.4"                    # spec subsection the scenario illustrates
+      topic: flavor-assignment          # the Kueue rule it illustrates: one of SCENARIO_TOPICS
       description: what it shows, citing the rule that fixes the expected outcome
       config: {fairSharing: {preemptionStrategies: [...]}, headsPerCycle: 1}   # SchedulerConfig
       objects: [ ... Kubernetes objects, created in order ... ]
@@ -38,10 +38,15 @@ from typing import Any
 
 import yaml
 
-__all__ = ["EVENT_KEYS", "WANT_KEYS", "Scenario", "ScenarioFormatError", "load_scenario_dir",
+__all__ = ["EVENT_KEYS", "SCENARIO_TOPICS", "WANT_KEYS", "Scenario", "ScenarioFormatError", "load_scenario_dir",
            "load_scenario_file"]
 
-SCENARIO_KEYS = {"name", "section", "description", "config", "objects", "steps"}
+SCENARIO_KEYS = {"name", "topic", "description", "config", "objects", "steps"}
+# The parts of Kueue's scheduling a scenario can illustrate; each is a heading of docs/semantics.md.
+SCENARIO_TOPICS = (
+    "queue-order", "queueing", "scheduling-cycle", "flavor-assignment", "partial-admission", "preemption",
+    "admission", "fair-sharing", "admission-fair-sharing", "requeuing-and-backoff",
+)
 EVENT_KEYS = {"cycle", "finish", "evict", "advance", "apply", "delete", "checks", "repeat"}
 STEP_EXTRA_KEYS = {"want", "steps"}
 WANT_KEYS = {
@@ -67,7 +72,7 @@ class ScenarioFormatError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
-    section: str
+    topic: str
     description: str
     config: dict[str, Any]
     objects: list[dict[str, Any]]
@@ -122,13 +127,15 @@ def load_scenario_file(path: str | Path) -> list[Scenario]:
             raise ScenarioFormatError(f"{where}: missing or duplicate name")
         seen.add(name)
         unknown = set(raw) - SCENARIO_KEYS
-        missing = {"name", "section", "description", "steps"} - set(raw)
+        missing = {"name", "topic", "description", "steps"} - set(raw)
         if unknown or missing:
             raise ScenarioFormatError(f"{where}: unknown keys {sorted(unknown)}, missing {sorted(missing)}")
+        if raw["topic"] not in SCENARIO_TOPICS:
+            raise ScenarioFormatError(f"{where}: topic {raw['topic']!r} is not one of {', '.join(SCENARIO_TOPICS)}")
         objects = raw.get("objects") or []
         _check_objects(where, objects)
         _check_steps(where, raw["steps"])
-        out.append(Scenario(name=name, section=str(raw["section"]), description=str(raw["description"]),
+        out.append(Scenario(name=name, topic=str(raw["topic"]), description=str(raw["description"]),
                             config=dict(raw.get("config") or {}), objects=list(objects),
                             steps=list(raw["steps"]), source=str(path)))
     return out

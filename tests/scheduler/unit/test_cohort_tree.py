@@ -1,4 +1,4 @@
-"""Quota primitives of spec §3.4: SubtreeQuota, localQuota, Usage, Available, PotentialAvailable."""
+"""Quota primitives of Kueue's cohort tree: SubtreeQuota, localQuota, Usage, Available, PotentialAvailable."""
 
 from __future__ import annotations
 

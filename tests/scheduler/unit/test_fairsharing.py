@@ -1,4 +1,4 @@
-"""Fair sharing (§3.8, §3.6): DRS and weighted share, tournament admission order, fair-sharing
+"""Fair sharing and fair-sharing preemption: DRS and weighted share, tournament admission order, fair-sharing
 preemption (within-nominal reclamation and the share strategies)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Flavor assignment (§3.4): flavor order, eligibility, modes, fungibility, messages with numbers."""
+"""Flavor assignment: flavor order, eligibility, modes, fungibility, messages with numbers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Partial admission (§3.5), admission checks and the Admit record (§3.7), AFS ordering (§3.9),
+"""Partial admission, admission checks and the Admit record, Admission Fair Sharing ordering,
 and the engine's reaction to object changes (CQ/cohort/flavor updates and deletions)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Classic preemption (§3.6): policy tables, reclaim within the cohort, borrowWithinCohort with
+"""Classic preemption: policy tables, reclaim within the cohort, borrowWithinCohort with
 its threshold, candidate ordering, minimal victim sets by fill-back, messages and expectations."""
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def test_overlap_that_fits_after_the_preemptions_is_deferred() -> None:
 
 
 def test_hierarchical_reclaim_in_the_worked_example_tree() -> None:
-    """§3.4's tree: R > {C (4, bl 2, ll 1) > {A (6, ll 2), B (3)}, D (5)}. D borrows 1 from C's
+    """The worked quota-tree example: R > {C (4, bl 2, ll 1) > {A (6, ll 2), B (3)}, D (5)}. D borrows 1 from C's
     lendable cpu; A asking 13 fits in C's subtree, so it has the hierarchical advantage over D."""
 
     def quota(nominal: int, bl: int | None = None, ll: int | None = None) -> list[dict[str, Any]]:

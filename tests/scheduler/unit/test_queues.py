@@ -1,4 +1,4 @@
-"""Queueing (§3.1–3.2, §3.10): heap order, StrictFIFO vs BestEffortFIFO, inadmissible parking and
+"""Queueing and requeuing: heap order, StrictFIFO vs BestEffortFIFO, inadmissible parking and
 requeue triggers, backoff, LocalQueue routing and stop policies, equivalence hashing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""v1beta1 <-> v1beta2 conversion (spec §1.11), including property-based round trips."""
+"""v1beta1 <-> v1beta2 conversion (Kueue's v1beta1 conversion), including property-based round trips."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kueue's job label/annotation rules (spec §2.1, §2.3): one case per rule, exact field path."""
+"""Kueue's job label/annotation rules (the keys users set on jobs): one case per rule, exact field path."""
 
 from __future__ import annotations
 

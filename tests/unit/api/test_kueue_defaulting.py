@@ -1,4 +1,4 @@
-"""Kueue defaults (spec §1.2, §1.4, §1.5, §1.8): schema defaults applied like kube-apiserver's."""
+"""Kueue defaults of ClusterQueue, LocalQueue, Workload and AdmissionCheck, applied like kube-apiserver's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every validation rule of spec §1.1–§1.4 and §1.7–§1.9: one bad object per rule, exact field path."""
+"""Every validation rule of Kueue's ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
+WorkloadPriorityClass, AdmissionCheck and Topology: one bad object per rule, exact field path."""
 
 from __future__ import annotations
 

@@ -1,23 +1,23 @@
-"""The quickstart's objects (shared examples) default and validate cleanly, with no unknown fields."""
+"""The quickstart's objects (the packaged examples) default and validate cleanly, with no unknown fields."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.e2e.harness import QUICKSTART
 
 from pykueue.api.catalogue import build_catalogue, unknown_fields
 from pykueue.api.kinds.kueue.job_webhook import validate_managed_job
 
-EXAMPLES = Path("/work/shared/examples/quickstart")
-DOCS: list[dict[str, Any]] = []
-if EXAMPLES.is_dir():
-    for path in sorted(EXAMPLES.glob("*.yaml")):
-        DOCS.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+DOCS: list[dict[str, Any]] = [
+    d for path in sorted(QUICKSTART.glob("*.yaml")) for d in yaml.safe_load_all(path.read_text()) if d
+]
 
-pytestmark = pytest.mark.skipif(not DOCS, reason="shared quickstart examples not present")
+
+def test_the_quickstart_has_objects() -> None:
+    assert [d["kind"] for d in DOCS] == ["ResourceFlavor", "ClusterQueue", "LocalQueue", "Job"]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=[f"{d['kind']}" for d in DOCS])

@@ -1,4 +1,4 @@
-"""Workload rules of spec §1.5 (schema, CEL and webhook), each with the exact field path."""
+"""Kueue's Workload rules (schema, CEL and webhook), each with the exact field path."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ def test_every_problem_is_reported_at_once_and_files_are_checked(tmp_path: Path)
 
 def test_baseline_bound_is_66_84_s() -> None:
     bound = theoretical_bound(expand(load_config(CONFIGS / "baseline" / "generator.yaml")))
-    # spec §6.4: 1.2 + (7,920 - 43.2) / 120 — set at the first large arrival
+    # the theoretical lower bound: 1.2 + (7,920 - 43.2) / 120 — set at the first large arrival
     assert bound.ms == pytest.approx(66_840, abs=10)
     assert bound.instant_ms == 1200
     assert bound.pool.startswith("cohort-")

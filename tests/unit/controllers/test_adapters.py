@@ -1,4 +1,4 @@
-"""The integration adapters on plain dicts: podSets (§2.3), finished, PodsReady, reclaimable pods."""
+"""The integration adapters on plain dicts: podSets (Workload construction), finished, PodsReady, reclaimable pods."""
 
 from __future__ import annotations
 

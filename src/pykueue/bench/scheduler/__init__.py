@@ -1,7 +1,7 @@
-"""``pykueue bench scheduler``: Kueue's scheduler performance test (spec §6), run on pykueue.
+"""``pykueue bench scheduler``: Kueue's scheduler performance test, run on pykueue.
 
 Modules, one job each: ``config`` (Kueue's generator format -> an expanded plan), ``bound`` (the
-§6.4 lower bound of the wall time), ``objects`` (the API objects the generator creates),
+theoretical lower bound of the wall time), ``objects`` (the API objects the generator creates),
 ``recorder`` (Kueue's measured quantities), ``virtual`` (the engine driven in virtual time),
 ``realtime`` (a real ``pykueue up`` driven over HTTP, with the runner), ``report``
 (``summary.yaml``), ``check`` (Kueue's rangespec checker), ``growth`` (cost at 1x/2x/4x).

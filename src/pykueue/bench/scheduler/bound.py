@@ -1,7 +1,7 @@
-"""The theoretical lower bound of a generator config's wall time (spec §6.4).
+"""The theoretical lower bound of a generator config's wall time: no scheduler can finish sooner.
 
-Owns: the arithmetic of "no scheduler can finish sooner". Assumptions as in §6.4: instantaneous
-scheduling and API, a workload holds its cpu for exactly ``runtimeMs`` after admission, no
+Owns: the arithmetic of "no scheduler can finish sooner". Assumptions, as in Kueue's bound for its
+baseline: instantaneous scheduling and API, a workload holds its cpu for exactly ``runtimeMs`` after admission, no
 preemption waste, perfect packing.
 
 For every capacity pool P (a cohort: Σ nominal quota of its ClusterQueues; a ClusterQueue without a

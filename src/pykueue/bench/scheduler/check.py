@@ -1,6 +1,6 @@
 """The checker: a run's ``summary.yaml`` against a Kueue ``rangespec.yaml``.
 
-Owns the range rules of Kueue's checker (spec §6.2): ``cmd.maxWallMs`` ≥ wallMs;
+Owns the range rules of Kueue's checker: ``cmd.maxWallMs`` ≥ wallMs;
 ``clusterQueueClassesMinUsage.<class>`` ≤ ΣcpuUsed·100 / (ΣnominalQuota·(last − first));
 ``wlClassesMaxAvgTimeToAdmissionMs.<class>`` ≥ averageTimeToAdmissionMs. As in Kueue, a class in
 the summary without a range is a violation ("unexpected class"), and so is a ranged class the

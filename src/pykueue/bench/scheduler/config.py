@@ -1,4 +1,4 @@
-"""Kueue's scheduler-benchmark generator format (spec §6.1), read into a typed, expanded plan.
+"""Kueue's scheduler-benchmark generator format, read into a typed, expanded plan.
 
 Owns: parsing ``generator.yaml`` (``cohorts[] -> queuesSets[] -> workloadsSets[] -> workloads[]``)
 into frozen dataclasses, validating every field with its path, and expanding the sets into the

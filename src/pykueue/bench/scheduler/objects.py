@@ -1,6 +1,6 @@
 """The API objects Kueue's generator creates, as plain dicts (``kueue.x-k8s.io/v1beta2``).
 
-Owns their exact shape (spec §6.1): one ResourceFlavor; per ClusterQueue a cohort, one resource
+Owns their exact shape (as Kueue's generator creates them): one ResourceFlavor; per ClusterQueue a cohort, one resource
 group with the single resource ``cpu`` (``nominalQuota``, ``borrowingLimit``), preemption
 ``{reclaimWithinCohort, withinClusterQueue}``, ``namespaceSelector: {}``, BestEffortFIFO,
 fungibility {MayStopSearch, TryNextFlavor} and the class label; a namespace and a LocalQueue of the

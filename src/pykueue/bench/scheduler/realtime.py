@@ -26,7 +26,7 @@ Owns the generator, the runner and the recorder's event feed for a real cluster:
 
 Who calls it: the CLI. Invariant: ``wallMs`` runs from the start of generation to the stop
 detection; server start-up is reported apart (``serverStartMs``), so the wall compares with the
-§6.4 bound directly.
+theoretical lower bound directly.
 """
 
 from __future__ import annotations

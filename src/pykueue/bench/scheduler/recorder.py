@@ -1,4 +1,4 @@
-"""The recorder: Kueue's measured quantities (spec §6.2) from workload and ClusterQueue events.
+"""The recorder: Kueue's measured quantities from workload and ClusterQueue events.
 
 Owns the arithmetic, not the event source: the virtual-time simulator and the real-time driver
 both feed it ``(time in ms since generation started, observation)`` pairs.

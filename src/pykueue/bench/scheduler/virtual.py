@@ -8,7 +8,7 @@ instant while they admit or preempt, so a preemptor gets its freed quota without
 unrelated event). A preempted workload is evicted and requeued at once (the runner's and workload
 controller's job) and restarts its full runtime when admitted again; its pending finish is
 ignored. Scheduling and API calls take no virtual time, so the virtual wall time is what the
-scheduling *decisions* cost in makespan: compare it with the §6.4 bound.
+scheduling *decisions* cost in makespan: compare it with the theoretical lower bound.
 
 Who calls it: the CLI and the tests. Invariant: the recorder sees exactly the transitions the
 runner would observe (admitted, evicted, finished, CQ usage after each instant), in time order.

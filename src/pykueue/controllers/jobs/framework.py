@@ -2,7 +2,7 @@
 
 Owns the small protocol an integration's job adapter satisfies (Kueue's ``GenericJob``), the
 optional capabilities checked where used (``JobWithReclaimablePods``, ``JobWithPriorityClass``), the
-shared helpers every integration needs (Workload naming §2.3, podSet info from an admission §2.4
+shared helpers every integration needs (Workload naming, podSet info from an admission
 step 11 with the pods' podset and queue labels, pod-set templates with de-duplicated env vars,
 template restore), and :data:`INTEGRATIONS`, the one literal registry of integrations.
 
@@ -125,7 +125,8 @@ class Finished:
 
 @dataclass(frozen=True, slots=True)
 class PodSetInfo:
-    """What starting a podSet injects (§2.4 step 11): flavors' node labels and tolerations, count."""
+    """What starting a podSet injects when the job reconcile loop unsuspends a job: flavors' node labels
+    and tolerations, count."""
 
     name: str
     count: int
@@ -228,7 +229,7 @@ class Integration:
 
 
 def workload_name(kind: str, group: str, owner_name: str, owner_uid: str) -> str:
-    """``<lower(kind)>-<owner>`` cut to 247 chars + ``-`` + 5 hex of SHA1(kind, group, name, uid) (§2.3)."""
+    """``<lower(kind)>-<owner>`` cut to 247 chars + ``-`` + 5 hex of SHA1(kind, group, name, uid) (Kueue's naming)."""
     prefix = f"{kind.lower()}-{owner_name}"[:247]
     digest = hashlib.sha1("\n".join((kind, group, owner_name, owner_uid)).encode()).hexdigest()[:5]
     return f"{prefix}-{digest}"
@@ -360,7 +361,7 @@ def namespace_labels(caches: Caches, namespace: str) -> dict[str, str]:
 
 
 def default_queue_and_manage(obj: JSONDict, config: KueueConfig, caches: Caches) -> tuple[JSONDict, bool]:
-    """Shared webhook logic of §2.2 for job kinds: returns (possibly labelled copy, managed?)."""
+    """Shared webhook logic for job kinds (which jobs Kueue manages): returns (possibly labelled copy, managed?)."""
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace", "")
     ns_matches = config.managed_jobs_namespace_selector.matches(namespace_labels(caches, namespace))

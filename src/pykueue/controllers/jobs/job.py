@@ -1,4 +1,5 @@
-"""The batch/v1 Job integration (spec §2.2–§2.4): one podSet ``main`` per Job.
+"""The batch/v1 Job integration (which Jobs Kueue manages, their Workload, the reconcile loop): one podSet
+``main`` per Job.
 
 Owns: the Job adapter (:class:`BatchJob`) — podSet from parallelism/completions with partial
 admission via ``kueue.x-k8s.io/job-min-parallelism``, PodsReady, finished, reclaimable pods, start
@@ -42,7 +43,7 @@ __all__ = ["INTEGRATION", "BatchJob", "mutate_on_create"]
 
 _DROP_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid")
 PARENT_KINDS = frozenset({("jobset.x-k8s.io", "JobSet")})
-"""Owners whose child Jobs Kueue leaves to the parent's integration (§2.2 rule 2)."""
+"""Owners whose child Jobs Kueue leaves to the parent's integration (Kueue's rule for which jobs are managed)."""
 
 
 class BatchJob(ObjectJob):
@@ -136,7 +137,7 @@ class BatchJob(ObjectJob):
 
 
 def mutate_on_create(obj: JSONDict, config: KueueConfig, caches: Caches) -> JSONDict | None:
-    """§2.2: default the queue to LocalQueue ``default``; suspend a managed Job."""
+    """Which jobs are managed: default the queue to LocalQueue ``default``; suspend a managed Job."""
     if has_managed_owner(obj, PARENT_KINDS):
         return None
     out, managed = default_queue_and_manage(obj, config, caches)

@@ -1,4 +1,4 @@
-"""The JobSet integration (``jobset.x-k8s.io/v1alpha2``, spec §2.3): one podSet per replicatedJob.
+"""The JobSet integration (``jobset.x-k8s.io/v1alpha2``, Kueue's Workload construction): one podSet per replicatedJob.
 
 Owns: the JobSet adapter (:class:`JobSetJob`) and its create-time admission mutation. A JobSet is
 admitted as one unit; its child Jobs are not managed separately (the Job integration skips Jobs

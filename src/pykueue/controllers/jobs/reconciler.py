@@ -1,4 +1,4 @@
-"""The job reconciler (spec §2.4), the same for every integration.
+"""The job reconciler (Kueue's job reconcile loop), the same for every integration.
 
 Owns, per job: creating its Workload (name, podSets, priority, owner reference, finalizer) or
 adopting the prebuilt one it names (``kueue.x-k8s.io/prebuilt-workload-name``), marking
@@ -62,7 +62,7 @@ CONFLICT_RETRY = 0.05
 
 
 class PriorityClassNotFound(Exception):
-    """The job names a WorkloadPriorityClass that does not exist (§1.7: no fallback)."""
+    """The job names a WorkloadPriorityClass that does not exist (Kueue's WorkloadPriorityClass rules: no fallback)."""
 
 
 class JobReconciler:
@@ -154,7 +154,7 @@ class JobReconciler:
             return 5.0
 
     def _managed(self, job: GenericJob) -> bool:
-        """§2.2: inside the managed namespaces, jobs with a queue name (or every job when
+        """Which jobs are managed: inside the managed namespaces, jobs with a queue name (or every job when
         manageJobsWithoutQueueName); outside them, none (ManagedJobsNamespaceSelectorAlwaysRespected)."""
         if not job.queue_name() and not self._config.manage_jobs_without_queue_name:
             return False
@@ -296,7 +296,7 @@ class JobReconciler:
         self._workload_of[job.key] = (job.namespace, meta["name"])
 
     async def _sync_status(self, job: GenericJob, wl: JSONDict, now: float) -> None:
-        """reclaimablePods (§2.4 step 8) and PodsReady (step 9), in one write when either changed."""
+        """reclaimablePods and PodsReady (Kueue's job reconcile loop), in one write when either changed."""
         reclaimable = job.reclaimable_pods() if isinstance(job, JobWithReclaimablePods) else None
         track_ready = self._config.wait_for_pods_ready.enable
 
@@ -332,8 +332,8 @@ class JobReconciler:
         await update_status(self._client, WORKLOADS, wl, edit)
 
     async def _update_in_place(self, job: GenericJob, wl: JSONDict) -> None:
-        """A suspended job's unreserved Workload follows the job (queue name, podSets) in place (§2.4
-        step 2) instead of being recreated."""
+        """A suspended job's unreserved Workload follows the job (queue name, podSets) in place (Kueue's job
+        reconcile loop) instead of being recreated."""
         spec = wl.get("spec") or {}
         patch: JSONDict = {}
         if spec.get("queueName", "") != job.queue_name():
@@ -356,7 +356,7 @@ class JobReconciler:
                                  namespace=job.namespace)
 
     async def _sync_priority(self, job: GenericJob, wl: JSONDict) -> None:
-        """A changed ``priority-class`` label propagates to the Workload (§1.7: value and ref name)."""
+        """A changed ``priority-class`` label propagates to the Workload (its value and ref name)."""
         wpc_name = job.labels().get(PRIORITY_CLASS_LABEL, "")
         spec = wl.get("spec") or {}
         ref = spec.get("priorityClassRef") or {}
@@ -370,7 +370,7 @@ class JobReconciler:
             "priority": int(wpc.get("value", 0))}}, namespace=job.namespace)
 
     def _priority(self, job: GenericJob) -> tuple[JSONDict | None, int | None]:
-        """(priorityClassRef, priority) per §1.7."""
+        """(priorityClassRef, priority) per Kueue's WorkloadPriorityClass rules."""
         wpc_name = job.labels().get(PRIORITY_CLASS_LABEL, "")
         if wpc_name:
             wpc = self._caches.workload_priority_classes.get(wpc_name)
