@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 __all__ = ["ConditionNotMet", "eventually", "eventually_blocking", "stays_true"]
 
@@ -32,15 +32,28 @@ def _failure(check: object, what: str, within: float, last: object) -> Condition
     return ConditionNotMet(f"never held within {within:g}s: {_describe(check, what)}; last value: {last!r}")
 
 
+@overload
 async def eventually(
-    check: Callable[[], T | Awaitable[T]], *, within: float = 10.0, interval: float = 0.01, what: str = ""
-) -> T:
-    """Await until ``check()`` (sync or async) is truthy; return its value."""
+    check: Callable[[], Awaitable[T | None]], *, within: float = 30.0, interval: float = 0.01, what: str = ""
+) -> T: ...
+
+
+@overload
+async def eventually(
+    check: Callable[[], T | None], *, within: float = 30.0, interval: float = 0.01, what: str = ""
+) -> T: ...
+
+
+async def eventually(
+    check: Callable[[], object], *, within: float = 30.0, interval: float = 0.01, what: str = ""
+) -> object:
+    """Await until ``check()`` (sync or async) is truthy; return its value (never None, so its type
+    drops the ``None`` of ``check``'s)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     while True:
         result = check()
-        last: T = await result if inspect.isawaitable(result) else result  # type: ignore[assignment]
+        last = await result if inspect.isawaitable(result) else result
         if last:
             return last
         if loop.time() >= deadline:
@@ -48,7 +61,9 @@ async def eventually(
         await asyncio.sleep(interval)
 
 
-def eventually_blocking(check: Callable[[], T], *, within: float = 60.0, interval: float = 0.3, what: str = "") -> T:
+def eventually_blocking(
+    check: Callable[[], T | None], *, within: float = 60.0, interval: float = 0.3, what: str = ""
+) -> T:
     """:func:`eventually` for code that is not async (end-to-end tests driving kubectl)."""
     deadline = time.monotonic() + within
     while True:

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,15 +102,3 @@ class Pykueue:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
                                  f"stdout: {result.stdout}\nstderr: {result.stderr}")
         return result
-
-    def wait_for(self, predicate: object, timeout: float = 60.0, interval: float = 0.3) -> object:
-        """Poll ``predicate()`` until it returns something truthy (tests never assert on durations)."""
-        assert callable(predicate)
-        deadline = time.monotonic() + timeout
-        last: object = None
-        while time.monotonic() < deadline:
-            last = predicate()
-            if last:
-                return last
-            time.sleep(interval)
-        raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")

@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import condition, get, is_true, items, job_manifest, workload_of
+from tests.waiting import eventually_blocking
 
 FLAVOR = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -62,16 +63,16 @@ def test_priority_preemption_between_two_local_queues(pykueue: Pykueue) -> None:
            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000")
     pykueue.kubectl("create", "-f", "-", input=job_manifest(
         "low", "lq-low", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
-    pykueue.wait_for(lambda: _admitted(pykueue, "low"))
+    eventually_blocking(lambda: _admitted(pykueue, "low"))
     pykueue.kubectl("create", "-f", "-", input=job_manifest(
         "high", "lq-high", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}))
-    pykueue.wait_for(lambda: _admitted(pykueue, "high"), timeout=90)
+    eventually_blocking(lambda: _admitted(pykueue, "high"), within=90)
     low = workload_of(pykueue, "low")
     assert low is not None
     assert condition(low, "Preempted").get("reason") == "InClusterQueue"
     assert not is_true(low, "Admitted")
     assert low["spec"]["priority"] == 100
-    pykueue.wait_for(lambda: _suspended(pykueue, "low"))
+    eventually_blocking(lambda: _suspended(pykueue, "low"))
 
 
 def test_borrowing_across_a_cohort_and_reclaim(pykueue: Pykueue) -> None:
@@ -79,10 +80,10 @@ def test_borrowing_across_a_cohort_and_reclaim(pykueue: Pykueue) -> None:
            _cq("cq-a", 2, cohort="team", preemption="  preemption: {reclaimWithinCohort: Any}\n"),
            _cq("cq-b", 2, cohort="team"), _lq("lq-a", "cq-a"), _lq("lq-b", "cq-b"))
     pykueue.kubectl("create", "-f", "-", input=job_manifest("borrower", "lq-b", cpu="3"))
-    wl = pykueue.wait_for(lambda: _admitted(pykueue, "borrower"))
+    wl = eventually_blocking(lambda: _admitted(pykueue, "borrower"))
     assert isinstance(wl, dict)
     cq_b = get(pykueue, "cq", "cq-b")
-    pykueue.wait_for(lambda: get(pykueue, "cq", "cq-b").get("status", {}).get("admittedWorkloads") == 1)
+    eventually_blocking(lambda: get(pykueue, "cq", "cq-b").get("status", {}).get("admittedWorkloads") == 1)
     cq_b = get(pykueue, "cq", "cq-b")
     usage = cq_b["status"]["flavorsUsage"][0]["resources"][0]
     assert usage["name"] == "cpu"
@@ -90,7 +91,7 @@ def test_borrowing_across_a_cohort_and_reclaim(pykueue: Pykueue) -> None:
     assert usage["borrowed"] == "1"
 
     pykueue.kubectl("create", "-f", "-", input=job_manifest("owner", "lq-a", cpu="2"))
-    pykueue.wait_for(lambda: _admitted(pykueue, "owner"), timeout=90)
+    eventually_blocking(lambda: _admitted(pykueue, "owner"), within=90)
     borrower = workload_of(pykueue, "borrower")
     assert borrower is not None
     assert condition(borrower, "Preempted").get("reason") == "InCohortReclamation"
@@ -99,29 +100,29 @@ def test_borrowing_across_a_cohort_and_reclaim(pykueue: Pykueue) -> None:
 def test_stop_and_resume_a_cluster_queue(pykueue: Pykueue) -> None:
     _apply(pykueue, FLAVOR, _cq("cq", 4), _lq("lq", "cq"))
     pykueue.kubectl("patch", "cq", "cq", "--type", "merge", "-p", '{"spec":{"stopPolicy":"Hold"}}')
-    pykueue.wait_for(lambda: condition(get(pykueue, "cq", "cq"), "Active").get("reason") == "Stopped")
+    eventually_blocking(lambda: condition(get(pykueue, "cq", "cq"), "Active").get("reason") == "Stopped")
     pykueue.kubectl("create", "-f", "-", input=job_manifest("held", "lq"))
 
     def held_pending() -> bool:
         wl = workload_of(pykueue, "held")
         return wl is not None and condition(wl, "QuotaReserved").get("status") == "False"
 
-    pykueue.wait_for(held_pending)
+    eventually_blocking(held_pending)
     assert _suspended(pykueue, "held")
     pykueue.kubectl("patch", "cq", "cq", "--type", "merge", "-p", '{"spec":{"stopPolicy":"None"}}')
-    pykueue.wait_for(lambda: _admitted(pykueue, "held"))
+    eventually_blocking(lambda: _admitted(pykueue, "held"))
 
 
 def test_deleting_a_running_job_frees_its_quota(pykueue: Pykueue) -> None:
     _apply(pykueue, FLAVOR, _cq("cq", 4), _lq("lq", "cq"))
     pykueue.kubectl("create", "-f", "-", input=job_manifest("first", "lq", cpu="3"))
-    pykueue.wait_for(lambda: _admitted(pykueue, "first"))
+    eventually_blocking(lambda: _admitted(pykueue, "first"))
     pykueue.kubectl("create", "-f", "-", input=job_manifest("second", "lq", cpu="3"))
-    pykueue.wait_for(lambda: (workload_of(pykueue, "second") or {}).get("status", {}).get("conditions"))
+    eventually_blocking(lambda: (workload_of(pykueue, "second") or {}).get("status", {}).get("conditions"))
     assert _admitted(pykueue, "second") is None
     pykueue.kubectl("delete", "job", "first")
-    pykueue.wait_for(lambda: _admitted(pykueue, "second"), timeout=60)
-    pykueue.wait_for(lambda: workload_of(pykueue, "first") is None)
+    eventually_blocking(lambda: _admitted(pykueue, "second"), within=60)
+    eventually_blocking(lambda: workload_of(pykueue, "first") is None)
 
 
 def test_job_without_quota_for_its_resources_stays_pending(pykueue: Pykueue) -> None:
@@ -132,7 +133,7 @@ def test_job_without_quota_for_its_resources_stays_pending(pykueue: Pykueue) -> 
         wl = workload_of(pykueue, "gpu")
         return str(condition(wl, "QuotaReserved").get("message", "")) if wl else ""
 
-    text = pykueue.wait_for(message)
+    text = eventually_blocking(message)
     assert "nvidia.com/gpu" in str(text)
     assert "unavailable in ClusterQueue" in str(text)
     assert _suspended(pykueue, "gpu")
@@ -146,7 +147,7 @@ def test_job_naming_a_missing_local_queue(pykueue: Pykueue) -> None:
         cond = condition(wl, "QuotaReserved") if wl else {}
         return cond if cond.get("status") == "False" else None
 
-    cond = pykueue.wait_for(reason)
+    cond = eventually_blocking(reason)
     assert isinstance(cond, dict)
     assert "no-such-queue" in cond["message"]
     assert "doesn't exist" in cond["message"]
@@ -160,7 +161,7 @@ def test_local_queue_pointing_at_a_missing_cluster_queue_is_inactive(pykueue: Py
         cond = condition(get(pykueue, "lq", "orphan"), "Active")
         return cond or None
 
-    cond = pykueue.wait_for(active)
+    cond = eventually_blocking(active)
     assert isinstance(cond, dict)
     assert cond["status"] == "False"
     assert cond["reason"] == "ClusterQueueDoesNotExist"
@@ -170,7 +171,7 @@ def test_pending_workloads_counted_on_local_queue(pykueue: Pykueue) -> None:
     _apply(pykueue, FLAVOR, _cq("cq", 1), _lq("lq", "cq"))
     for name in ("a", "b", "c"):
         pykueue.kubectl("create", "-f", "-", input=job_manifest(name, "lq", cpu="1"))
-    pykueue.wait_for(lambda: get(pykueue, "lq", "lq").get("status", {}).get("pendingWorkloads") == 2)
+    eventually_blocking(lambda: get(pykueue, "lq", "lq").get("status", {}).get("pendingWorkloads") == 2)
     assert len(items(pykueue, "workloads", "-n", "default")) == 3
 
 
@@ -189,23 +190,23 @@ def test_preempted_job_on_a_labelled_flavor_is_suspended_and_restored(tmp_path: 
                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 9")
         server.kubectl("create", "-f", "-", input=job_manifest(
             "low", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
-        server.wait_for(lambda: _admitted(server, "low"))
+        eventually_blocking(lambda: _admitted(server, "low"))
 
         def running_on_pool_a() -> bool:
             pods = items(server, "pods", "-l", "batch.kubernetes.io/job-name=low")
             return any(p.get("status", {}).get("phase") == "Running" for p in pods)
 
-        server.wait_for(running_on_pool_a)
+        eventually_blocking(running_on_pool_a)
         assert get(server, "job", "low")["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "a"}
         server.kubectl("create", "-f", "-", input=job_manifest(
             "high", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}))
-        server.wait_for(lambda: _admitted(server, "high"), timeout=90)
-        server.wait_for(lambda: _suspended(server, "low"))
+        eventually_blocking(lambda: _admitted(server, "high"), within=90)
+        eventually_blocking(lambda: _suspended(server, "low"))
         low_job = get(server, "job", "low")
         assert "nodeSelector" not in low_job["spec"]["template"]["spec"]
         low = workload_of(server, "low")
         assert low is not None
         assert condition(low, "Preempted").get("reason") == "InClusterQueue"
-        server.wait_for(lambda: not items(server, "pods", "-l", "batch.kubernetes.io/job-name=low"))
+        eventually_blocking(lambda: not items(server, "pods", "-l", "batch.kubernetes.io/job-name=low"))
     finally:
         server.stop()

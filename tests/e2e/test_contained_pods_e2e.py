@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import cpu_queue, get, items, job_manifest
+from tests.waiting import eventually_blocking
 
 ROOT = os.geteuid() == 0
 
@@ -32,7 +33,7 @@ def test_a_pod_is_not_root_and_cannot_read_the_data_dir(pykueue: Pykueue) -> Non
     pykueue.kubectl("create", "-f", "-", input=job_manifest("peek", "lq", command=(
         f"id -u; cat {data}/token 2>/dev/null && echo token-read || echo token-denied; "
         f"cat {data}/state.db >/dev/null 2>&1 && echo db-read || echo db-denied")))
-    pykueue.wait_for(lambda: _succeeded(pykueue, "peek"), timeout=90)
+    eventually_blocking(lambda: _succeeded(pykueue, "peek"), within=90)
     uid, token, db = pykueue.kubectl("logs", "job/peek").stdout.split()
     assert uid != "0"
     assert (token, db) == ("token-denied", "db-denied")
@@ -65,11 +66,11 @@ def test_a_kill_9_of_the_server_never_runs_a_jobs_command_twice(tmp_path: Path) 
             pods = _job_pods(server, "once")
             return len(pods) == 1 and pods[0].get("status", {}).get("phase") == "Running"
 
-        server.wait_for(running, timeout=90)
-        server.wait_for(lambda: "started" in server.kubectl("logs", "job/once", check=False).stdout, timeout=30)
+        eventually_blocking(running, within=90)
+        eventually_blocking(lambda: "started" in server.kubectl("logs", "job/once", check=False).stdout, within=30)
         server.kill9()   # the container runs on under its shim
         server.start()
-        server.wait_for(lambda: _succeeded(server, "once"), timeout=90)
+        eventually_blocking(lambda: _succeeded(server, "once"), within=90)
         pods = _job_pods(server, "once")
         assert len(pods) == 1, "the Job started no replacement: its command ran once"
         assert get(server, "job", "once")["status"].get("failed") is None

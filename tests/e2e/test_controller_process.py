@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 
 from tests.e2e import test_quickstart as quickstart
 from tests.e2e.harness import QUICKSTART, Pykueue
+from tests.waiting import eventually_blocking
 
 
 @pytest.fixture
@@ -49,18 +49,15 @@ def test_quickstart_with_the_controllers_in_their_own_process(split: Pykueue) ->
 def test_a_dead_controller_process_is_restarted_and_a_stopped_server_leaves_none(split: Pykueue) -> None:
     [child] = _controller_pids(split.kubeconfig)
     os.kill(child, signal.SIGKILL)
-    restarted = split.wait_for(lambda: [p for p in _controller_pids(split.kubeconfig) if p != child] or None,
-                               timeout=30)
+    restarted = eventually_blocking(lambda: [p for p in _controller_pids(split.kubeconfig) if p != child], within=30)
     assert isinstance(restarted, list)
     assert any("restarting it" in line for line in split.output)
     # the new controllers admit work
     split.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))
     split.kubectl("create", "-f", str(QUICKSTART / "sample-job.yaml"))
     admitted = "jsonpath={.items[*].status.conditions[?(@.type=='Admitted')].status}"
-    split.wait_for(lambda: "True" in split.kubectl("get", "workloads", "-n", "default", "-o", admitted).stdout or None,
-                   timeout=60)
+    eventually_blocking(
+        lambda: "True" in split.kubectl("get", "workloads", "-n", "default", "-o", admitted).stdout, within=60)
     assert split.stop() == 0
-    deadline = time.monotonic() + 10
-    while _controller_pids(split.kubeconfig) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _controller_pids(split.kubeconfig) == []
+    eventually_blocking(lambda: _controller_pids(split.kubeconfig) == [], within=10, interval=0.1,
+                        what="no controller process left")

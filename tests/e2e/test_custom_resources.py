@@ -28,6 +28,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from tests.e2e.harness import Pykueue, kubectl_binary
+from tests.waiting import eventually_blocking
 
 GROUP, PLURAL, CRD_NAME = "example.com", "widgets", "widgets.example.com"
 OPERATOR = Path(__file__).with_name("kopf_widget_operator.py")
@@ -202,10 +203,10 @@ def test_custom_resource_definition_served_validated_and_deleted(api_only: Pykue
 
     # kubectl scale goes through the scale subresource; kubectl get -w sees the change
     with _watching(server, "widgets") as lines:
-        server.wait_for(lambda: any(line.startswith("ADDED") and "w1" in line for line in lines), timeout=30)
+        eventually_blocking(lambda: any(line.startswith("ADDED") and "w1" in line for line in lines), within=30)
         assert "scaled" in server.kubectl("scale", "widget", "w1", "--replicas=3").stdout
-        server.wait_for(
-            lambda: any(line.startswith("MODIFIED") and "w1" in line and " 3" in line for line in lines), timeout=30
+        eventually_blocking(
+            lambda: any(line.startswith("MODIFIED") and "w1" in line and " 3" in line for line in lines), within=30
         )
     scale = json.loads(server.kubectl("get", "--raw", f"/apis/{GROUP}/v1/namespaces/default/{PLURAL}/w1/scale").stdout)
     assert scale["kind"] == "Scale"
@@ -217,8 +218,8 @@ def test_custom_resource_definition_served_validated_and_deleted(api_only: Pykue
     schema = copy.deepcopy(_SCHEMA)
     schema["properties"]["spec"]["properties"]["color"] = {"type": "string", "description": "The widget's colour."}
     _apply_crd(server, _crd(schema))
-    server.wait_for(
-        lambda: "The widget's colour." in server.kubectl("explain", "widget.spec.color", check=False).stdout, timeout=30
+    eventually_blocking(
+        lambda: "The widget's colour." in server.kubectl("explain", "widget.spec.color", check=False).stdout, within=30
     )
     server.kubectl("create", "-f", "-", input=_widget("w4", {"color": "blue"}))
     assert _get(server, "widget", "w4")["spec"]["color"] == "blue"
@@ -299,7 +300,7 @@ def test_kopf_operator_on_a_custom_kind(api_only: Pykueue, tmp_path: Path) -> No
             return predicate()
 
         try:
-            return server.wait_for(check, timeout=30)
+            return eventually_blocking(check, within=30)
         except AssertionError as error:
             raise AssertionError(f"{what}: {error}\n--- kopf log ---\n{kopf.output()[-4000:]}") from None
 

@@ -18,6 +18,7 @@ from kubernetes.client.rest import ApiException
 
 from tests.e2e.harness import QUICKSTART, Pykueue
 from tests.e2e.k8s import condition, cpu_queue, get, is_true, items, job_manifest, workload_of
+from tests.waiting import eventually_blocking
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 
@@ -83,7 +84,7 @@ def test_labelled_jobset_is_queued_by_a_default_up(server: Pykueue) -> None:
         wl = workload_of(server, "seed")
         return wl if wl is not None and condition(wl, "QuotaReserved").get("status") == "False" else None
 
-    wl = server.wait_for(pending)
+    wl = eventually_blocking(pending)
     assert isinstance(wl, dict)
     assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("leader", 1), ("workers", 4)]
     assert get(server, "jobset", "seed")["spec"]["suspend"] is True
@@ -95,7 +96,7 @@ def test_labelled_object_no_integration_queues_gets_a_warning(server: Pykueue) -
     server.kubectl("create", "namespace", "warn")
     server.kubectl("create", "configmap", "labelled", "-n", "warn")
     server.kubectl("label", "configmap", "labelled", "-n", "warn", f"{QUEUE}=user-queue")
-    events = server.wait_for(lambda: _events(server, "warn", "NotQueued"))
+    events = eventually_blocking(lambda: _events(server, "warn", "NotQueued"))
     assert isinstance(events, list)
     event = events[0]
     assert event["type"] == "Warning"
@@ -109,7 +110,7 @@ def test_labelled_object_no_integration_queues_gets_a_warning(server: Pykueue) -
 def test_orphan_delete_finishes_the_workload_and_frees_quota(server: Pykueue) -> None:
     _namespace(server, "orphan", 1)
     server.kubectl("create", "-f", "-", input=job_manifest("held", "lq", namespace="orphan"))
-    server.wait_for(lambda: (wl := workload_of(server, "held", "orphan")) is not None and is_true(wl, "Admitted"))
+    eventually_blocking(lambda: (wl := workload_of(server, "held", "orphan")) is not None and is_true(wl, "Admitted"))
     name = workload_of(server, "held", "orphan")["metadata"]["name"]  # type: ignore[index]
     server.kubectl("delete", "job", "held", "-n", "orphan", "--cascade=orphan")
 
@@ -117,19 +118,20 @@ def test_orphan_delete_finishes_the_workload_and_frees_quota(server: Pykueue) ->
         wl = get(server, "workload", name, "-n", "orphan")
         return wl if is_true(wl, "Finished") else None
 
-    wl = server.wait_for(finished)
+    wl = eventually_blocking(finished)
     assert isinstance(wl, dict)
     assert condition(wl, "Finished")["reason"] == "OwnerNotFound"
-    server.wait_for(lambda: get(server, "clusterqueue", "cq-orphan").get("status", {}).get("reservingWorkloads") == 0)
+    eventually_blocking(
+        lambda: get(server, "clusterqueue", "cq-orphan").get("status", {}).get("reservingWorkloads") == 0)
     # the freed quota admits the next job
     server.kubectl("create", "-f", "-", input=job_manifest("next", "lq", namespace="orphan"))
-    server.wait_for(lambda: (wl := workload_of(server, "next", "orphan")) is not None and is_true(wl, "Admitted"))
+    eventually_blocking(lambda: (wl := workload_of(server, "next", "orphan")) is not None and is_true(wl, "Admitted"))
 
 
 def test_pods_of_admitted_jobs_carry_both_queue_labels(server: Pykueue) -> None:
     _namespace(server, "labels", 2)
     server.kubectl("create", "-f", "-", input=job_manifest("labelled", "lq", namespace="labels"))
-    pods = server.wait_for(lambda: items(server, "pods", "-n", "labels", "-l", "job-name=labelled"))
+    pods = eventually_blocking(lambda: items(server, "pods", "-n", "labels", "-l", "job-name=labelled"))
     assert isinstance(pods, list)
     labels = pods[0]["metadata"]["labels"]
     assert labels["kueue.x-k8s.io/local-queue-name"] == "lq"
@@ -145,7 +147,7 @@ def test_duplicate_env_vars_collapse_in_the_workload(server: Pykueue) -> None:
         {"name": "A", "value": "3"},
     ]
     server.kubectl("create", "-f", "-", input=json.dumps(job))
-    wl = server.wait_for(lambda: workload_of(server, "env", "env"))
+    wl = eventually_blocking(lambda: workload_of(server, "env", "env"))
     assert isinstance(wl, dict)
     env = wl["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["env"]
     assert env == [{"name": "A", "value": "3"}, {"name": "B", "value": "2"}]
@@ -269,7 +271,7 @@ def test_gated_pods_of_a_group_carry_their_role_hash(server: Pykueue) -> None:
     assert all(
         any(g["name"] == "kueue.x-k8s.io/admission" for g in p["spec"]["schedulingGates"]) for p in pods.values()
     )
-    wl = server.wait_for(lambda: items(server, "workloads", "-n", "group"))
+    wl = eventually_blocking(lambda: items(server, "workloads", "-n", "group"))
     assert isinstance(wl, list)
     assert sorted((p["name"], p["count"]) for p in wl[0]["spec"]["podSets"]) == sorted(
         [(hashes["p1"], 2), (hashes["p3"], 1)]
@@ -326,8 +328,8 @@ def test_a_prebuilt_workload_is_adopted_not_duplicated(server: Pykueue) -> None:
         refs = wl["metadata"].get("ownerReferences") or []
         return wl if any(r["kind"] == "Job" and r["name"] == "adopter" for r in refs) else None
 
-    server.wait_for(adopted)
-    server.wait_for(lambda: get(server, "job", "adopter", "-n", "prebuilt")["spec"].get("suspend") is False)
+    eventually_blocking(adopted)
+    eventually_blocking(lambda: get(server, "job", "adopter", "-n", "prebuilt")["spec"].get("suspend") is False)
     assert [w["metadata"]["name"] for w in items(server, "workloads", "-n", "prebuilt")] == ["made-before"]
 
 
@@ -380,7 +382,7 @@ def test_a_prebuilt_workload_unlike_its_job_is_finished_out_of_sync(server: Pyku
         wl = get(server, "workload", "one-pod", "-n", "outofsync")
         return wl if is_true(wl, "Finished") else None
 
-    wl = server.wait_for(finished)
+    wl = eventually_blocking(finished)
     assert isinstance(wl, dict)
     assert condition(wl, "Finished")["reason"] == "OutOfSync"
     assert get(server, "job", "two-pods", "-n", "outofsync")["spec"]["suspend"] is True
@@ -440,7 +442,7 @@ def test_weighted_share_rounds_up_and_a_disabled_integration_warns(tmp_path: Pat
         server.kubectl("apply", "-f", "-", input=COHORT)
         # 1 cpu borrowed of the 9 the cohort lends: 111.1 per mille, which Kueue reports as 112
         server.kubectl("create", "-f", "-", input=job_manifest("borrows", "lq"))
-        server.wait_for(
+        eventually_blocking(
             lambda: (
                 get(server, "clusterqueue", "borrower").get("status", {}).get("fairSharing", {}).get("weightedShare")
                 == 112
@@ -448,7 +450,7 @@ def test_weighted_share_rounds_up_and_a_disabled_integration_warns(tmp_path: Pat
         )
         # the jobset integration is off: the labelled JobSet runs unqueued, and says so
         server.kubectl("create", "-f", "-", input=JOBSET.format(name="unqueued", namespace="default"))
-        events = server.wait_for(lambda: _events(server, "default", "NotQueued"))
+        events = eventually_blocking(lambda: _events(server, "default", "NotQueued"))
         assert isinstance(events, list)
         assert events[0]["involvedObject"]["kind"] == "JobSet"
         assert events[0]["type"] == "Warning"
@@ -510,7 +512,7 @@ def test_the_warning_comes_from_the_server_when_controllers_run_apart(tmp_path: 
                 }
             ),
         )
-        events = server.wait_for(lambda: _events(server, "default", "NotQueued"))
+        events = eventually_blocking(lambda: _events(server, "default", "NotQueued"))
         assert isinstance(events, list)
         assert events[0]["involvedObject"]["name"] == "labelled"
     finally:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import condition, cpu_queue, get, is_true, items
+from tests.waiting import eventually_blocking
 
 CONFIG = """
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -79,7 +80,7 @@ def test_jobset_is_admitted_as_one_unit(with_integrations: Pykueue) -> None:
         wl = _only_workload(server)
         return wl if wl is not None and condition(wl, "QuotaReserved").get("status") == "False" else None
 
-    wl = server.wait_for(pending)
+    wl = eventually_blocking(pending)
     assert isinstance(wl, dict)
     assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("leader", 1), ("workers", 4)]
     assert get(server, "jobset", "js")["spec"]["suspend"] is True
@@ -88,13 +89,13 @@ def test_jobset_is_admitted_as_one_unit(with_integrations: Pykueue) -> None:
 
     server.kubectl("patch", "cq", "cq", "--type", "json", "-p",
                    '[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota","value":5}]')
-    server.wait_for(lambda: is_true(_only_workload(server) or {}, "Admitted"))
+    eventually_blocking(lambda: is_true(_only_workload(server) or {}, "Admitted"))
 
     def completed() -> bool:
         return is_true(get(server, "jobset", "js"), "Completed")
 
-    server.wait_for(completed, timeout=90)
-    server.wait_for(lambda: is_true(_only_workload(server) or {}, "Finished"))
+    eventually_blocking(completed, within=90)
+    eventually_blocking(lambda: is_true(_only_workload(server) or {}, "Finished"))
 
 
 def _group_pod(name: str) -> str:
@@ -128,7 +129,7 @@ def test_pod_group_is_one_workload(with_integrations: Pykueue) -> None:
         wl = _only_workload(server)
         return wl if wl is not None and is_true(wl, "Admitted") else None
 
-    wl = server.wait_for(admitted)
+    wl = eventually_blocking(admitted)
     assert isinstance(wl, dict)
     assert sum(p["count"] for p in wl["spec"]["podSets"]) == 2
 
@@ -136,5 +137,5 @@ def test_pod_group_is_one_workload(with_integrations: Pykueue) -> None:
         phases = [get(server, "pod", name).get("status", {}).get("phase") for name in ("p1", "p2")]
         return phases == ["Succeeded", "Succeeded"]
 
-    server.wait_for(both_succeeded, timeout=60)
+    eventually_blocking(both_succeeded, within=60)
     assert server.kubectl("logs", "p2").stdout.strip() == "p2"

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import QUICKSTART, Pykueue
+from tests.waiting import eventually_blocking
 
 OPERATOR = Path(__file__).with_name("kopf_operator.py")
 PREFIX = "e2e.pykueue.io"
@@ -112,12 +113,12 @@ def _reasons(server: Pykueue, kind: str = "ClusterQueue", name: str = CQ) -> lis
 
 
 def _until(server: Pykueue, kopf: Kopf, what: str, predicate: Callable[[], object]) -> Any:
-    """``wait_for`` that gives up early when kopf died, and shows kopf's log when it times out."""
+    """``eventually_blocking`` that gives up early when kopf died, and shows kopf's log when it times out."""
     def check() -> object:
         kopf.alive()
         return predicate()
     try:
-        return server.wait_for(check, timeout=20)
+        return eventually_blocking(check, within=20)
     except AssertionError as error:
         raise AssertionError(f"{what}: {error}\n--- kopf log (tail) ---\n{kopf.tail()}") from None
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from tests.e2e.harness import QUICKSTART, Pykueue, kubectl_binary
+from tests.waiting import eventually_blocking
 
 CQ_FILE = str(QUICKSTART / "cluster-queue.yaml")
 
@@ -94,10 +95,10 @@ def test_watch_receives_live_event(kueue_api: Pykueue) -> None:
     reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)
     reader.start()
     try:
-        kueue_api.wait_for(lambda: any(line.startswith("ADDED") for line in lines), timeout=30)
+        eventually_blocking(lambda: any(line.startswith("ADDED") for line in lines), within=30)
         kueue_api.kubectl("label", "cq", "cluster-queue", "watched=yes")
-        kueue_api.wait_for(lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines),
-                          timeout=30)
+        eventually_blocking(lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines),
+                          within=30)
     finally:
         watcher.kill()
         watcher.wait()

@@ -17,6 +17,7 @@ import yaml
 
 from tests.e2e.harness import Pykueue, kubectl_binary
 from tests.e2e.test_visibility_e2e import workload_yaml
+from tests.waiting import eventually_blocking
 
 BIN = Path(sys.executable).parent
 
@@ -179,7 +180,7 @@ def _admitted(server: Pykueue, name: str, namespace: str = "default") -> bool:
 def test_list_verbs_show_kueues_columns_and_positions(server: Pykueue) -> None:
     _queue(server, "cq-list", 1)
     server.kubectl("apply", "-f", "-", input=workload_yaml("list-holder", "cq-list-lq", 100))
-    server.wait_for(lambda: _admitted(server, "list-holder"))
+    eventually_blocking(lambda: _admitted(server, "list-holder"))
     for name, priority in (("list-low", 1), ("list-high", 50)):
         server.kubectl("create", "-f", "-", input=workload_yaml(name, "cq-list-lq", priority))
 
@@ -187,7 +188,7 @@ def test_list_verbs_show_kueues_columns_and_positions(server: Pykueue) -> None:
         row = {r["NAME"]: r for r in table(kueue(server, "list", "clusterqueue").stdout)}["cq-list"]
         return row if (row["PENDING WORKLOADS"], row["ACTIVE"]) == ("2", "true") else None
 
-    row = server.wait_for(cq_row)  # the status says both wait: the engine has queued them
+    row = eventually_blocking(cq_row)  # the status says both wait: the engine has queued them
     assert isinstance(row, dict)
     assert list(row) == ["NAME", "COHORT", "PENDING WORKLOADS", "ADMITTED WORKLOADS", "ACTIVE", "AGE"]
     assert row["ADMITTED WORKLOADS"] == "1"
@@ -233,13 +234,13 @@ def test_list_verbs_show_kueues_columns_and_positions(server: Pykueue) -> None:
 def test_stop_and_resume(server: Pykueue) -> None:
     _queue(server, "cq-stop", 4)
     server.kubectl("apply", "-f", "-", input=workload_yaml("stop-me", "cq-stop-lq", 1))
-    server.wait_for(lambda: _admitted(server, "stop-me"))
+    eventually_blocking(lambda: _admitted(server, "stop-me"))
     assert kueue(server, "stop", "workload", "stop-me").stdout == "workload.kueue.x-k8s.io/stop-me stopped\n"
     assert get_json(server, "workload", "stop-me")["spec"]["active"] is False
-    server.wait_for(lambda: not _admitted(server, "stop-me"))
+    eventually_blocking(lambda: not _admitted(server, "stop-me"))
     kueue(server, "resume", "workload", "stop-me")
     assert get_json(server, "workload", "stop-me")["spec"]["active"] is True
-    server.wait_for(lambda: _admitted(server, "stop-me"))
+    eventually_blocking(lambda: _admitted(server, "stop-me"))
 
     kueue(server, "stop", "localqueue", "cq-stop-lq", "--keep-already-running")
     assert get_json(server, "localqueue", "cq-stop-lq")["spec"]["stopPolicy"] == "Hold"
@@ -248,12 +249,12 @@ def test_stop_and_resume(server: Pykueue) -> None:
 
     assert kueue(server, "stop", "clusterqueue", "cq-stop").stdout == "clusterqueue.kueue.x-k8s.io/cq-stop stopped\n"
     assert get_json(server, "clusterqueue", "cq-stop")["spec"]["stopPolicy"] == "HoldAndDrain"
-    server.wait_for(
+    eventually_blocking(
         lambda: {r["NAME"]: r for r in table(kueue(server, "list", "cq").stdout)}["cq-stop"]["ACTIVE"] == "false"
     )
-    server.wait_for(lambda: not _admitted(server, "stop-me"))  # drained
+    eventually_blocking(lambda: not _admitted(server, "stop-me"))  # drained
     kueue(server, "resume", "clusterqueue", "cq-stop")
-    server.wait_for(lambda: _admitted(server, "stop-me"))
+    eventually_blocking(lambda: _admitted(server, "stop-me"))
     assert (
         one_line_error(kueue(server, "stop", "clusterqueue", "nope", check=False))
         == 'Error from server (NotFound): clusterqueues.kueue.x-k8s.io "nope" not found'
@@ -292,10 +293,10 @@ def test_delete_workload_list_pods_and_passthrough(server: Pykueue) -> None:
             None,
         )
 
-    wl_name = server.wait_for(workload_of_job)
+    wl_name = eventually_blocking(workload_of_job)
     assert isinstance(wl_name, str)
-    server.wait_for(lambda: _admitted(server, wl_name))
-    pods = server.wait_for(lambda: table(kueue(server, "list", "pods", "--for", "job/del-job").stdout or "x\n"))
+    eventually_blocking(lambda: _admitted(server, wl_name))
+    pods = eventually_blocking(lambda: table(kueue(server, "list", "pods", "--for", "job/del-job").stdout or "x\n"))
     assert isinstance(pods, list)
     assert list(pods[0]) == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert pods[0]["NAME"].startswith("del-job-")
@@ -313,7 +314,7 @@ def test_delete_workload_list_pods_and_passthrough(server: Pykueue) -> None:
     assert "Deletion is canceled" in cancelled.stdout
     assert server.kubectl("get", "job", "del-job").returncode == 0
     assert kueue(server, "delete", "workload", wl_name, "--yes").stdout == "jobs.batch/del-job deleted\n"
-    server.wait_for(lambda: server.kubectl("get", "workload", wl_name, check=False).returncode == 1)
+    eventually_blocking(lambda: server.kubectl("get", "workload", wl_name, check=False).returncode == 1)
     server.kubectl("apply", "-f", "-", input=workload_yaml("lonely", "cq-del-lq", 1))
     assert kueue(server, "delete", "wl", "lonely").stdout == "workload.kueue.x-k8s.io/lonely deleted\n"
     assert server.kubectl("get", "workload", "lonely", check=False).returncode == 1
@@ -364,7 +365,7 @@ def test_version_kubeconfig_and_context(server: Pykueue, tmp_path: Path) -> None
 def test_explain_through_kubectl(server: Pykueue) -> None:
     _queue(server, "cq-why", 2)
     server.kubectl("apply", "-f", "-", input=workload_yaml("why-holder", "cq-why-lq", 10, cpu="2"))
-    server.wait_for(lambda: _admitted(server, "why-holder"))
+    eventually_blocking(lambda: _admitted(server, "why-holder"))
     server.kubectl("apply", "-f", "-", input=workload_yaml("why-waiting", "cq-why-lq", 1, cpu="1"))
     text = kueue(server, "explain", "workload", "why-waiting").stdout
     assert text.splitlines()[0] == "Workload default/why-waiting: pending"

@@ -6,6 +6,7 @@ import json
 
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import get
+from tests.waiting import eventually_blocking
 
 
 def test_logs_follow_streams_until_the_pod_finishes(pykueue: Pykueue) -> None:
@@ -14,7 +15,7 @@ def test_logs_follow_streams_until_the_pod_finishes(pykueue: Pykueue) -> None:
                "name": "c", "image": "busybox",
                "command": ["sh", "-c", "echo first; sleep 2; echo second; sleep 1; echo third"]}]}}
     pykueue.kubectl("create", "-f", "-", input=json.dumps(pod))
-    pykueue.wait_for(lambda: get(pykueue, "pod", "talker").get("status", {}).get("phase") == "Running")
+    eventually_blocking(lambda: get(pykueue, "pod", "talker").get("status", {}).get("phase") == "Running")
     followed = pykueue.kubectl("logs", "-f", "talker", timeout=60)
     assert followed.stdout.splitlines() == ["first", "second", "third"]
     assert get(pykueue, "pod", "talker")["status"]["phase"] == "Succeeded"

@@ -21,6 +21,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.harness import QUICKSTART, Pykueue
+from tests.waiting import eventually_blocking
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 CQ = "cluster-queue"
@@ -65,7 +66,7 @@ def test_quickstart_metrics(pykueue: Pykueue) -> None:
         admitted = sample(s, "kueue_admitted_workloads_total", cluster_queue=CQ, priority_class="")
         return s if pending(s) == 1 and admitted == 1 else None
 
-    first = pykueue.wait_for(one_pending_one_admitted, timeout=60)
+    first = eventually_blocking(one_pending_one_admitted, within=60)
     assert isinstance(first, dict)
     assert sample(first, "kueue_reserving_active_workloads", cluster_queue=CQ) == 1
     assert sample(first, "kueue_cluster_queue_status", cluster_queue=CQ, status="active") == 1
@@ -92,7 +93,7 @@ def test_quickstart_metrics(pykueue: Pykueue) -> None:
         admitted = sample(s, "kueue_admitted_workloads_total", cluster_queue=CQ, priority_class="")
         return s if pending(s) == 0 and admitted == 2 else None
 
-    done = pykueue.wait_for(both_admitted, timeout=150, interval=1.0)
+    done = eventually_blocking(both_admitted, within=150, interval=1.0)
     assert isinstance(done, dict)
     assert sample(done, "kueue_admission_wait_time_seconds_count", cluster_queue=CQ, priority_class="") == 2
     assert sample(done, "kueue_quota_reserved_workloads_total", cluster_queue=CQ, priority_class="") == 2
@@ -212,7 +213,7 @@ def test_metrics_of_the_controller_process_reach_the_server_scrape(process_mode_
         s = scrape(server)
         return s if sample(s, "kueue_admitted_workloads_total", cluster_queue=CQ, priority_class="") == 1 else None
 
-    s = server.wait_for(admitted, timeout=60)
+    s = eventually_blocking(admitted, within=60)
     assert isinstance(s, dict)
     assert sample(s, "kueue_admission_wait_time_seconds_count", cluster_queue=CQ, priority_class="") == 1
     assert sample(s, "kueue_reserving_active_workloads", cluster_queue=CQ) == 1

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from tests.e2e.harness import QUICKSTART, Pykueue
+from tests.waiting import eventually_blocking
 
 
 def _workloads(server: Pykueue) -> list[dict[str, Any]]:
@@ -33,7 +34,7 @@ def test_quickstart(pykueue: Pykueue) -> None:
                    and (_condition(w, "QuotaReserved") or {}).get("reason") == "WaitingForQuota"]
         return wls if len(wls) == 2 and len(admitted) == 1 and len(pending) == 1 else None
 
-    wls = pykueue.wait_for(one_admitted_one_pending, timeout=60)
+    wls = eventually_blocking(one_admitted_one_pending, within=60)
     assert isinstance(wls, list)
     pending = next(w for w in wls if not _is_true(w, "Admitted"))
     message = (_condition(pending, "QuotaReserved") or {}).get("message", "")
@@ -51,7 +52,7 @@ def test_quickstart(pykueue: Pykueue) -> None:
         counts = (status.get("pendingWorkloads"), status.get("admittedWorkloads"))
         return counts if counts == (1, 1) else None
 
-    pykueue.wait_for(cq_counts, timeout=30)
+    eventually_blocking(cq_counts, within=30)
     wide = pykueue.kubectl("get", "clusterqueue", "cluster-queue", "-o", "wide").stdout
     assert wide.splitlines()[1].split()[-2:] == ["1", "1"] or wide.splitlines()[1].split()[2:4] == ["1", "1"]
 
@@ -67,7 +68,7 @@ def test_quickstart(pykueue: Pykueue) -> None:
         conditions = job.get("status", {}).get("conditions", [])
         return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
 
-    pykueue.wait_for(first_complete, timeout=120, interval=1.0)
+    eventually_blocking(first_complete, within=120, interval=1.0)
     logs = pykueue.kubectl("logs", f"job/{first_name}").stdout
     assert "Hello from Kueue!" in logs
 
@@ -75,6 +76,6 @@ def test_quickstart(pykueue: Pykueue) -> None:
         return any(_is_true(w, "Admitted") and w["metadata"]["ownerReferences"][0]["name"] == second_name
                    for w in _workloads(pykueue))
 
-    pykueue.wait_for(second_admitted, timeout=60)
+    eventually_blocking(second_admitted, within=60)
     finished = [w for w in _workloads(pykueue) if _is_true(w, "Finished")]
     assert [w["metadata"]["ownerReferences"][0]["name"] for w in finished] == [first_name]

@@ -18,6 +18,7 @@ from kubernetes import client, config, watch
 from pykueue.api.meta.quantity import to_amount
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import cpu_queue, is_true, items
+from tests.waiting import eventually_blocking
 
 JOBS = 200
 QUOTA_CPU = 10
@@ -117,8 +118,8 @@ def test_kill9_while_200_jobs_are_queued(tmp_path: Path) -> None:
         server.kubectl("apply", "-f", "-", input=SETUP)
         recorder.thread.start()
         server.kubectl("create", "-f", "-", input=_jobs_list(), timeout=120)
-        server.wait_for(lambda: sum(1 for w in recorder.current.values() if is_true(w, "Finished")) >= 20,
-                        timeout=120)
+        eventually_blocking(lambda: sum(1 for w in recorder.current.values() if is_true(w, "Finished")) >= 20,
+                        within=120)
         server.kill9()
         server.start()
 
@@ -126,7 +127,7 @@ def test_kill9_while_200_jobs_are_queued(tmp_path: Path) -> None:
             workloads = items(server, "workloads", "-n", "default")
             return len(workloads) == JOBS and all(is_true(w, "Finished") for w in workloads)
 
-        server.wait_for(all_finished, timeout=300, interval=2.0)
+        eventually_blocking(all_finished, within=300, interval=2.0)
         jobs = items(server, "jobs", "-n", "default")
         assert len(jobs) == JOBS
         for job in jobs:

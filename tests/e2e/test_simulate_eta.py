@@ -12,6 +12,7 @@ from pathlib import Path
 from pykueue.api.meta.clock import format_time, parse_time
 from tests.e2e.harness import Pykueue
 from tests.e2e.k8s import condition, cpu_queue, is_true, job_manifest, workload_of
+from tests.waiting import eventually_blocking
 
 
 def _simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -28,14 +29,14 @@ def _job(name: str, max_exec: int) -> str:
 def test_eta_of_pending_workloads(pykueue: Pykueue, tmp_path: Path) -> None:
     pykueue.kubectl("apply", "-f", "-", input=cpu_queue(2))
     pykueue.kubectl("create", "-f", "-", input=_job("first", 600))
-    first = pykueue.wait_for(
+    first = eventually_blocking(
         lambda: (wl := workload_of(pykueue, "first")) is not None and is_true(wl, "Admitted") and wl
     )
     assert isinstance(first, dict)
     pykueue.kubectl("create", "-f", "-", input=_job("second", 120))
     pykueue.kubectl("create", "-f", "-", input=_job("third", 60))
     for job in ("second", "third"):
-        pykueue.wait_for(
+        eventually_blocking(
             lambda job=job: (
                 (wl := workload_of(pykueue, job)) is not None
                 and condition(wl, "QuotaReserved").get("status") == "False"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import Pykueue
+from tests.waiting import eventually_blocking
 
 VIS = "/apis/visibility.kueue.x-k8s.io"
 
@@ -89,7 +90,7 @@ def fill(server: Pykueue, strategy: str = "BestEffortFIFO") -> None:
     server.kubectl("apply", "-f", "-", input=SETUP % {"strategy": strategy})
     server.kubectl("apply", "-f", "-", input=workload_yaml("holder", "lq-a", 100))
     admitted = "jsonpath={.status.conditions[?(@.type=='Admitted')].status}"
-    server.wait_for(lambda: server.kubectl("get", "workload", "holder", "-o", admitted).stdout == "True")
+    eventually_blocking(lambda: server.kubectl("get", "workload", "holder", "-o", admitted).stdout == "True")
     docs = [
         workload_yaml("low-a", "lq-a", 1),
         workload_yaml("high-b", "lq-b", 50),
@@ -106,7 +107,7 @@ EXPECTED = [("high-b", "lq-b", 0, 0), ("mid-a", "lq-a", 1, 0), ("low-b", "lq-b",
 def test_pending_workloads_through_kubectl_get_raw(server: Pykueue) -> None:
     fill(server)
     path = f"{VIS}/v1beta2/clusterqueues/team-cq/pendingworkloads"
-    got = server.wait_for(lambda: (s := _raw(server, path)) and len(s["items"]) == 4 and s)
+    got = eventually_blocking(lambda: (s := _raw(server, path)) and len(s["items"]) == 4 and s)
     assert isinstance(got, dict)
     assert got["kind"] == "PendingWorkloadsSummary"
     assert got["apiVersion"] == "visibility.kueue.x-k8s.io/v1beta2"
@@ -142,16 +143,16 @@ def test_a_restarted_controller_process_serves_the_positions_again(tmp_path: Pat
     try:
         fill(server, "StrictFIFO")
         path = f"{VIS}/v1beta2/clusterqueues/team-cq/pendingworkloads"
-        server.wait_for(lambda: len(_raw(server, path)["items"]) == 4)
+        eventually_blocking(lambda: len(_raw(server, path)["items"]) == 4)
         [child] = _controller_pids(server.kubeconfig)
         os.kill(child, signal.SIGKILL)
-        server.wait_for(lambda: [p for p in _controller_pids(server.kubeconfig) if p != child], timeout=30)
+        eventually_blocking(lambda: [p for p in _controller_pids(server.kubeconfig) if p != child], within=30)
 
         def served() -> dict[str, Any] | None:
             result = server.kubectl("get", "--raw", path, check=False)
             return json.loads(result.stdout) if result.returncode == 0 else None
 
-        summary = server.wait_for(lambda: (s := served()) is not None and len(s["items"]) == 4 and s, timeout=60)
+        summary = eventually_blocking(lambda: (s := served()) is not None and len(s["items"]) == 4 and s, within=60)
         assert isinstance(summary, dict)
         assert _names(summary) == EXPECTED
     finally:

@@ -11,6 +11,7 @@ import socket
 from typing import Any
 
 import orjson
+from tests.waiting import eventually
 
 from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import serve
@@ -48,13 +49,6 @@ async def _stalled_watch(api: Api) -> socket.socket:
     return sock
 
 
-async def _wait_for(check: Any, within: float) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
-
-
 async def test_a_watcher_that_stops_reading_is_closed_and_its_queue_stays_bounded(api: Api) -> None:
     tracker = api.server.watches
     tracker.limits = WatchLimits(max_pending=20, write_timeout=1.0)
@@ -69,9 +63,9 @@ async def test_a_watcher_that_stops_reading_is_closed_and_its_queue_stays_bounde
                     healthy.append(orjson.loads(line))
 
     reader = asyncio.create_task(follow())
-    await _wait_for(lambda: len(tracker.inboxes) == 1, 5)
+    await eventually(lambda: len(tracker.inboxes) == 1, within=5)
     stalled = await _stalled_watch(api)
-    await _wait_for(lambda: len(tracker.inboxes) == 2, 5)
+    await eventually(lambda: len(tracker.inboxes) == 2, within=5)
     loop = asyncio.get_running_loop()
     started = loop.time()
     written = 0
@@ -87,7 +81,7 @@ async def test_a_watcher_that_stops_reading_is_closed_and_its_queue_stays_bounde
                 assert probe.status == 200
         assert len(tracker.inboxes) == 1  # only the healthy watch is left
         # The healthy watch kept receiving every write, in order, while the other one stalled.
-        await _wait_for(lambda: len(healthy) == written, 10)
+        await eventually(lambda: len(healthy) == written, within=10)
         assert [e["object"]["metadata"]["name"] for e in healthy] == [f"cm-{i}" for i in range(written)]
         # The stalled socket was closed by the server: reading drains what was buffered, then EOF.
         stalled.setblocking(True)
@@ -130,7 +124,7 @@ async def test_a_client_over_the_watch_cap_gets_429_too_many_requests(api: Api) 
     finally:
         first.close()
         second.close()
-    await _wait_for(lambda: api.server.watches.open_watches("127.0.0.1") == 0, 5)
+    await eventually(lambda: api.server.watches.open_watches("127.0.0.1") == 0, within=5)
     async with api.session.get(path) as again:  # the slots are free again once those watches end
         assert again.status == 200
 
@@ -143,14 +137,14 @@ async def test_an_informer_whose_watch_is_closed_for_falling_behind_relists_and_
     informer = Informer(client, CONFIGMAPS, namespace="default")
     try:
         await informer.start()
-        await _wait_for(lambda: len(server.watches.inboxes) == 1, 5)
+        await eventually(lambda: len(server.watches.inboxes) == 1, within=5)
         cm = registry.kind_for("", "v1", "configmaps")
         for i in range(30):  # one tick: the informer's watch overflows, and its version is compacted
             registry.create(cm, "default", configmap(f"burst-{i}"), version="v1")
-        await _wait_for(lambda: server.watches.closed_slow == 1, 10)
-        await _wait_for(lambda: len(informer.list("default")) == 30, 10)
+        await eventually(lambda: server.watches.closed_slow == 1, within=10)
+        await eventually(lambda: len(informer.list("default")) == 30, within=10)
         await client.create(CONFIGMAPS, configmap("after"))  # and the new watch delivers live events
-        await _wait_for(lambda: informer.get("after", "default") is not None, 10)
+        await eventually(lambda: informer.get("after", "default") is not None, within=10)
     finally:
         await informer.stop()
         await client.close()

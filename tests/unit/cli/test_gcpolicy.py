@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.cli.gcpolicy import YOUNG_THRESHOLD, run_gc_policy
 
@@ -32,17 +33,12 @@ async def test_survivors_are_frozen_and_a_sweep_frees_a_cycle_dropped_after_its_
     alive = weakref.ref(node)
     policy = asyncio.create_task(run_gc_policy(freeze_every=0.02, sweep_every=0.3))
     try:
-        await asyncio.sleep(0.1)
-        assert gc.get_freeze_count() > 0          # the cycle (alive until now) was frozen with the rest
+        await eventually(lambda: gc.get_freeze_count() > 0, what="a freeze")  # the cycle, alive until now, with it
         assert gc.get_threshold()[0] == YOUNG_THRESHOLD
         del node
         gc.collect()
         assert alive() is not None                # frozen: an ordinary full collection cannot see it
-        for _ in range(100):
-            if alive() is None:
-                break
-            await asyncio.sleep(0.02)
-        assert alive() is None                    # the sweep unfroze, collected it and froze again
+        await eventually(lambda: alive() is None, what="the sweep unfroze, collected the cycle and froze again")
     finally:
         policy.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -2,8 +2,7 @@
 
 ``client`` is parametrized: ``local`` calls the registry in process; ``http`` goes through the real
 embedded API server (``pykueue.apiserver.serve``) on a free loopback port; ``batching`` too, with
-its writes sent through the server's batch endpoint. The http cases skip
-only while the API server module does not exist yet.
+its writes sent through the server's batch endpoint. Nothing here skips: a broken import fails the suite.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from pykueue.api.meta.clock import SystemClock
+from pykueue.apiserver import serve
 from pykueue.client import BatchingClient, Client, HttpClient, LocalClient
 from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store
@@ -26,10 +26,6 @@ def make_registry(*, compaction_window: int = 100_000) -> Registry:
 
 
 async def start_server(registry: Registry, **options: Any) -> tuple[Any, str, str]:
-    try:
-        from pykueue.apiserver import serve  # type: ignore[attr-defined]
-    except ImportError:
-        pytest.skip("pykueue.apiserver.serve is not available yet")
     token = secrets.token_urlsafe(16)
     server = await serve(registry, "127.0.0.1", 0, token=token, **options)
     return server, f"http://127.0.0.1:{server.port}", token

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests.waiting import eventually, stays_true
 
 from pykueue.client import Client, Informer, LocalClient, Res
 
@@ -19,14 +20,6 @@ def cm(name: str, value: str = "1", labels: dict[str, str] | None = None) -> dic
     if labels:
         meta["labels"] = labels
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"v": value}}
-
-
-async def eventually(check: Any, within: float = 10.0) -> None:
-    for _ in range(int(within / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    assert check()
 
 
 async def test_start_lists_into_the_cache_and_handlers_follow_changes(client: Client) -> None:
@@ -148,8 +141,7 @@ async def test_watch_resumes_from_the_last_seen_version_without_duplicates(clien
     informer._task = asyncio.create_task(informer._run())  # reconnect from the remembered version
     try:
         await eventually(lambda: len(events) == 2)
-        await asyncio.sleep(0.1)
-        assert events == [("ADDED", "one"), ("ADDED", "two")]
+        await stays_true(lambda: events == [("ADDED", "one"), ("ADDED", "two")], settle=0.1, what="no replay")
     finally:
         await informer.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.client import QueueShutDown, WorkQueue, run_workers
 from pykueue.client.workqueue import BASE_DELAY, MAX_DELAY
@@ -112,10 +113,7 @@ async def test_run_workers_never_runs_one_key_twice_concurrently() -> None:
     q.add("b")
     await asyncio.sleep(0.01)
     release.set()
-    for _ in range(100):
-        if calls.get("a") == 2 and calls.get("b") == 1:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: calls.get("a") == 2 and calls.get("b") == 1, what="a ran twice, b once")
     q.shutdown()
     await asyncio.wait_for(workers, 2)
     assert overlaps == []
@@ -137,10 +135,7 @@ async def test_run_workers_requeues_failures_and_honours_requeue_after() -> None
     workers = asyncio.create_task(run_workers(q, reconcile))
     q.add("flaky")
     q.add("again")
-    for _ in range(200):
-        if attempts.count("flaky") == 3 and attempts.count("again") == 2:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: attempts.count("flaky") == 3 and attempts.count("again") == 2, what="retries done")
     q.shutdown()
     await asyncio.wait_for(workers, 2)
     assert attempts.count("flaky") == 3

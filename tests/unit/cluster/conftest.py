@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,17 +63,6 @@ async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "
             yield Env(registry, client, cluster)
         finally:
             await cluster.stop()
-
-
-async def wait_for(check: Callable[[], Awaitable[Any]], within: float = 30.0) -> Any:
-    """Poll ``check`` until it returns something truthy (a bound on waiting, not a timing assertion)."""
-    result: Any = None
-    for _ in range(int(within / 0.05)):
-        result = await check()
-        if result:
-            return result
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"condition not reached within {within}s; last value: {result!r}")
 
 
 def has_condition(obj: JSONDict, kind: str, status: str = "True") -> bool:

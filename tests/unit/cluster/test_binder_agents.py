@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.api.meta.clock import parse_time
 from pykueue.api.meta.errors import BadRequest, NotFound
@@ -17,7 +18,7 @@ from pykueue.apiserver.pod_log_endpoint import PodLogOptions
 from pykueue.client.res import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 
-from .conftest import has_condition, make_pod, running_cluster, wait_for
+from .conftest import has_condition, make_pod, running_cluster
 
 
 def small(name: str, cpu: str = "4", **kwargs: Any) -> NodeSpec:
@@ -47,7 +48,7 @@ async def test_binder_respects_capacity_and_explains_unschedulable_pods(tmp_path
             return (first, second) if first["spec"].get("nodeName") and has_condition(
                 second, "PodScheduled", "False") else None
 
-        first, second = await wait_for(placed)
+        first, second = await eventually(placed)
         assert first["spec"]["nodeName"] == "only"
         assert not second["spec"].get("nodeName")
         [cond] = [c for c in second["status"]["conditions"] if c["type"] == "PodScheduled"]
@@ -59,7 +60,7 @@ async def test_binder_respects_capacity_and_explains_unschedulable_pods(tmp_path
         async def second_bound() -> bool:
             return bool((await env.client.get(PODS, "second", "default"))["spec"].get("nodeName"))
 
-        await wait_for(second_bound)
+        await eventually(second_bound)
 
 
 async def test_binder_honours_selectors_and_taints(tmp_path: Path) -> None:
@@ -81,7 +82,7 @@ async def test_binder_honours_selectors_and_taints(tmp_path: Path) -> None:
                     out[name] = next(c for c in p["status"]["conditions"] if c["type"] == "PodScheduled")["message"]
             return out if len(out) == 3 else None
 
-        placed = await wait_for(settled)
+        placed = await eventually(settled)
         assert placed["tolerant"] == "gpu"
         assert placed["anywhere"] == "plain", "untolerated taints keep ordinary pods off the gpu node"
         assert placed["intolerant"] == ("0/2 nodes are available: 1 node(s) didn't match Pod's node "
@@ -96,14 +97,14 @@ async def test_gated_pods_wait_until_their_gates_are_removed(tmp_path: Path) -> 
         async def canary_bound() -> bool:
             return bool((await env.client.get(PODS, "canary", "default"))["spec"].get("nodeName"))
 
-        await wait_for(canary_bound)  # the binder has had its chance at both pods
+        await eventually(canary_bound)  # the binder has had its chance at both pods
         assert not (await env.client.get(PODS, "gated", "default"))["spec"].get("nodeName")
         await env.client.patch(PODS, "gated", {"spec": {"schedulingGates": None}}, namespace="default")
 
         async def gated_bound() -> bool:
             return bool((await env.client.get(PODS, "gated", "default"))["spec"].get("nodeName"))
 
-        await wait_for(gated_bound)
+        await eventually(gated_bound)
 
 
 async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit_code(tmp_path: Path) -> None:
@@ -119,7 +120,7 @@ async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit
             done = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in (ok, bad))
             return (ok, bad) if done else None
 
-        ok, bad = await wait_for(finished)
+        ok, bad = await eventually(finished)
         assert ok["status"]["phase"] == "Succeeded"
         assert ok["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
         assert bad["status"]["phase"] == "Failed"
@@ -142,17 +143,17 @@ async def test_process_node_runs_commands_and_deleting_a_pod_kills_its_process(
             phase = p.get("status", {}).get("phase")
             return phase == "Running" and pid_file.exists() and pid_file.read_text().strip() != ""
 
-        await wait_for(running)
+        await eventually(running)
         pid = int(pid_file.read_text())
         assert _alive(pid)
         # the shim copies output to the log as it comes: wait for it, as `kubectl logs` would
-        await wait_for(lambda: _async("started" in env.cluster.pod_log("default", "runner")))
+        await eventually(lambda: _async("started" in env.cluster.pod_log("default", "runner")))
         await env.client.delete(PODS, "runner", "default")
 
         async def dead() -> bool:
             return not _alive(pid)
 
-        await wait_for(dead)
+        await eventually(dead)
 
 
 def _alive(pid: int) -> bool:
@@ -181,7 +182,7 @@ async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
             return p.get("status", {}).get("phase") == "Running" and pid_file.exists() and bool(
                 pid_file.read_text().strip())
 
-        await wait_for(running)
+        await eventually(running)
         pid = int(pid_file.read_text())
         await env.client.delete(PODS, "held", "default")
 
@@ -189,10 +190,10 @@ async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
             p = await env.client.get(PODS, "held", "default")
             return p if p.get("status", {}).get("phase") == "Failed" else None
 
-        p = await wait_for(failed)
+        p = await eventually(failed)
         assert p["metadata"]["deletionTimestamp"]
         assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
-        await wait_for(lambda: _async(not _alive(pid)))
+        await eventually(lambda: _async(not _alive(pid)))
         await env.client.patch(PODS, "held", {"metadata": {"finalizers": None}}, namespace="default")
 
 
@@ -204,7 +205,7 @@ async def test_node_heartbeats_through_a_lease(tmp_path: Path) -> None:
             except NotFound:
                 return None
 
-        found = await wait_for(lease)
+        found = await eventually(lease)
         assert found["spec"]["holderIdentity"] == "beating"
         assert found["spec"]["renewTime"]
 
@@ -235,7 +236,7 @@ async def test_simulated_durations_run_on_a_clock_that_can_sleep(tmp_path: Path)
             p = await env.client.get(PODS, "day-long", "default")
             return p if p.get("status", {}).get("phase") == "Succeeded" else None
 
-        p = await wait_for(done)
+        p = await eventually(done)
         terminated = p["status"]["containerStatuses"][0]["state"]["terminated"]
         assert parse_time(terminated["finishedAt"]) - parse_time(terminated["startedAt"]) >= 86400
 
@@ -258,7 +259,7 @@ async def test_process_node_commands_from_images_and_a_clear_error_without_one(t
             terminal = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in pods.values())
             return pods if terminal else None
 
-        pods = await wait_for(all_done)
+        pods = await eventually(all_done)
         assert pods["args-only"]["status"]["phase"] == "Succeeded"
         assert env.cluster.pod_log("default", "args-only") == "from args\n"
         assert pods["sleeper"]["status"]["phase"] == "Succeeded"
@@ -279,7 +280,7 @@ async def test_pod_log_errors_read_like_the_kubelets(tmp_path: Path) -> None:
             return env.cluster.pods.get("pair", "default") is not None and env.cluster.pods.get(
                 "waiting", "default") is not None
 
-        await wait_for(cached)
+        await eventually(cached)
         with pytest.raises(NotFound):
             env.cluster.pod_log("default", "ghost")
         with pytest.raises(BadRequest, match=r"a container name must be specified for pod pair, choose one of: "
@@ -301,10 +302,10 @@ async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_p
         async def started() -> bool:
             return pid_file.exists() and bool(pid_file.read_text().strip())
 
-        await wait_for(started)
+        await eventually(started)
         pid = int(pid_file.read_text())
         await env.client.delete(PODS, "stubborn", "default")
-        await wait_for(lambda: _async(not _alive(pid)))
+        await eventually(lambda: _async(not _alive(pid)))
 
 
 async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_missing_ones(tmp_path: Path) -> None:
@@ -339,7 +340,7 @@ async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_mis
             done = all(p.get("status", {}).get("phase") in ("Succeeded", "Failed") for p in (a, b))
             return (a, b) if done else None
 
-        a, b = await wait_for(both_done)
+        a, b = await eventually(both_done)
         assert a["status"]["phase"] == "Succeeded"
         assert env.cluster.pod_log("default", "envy") == "fast 3 s3cret hello world\n"
         assert b["status"]["phase"] == "Failed"
@@ -359,7 +360,7 @@ async def test_restart_policy_always_restarts_containers_that_exit(tmp_path: Pat
             statuses = p.get("status", {}).get("containerStatuses") or []
             return p if statuses and statuses[0].get("restartCount", 0) >= 1 else None
 
-        p = await wait_for(restarted)
+        p = await eventually(restarted)
         assert p["status"]["phase"] == "Running"
         assert p["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] == 0
 

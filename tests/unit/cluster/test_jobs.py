@@ -7,6 +7,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from tests.waiting import eventually
 
 from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.api.meta.json_types import JSONDict
@@ -14,7 +15,7 @@ from pykueue.client.res import EVENTS, JOBS, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.jobs import INDEX_KEY, format_indexes, parse_indexes
 
-from .conftest import Env, has_condition, make_job, running_cluster, wait_for
+from .conftest import Env, has_condition, make_job, running_cluster
 
 PROCESS = NodeSpec(name="local", kind="process")
 
@@ -24,7 +25,7 @@ async def finished(env: Env, name: str, kind: str = "Complete") -> JSONDict:
         job = await env.job(name)
         return job if has_condition(job, kind) else None
 
-    return await wait_for(check)
+    return await eventually(check)
 
 
 @pytest.mark.parametrize("via", ["local", "http"])
@@ -94,7 +95,7 @@ async def test_suspend_deletes_active_pods_and_resume_starts_again(tmp_path: Pat
             job = await env.job("pausable")
             return job if (job.get("status") or {}).get("active") == 2 else None
 
-        first = await wait_for(two_active)
+        first = await eventually(two_active)
         first_start = first["status"]["startTime"]
         await env.client.patch(JOBS, "pausable", {"spec": {"suspend": True}}, namespace="default")
 
@@ -103,11 +104,11 @@ async def test_suspend_deletes_active_pods_and_resume_starts_again(tmp_path: Pat
             pods = await env.pods_of("pausable")
             return job if has_condition(job, "Suspended") and not pods else None
 
-        job = await wait_for(suspended)
+        job = await eventually(suspended)
         assert not job["status"].get("active")
         assert "startTime" not in job["status"]
         await env.client.patch(JOBS, "pausable", {"spec": {"suspend": False}}, namespace="default")
-        resumed = await wait_for(two_active)
+        resumed = await eventually(two_active)
         assert has_condition(resumed, "Suspended", "False")
         assert resumed["status"]["startTime"] >= first_start
         assert len(await env.pods_of("pausable")) == 2
@@ -116,7 +117,7 @@ async def test_suspend_deletes_active_pods_and_resume_starts_again(tmp_path: Pat
 async def test_created_suspended_job_makes_no_pods(tmp_path: Path) -> None:
     async with running_cluster([PROCESS], tmp_path) as env:
         await env.client.create(JOBS, make_job("held", "true", suspend=True))
-        job = await wait_for(lambda: _with_condition(env, "held", "Suspended"))
+        job = await eventually(lambda: _with_condition(env, "held", "Suspended"))
         assert not job["status"].get("startTime")
         assert await env.pods_of("held") == []
 
@@ -158,13 +159,13 @@ async def test_deleting_a_job_removes_its_pods_and_stops_their_processes(tmp_pat
             pids = marker.read_text().split() if marker.exists() else []
             return [int(p) for p in pids] if len(pids) == 2 else None
 
-        pids = await wait_for(both_running)
+        pids = await eventually(both_running)
         await env.client.delete(JOBS, "doomed", "default", propagation="Background")
 
         async def gone() -> bool:
             return not await env.pods_of("doomed") and not any(_alive(pid) for pid in pids)
 
-        await wait_for(gone)
+        await eventually(gone)
 
 
 def _alive(pid: int) -> bool:
@@ -187,7 +188,7 @@ async def test_active_deadline_is_measured_on_the_injected_clock(tmp_path: Path)
             current = await env.job("bounded")
             return current if (current.get("status") or {}).get("active") == 1 else None
 
-        started = await wait_for(active)
+        started = await eventually(active)
         assert started["status"]["startTime"] == format_time(clock.now())
         clock.advance(101)
         # Any event makes the controller look again; the deadline is judged on the clock, not on sleeping.
@@ -195,7 +196,7 @@ async def test_active_deadline_is_measured_on_the_injected_clock(tmp_path: Path)
         failed = await finished(env, "bounded", "Failed")
         [cond] = [c for c in failed["status"]["conditions"] if c["type"] == "Failed"]
         assert cond["reason"] == "DeadlineExceeded"
-        assert await wait_for(lambda: _no_active_pods(env, "bounded"))
+        assert await eventually(lambda: _no_active_pods(env, "bounded"))
 
 
 async def _no_active_pods(env: Env, name: str) -> bool:
@@ -216,7 +217,7 @@ async def test_events_tell_the_story_like_kubectl_describe(tmp_path: Path) -> No
                       (pod_name, "Scheduled", "default-scheduler"), (pod_name, "Started", "kubelet")}
             return seen if wanted <= seen else None
 
-        seen = await wait_for(reasons)
+        seen = await eventually(reasons)
         assert ("storied", "SuccessfulCreate", "job-controller") in seen
 
 
@@ -229,7 +230,7 @@ async def test_a_running_pod_deleted_by_someone_else_counts_as_failed_and_is_rep
             pods = [p for p in await env.pods_of("victim") if p.get("status", {}).get("phase") == "Running"]
             return pods[0] if pods else None
 
-        first = await wait_for(one_running)
+        first = await eventually(one_running)
         await env.client.delete(PODS, first["metadata"]["name"], "default")
 
         async def replaced() -> JSONDict | None:
@@ -239,7 +240,7 @@ async def test_a_running_pod_deleted_by_someone_else_counts_as_failed_and_is_rep
             ok = job.get("status", {}).get("failed") == 1 and pods and first["metadata"]["name"] not in names
             return job if ok else None
 
-        job = await wait_for(replaced)
+        job = await eventually(replaced)
         assert job["status"]["active"] == 1
         assert not has_condition(job, "Failed")
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.waiting import eventually
+
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import JOBS, JOBSETS
 from pykueue.cluster import NodeSpec
 
-from .conftest import Env, has_condition, running_cluster, wait_for
+from .conftest import Env, has_condition, running_cluster
 
 SIM = NodeSpec(name="sim", kind="simulated", default_duration=0.2)
 
@@ -40,7 +42,7 @@ async def jobset_with(env: Env, name: str, kind: str) -> JSONDict:
         js = await env.client.get(JOBSETS, name, "default")
         return js if has_condition(js, kind) else None
 
-    return await wait_for(check)
+    return await eventually(check)
 
 
 async def test_jobset_creates_labelled_child_jobs_and_completes(tmp_path: Path) -> None:
@@ -72,7 +74,7 @@ async def test_suspended_jobset_keeps_children_suspended_until_resumed_with_inje
             jobs = await children(env, "held")
             return jobs if len(jobs) == 2 and all(j["spec"]["suspend"] for j in jobs) else None
 
-        await wait_for(suspended_children)
+        await eventually(suspended_children)
         js = await jobset_with(env, "held", "Suspended")
         assert not has_condition(js, "Completed")
         # What Kueue's JobSet integration does on admission: inject scheduling directives, unsuspend.
@@ -114,7 +116,7 @@ async def test_success_policy_any_on_the_driver_completes_and_stops_the_workers(
         async def workers_gone() -> bool:
             return [j["metadata"]["name"] for j in await children(env, "driven")] == ["driven-driver-0"]
 
-        await wait_for(workers_gone)
+        await eventually(workers_gone)
 
 
 async def test_max_restarts_recreates_children_before_failing(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.res import PODS
@@ -23,7 +24,7 @@ from pykueue.cluster.container_shim import RotatingLog
 from pykueue.cluster.pod_user import DEFAULT_POD_USER, resolve_run_as
 from pykueue.cluster.process import POD_PATH
 
-from .conftest import make_pod, running_cluster, wait_for
+from .conftest import make_pod, running_cluster
 
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="switching users needs root; as another user pods run as that user")
@@ -34,7 +35,7 @@ async def _finished(env: Any, name: str) -> JSONDict:
         pod = await env.client.get(PODS, name, "default")
         return pod if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") else None
 
-    result: JSONDict = await wait_for(check)
+    result: JSONDict = await eventually(check)
     return result
 
 
@@ -112,7 +113,7 @@ async def test_a_container_whose_agent_died_is_adopted_and_its_exit_code_read(tm
     files = ContainerFiles(tmp_path, "main")
     shim = _start_detached_shim(files, "echo adopted; sleep 1; exit 7", tmp_path)
     try:
-        await wait_for(lambda: asyncio.sleep(0, files.read_pid() is not None), within=10)
+        await eventually(lambda: asyncio.sleep(0, files.read_pid() is not None), within=10)
         ended = await container_runs.adopt(files)   # waits through a pidfd: not our asyncio child
         assert ended is not None
         assert ended.code == 7
@@ -132,7 +133,7 @@ async def test_containers_of_pods_that_are_gone_are_killed_when_the_agent_starts
     files = ContainerFiles(state, "main")
     shim = _start_detached_shim(files, "exec sleep 600", work)
     try:
-        await wait_for(lambda: asyncio.sleep(0, files.read_pid() is not None), within=10)
+        await eventually(lambda: asyncio.sleep(0, files.read_pid() is not None), within=10)
         record = files.read_pid()
         assert record is not None
         async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path):

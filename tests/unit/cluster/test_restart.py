@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.waiting import eventually
+
 from pykueue.api.meta.clock import ManualClock, SystemClock
 from pykueue.api.meta.errors import NotFound
 from pykueue.api.meta.json_types import JSONDict
@@ -13,7 +15,7 @@ from pykueue.cluster import NodeSpec
 from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store
 
-from .conftest import has_condition, make_pod, running_cluster, wait_for
+from .conftest import has_condition, make_pod, running_cluster
 
 
 async def running(env: Any, name: str) -> JSONDict:
@@ -21,7 +23,7 @@ async def running(env: Any, name: str) -> JSONDict:
         pod = await env.client.get(PODS, name, "default")
         return pod if pod.get("status", {}).get("phase") == "Running" else None
 
-    return await wait_for(check)
+    return await eventually(check)
 
 
 async def phase(env: Any, name: str, want: str) -> JSONDict:
@@ -29,7 +31,7 @@ async def phase(env: Any, name: str, want: str) -> JSONDict:
         pod = await env.client.get(PODS, name, "default")
         return pod if pod.get("status", {}).get("phase") == want else None
 
-    return await wait_for(check)
+    return await eventually(check)
 
 
 async def test_simulated_pods_resume_and_process_pods_are_lost_across_a_restart(tmp_path: Path) -> None:

@@ -8,9 +8,7 @@ Jobs are driven by hand (``finish_job``) unless a test starts the embedded clust
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -114,31 +112,6 @@ class Env:
         else:
             status["succeeded"] = int(job["spec"].get("completions") or 1)
         await self.client.patch(JOBS, name, {"status": status}, namespace=namespace, subresource="status")
-
-
-async def eventually(check: Callable[[], Any], *, limit: float = 10.0, what: str = "") -> Any:
-    """Poll ``check`` (sync or async) until it returns something truthy (the bound only stops a hung test)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    last: Any = None
-    while True:
-        last = check()
-        if inspect.isawaitable(last):
-            last = await last
-        if last:
-            return last
-        if loop.time() > deadline:
-            raise AssertionError(f"condition never held: {what or check}; last value {last!r}")
-        await asyncio.sleep(0.01)
-
-
-async def still(check: Callable[[], Awaitable[Any]], *, settle: float = 0.3) -> None:
-    """Assert ``check`` stays truthy while the controllers settle (for "stays pending" rules)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + settle
-    while loop.time() < deadline:
-        assert await check(), f"condition stopped holding: {check}"
-        await asyncio.sleep(0.02)
 
 
 def make_job(name: str, namespace: str, *, queue: str | None = "user-queue", cpu: str = "1",

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.waiting import eventually, stays_true
 
 from pykueue.api.meta.clock import format_time
 from pykueue.controllers.config import KueueConfig, WaitForPodsReady
 from pykueue.controllers.resource_names import CLUSTER_QUEUES, EVENTS, JOBS, RESOURCE_FLAVORS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job, still
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 
@@ -82,7 +83,7 @@ async def test_cluster_queue_deletion_waits_for_its_workloads(env: Env) -> None:
         return cq if cq and cq["metadata"].get("deletionTimestamp") else None
 
     await eventually(cq_terminating)
-    await still(lambda: env.get(CLUSTER_QUEUES, "cq"))
+    await stays_true(lambda: env.get(CLUSTER_QUEUES, "cq"))
     assert await env.get(RESOURCE_FLAVORS, "default-flavor") is not None, "a flavor in use by a CQ stays"
     await env.finish_job("holder", NS)
 

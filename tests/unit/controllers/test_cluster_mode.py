@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, RESOURCE_FLAVORS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 FINALIZER = "kueue.x-k8s.io/resource-in-use"

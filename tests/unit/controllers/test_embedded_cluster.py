@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.embedded import EmbeddedCluster
@@ -14,7 +15,7 @@ from pykueue.controllers.config import IntegrationsConfig, KueueConfig
 from pykueue.controllers.resource_names import JOBS, JOBSETS, PODS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 
@@ -44,9 +45,9 @@ async def test_jobs_run_on_nodes_and_hand_quota_on(env: Env, cluster: EmbeddedCl
         wl = await env.workload_of_job(job, NS)
         return wl if cond(wl, "Finished").get("status") == "True" else None
 
-    wl1 = await eventually(lambda: finished("first"), limit=20, what="first job ran to completion")
+    wl1 = await eventually(lambda: finished("first"), within=20, what="first job ran to completion")
     assert cond(wl1, "Finished")["reason"] == "Succeeded"
-    wl2 = await eventually(lambda: finished("second"), limit=20, what="second job ran after the first")
+    wl2 = await eventually(lambda: finished("second"), within=20, what="second job ran after the first")
     assert cond(wl2, "Finished")["reason"] == "Succeeded"
     items, _ = await env.client.list(PODS, NS)
     assert items, "pods were created by the embedded Job controller"
@@ -73,7 +74,7 @@ async def test_plain_pod_is_gated_admitted_run_and_finished(env: Env, cluster: E
         done = [w for w in items if cond(w, "Finished").get("status") == "True"]
         return done[0] if done else None
 
-    wl = await eventually(finished, limit=20, what="the pod's workload finished after the pod succeeded")
+    wl = await eventually(finished, within=20, what="the pod's workload finished after the pod succeeded")
     assert wl["metadata"]["name"].startswith("pod-solo-")
     assert cond(wl, "Finished")["reason"] == "Succeeded"
     done = await env.get(PODS, "solo", NS)
@@ -101,7 +102,7 @@ async def test_jobset_runs_to_completion_as_one_workload(env: Env, cluster: Embe
         done = [w for w in items if cond(w, "Finished").get("status") == "True"]
         return done if done else None
 
-    done = await eventually(finished, limit=30, what="the JobSet's single workload finished")
+    done = await eventually(finished, within=30, what="the JobSet's single workload finished")
     assert [w["metadata"]["name"].startswith("jobset-js-") for w in done] == [True]
     items, _ = await env.client.list(WORKLOADS, NS)
     assert len(items) == 1, "child Jobs of a JobSet get no Workload of their own"

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.embedded import EmbeddedCluster
@@ -15,7 +16,7 @@ from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, LOCAL_QUEUE
 from pykueue.scheduler import FairSharingConfig
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 NS_B = "team-b"
@@ -107,5 +108,5 @@ async def test_pods_ready_condition_follows_the_jobs_pods(env: Env, cluster: Emb
     )
     await env.create(JOBS, make_job("pair", NS_B, queue="lq", parallelism=2, completions=2))
     wl = await eventually(lambda: _wl(env, "pair", lambda w: cond(w, "PodsReady").get("status") == "True", NS_B),
-                          limit=20, what="PodsReady=True once both pods run")
+                          within=20, what="PodsReady=True once both pods run")
     assert cond(wl, "PodsReady")["reason"] == "Started"

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.waiting import eventually, stays_true
 
 from pykueue.controllers.config import IntegrationsConfig, KueueConfig
 from pykueue.controllers.resource_names import JOBS, JOBSETS, PODS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue, make_workload
 
-from .conftest import QUEUE_LABEL, Env, cond, eventually, make_job, still
+from .conftest import QUEUE_LABEL, Env, cond, make_job
 
 NS = "team-a"
 GROUP = "kueue.x-k8s.io/pod-group-name"
@@ -99,7 +100,7 @@ async def test_pod_group_waits_for_all_members_then_is_ungated_together(env: Env
     first = await env.create(PODS, _pod("p0", "grp", 3))
     assert "kueue.x-k8s.io/admission" in _gates(first)
     await env.create(PODS, _pod("p1", "grp", 3))
-    await still(lambda: _no_workload(env, "grp"))
+    await stays_true(lambda: _no_workload(env, "grp"))
     await env.create(PODS, _pod("p2", "grp", 3))
 
     async def admitted() -> Any:
@@ -147,7 +148,7 @@ async def test_jobs_outside_the_managed_namespaces_are_ignored_even_with_a_queue
     async def no_workload() -> bool:
         return await env.workload_of_job("labelled", "kube-system") is None
 
-    await still(no_workload)
+    await stays_true(no_workload)
 
 
 async def test_an_integration_whose_kind_is_not_served_stays_off(config: KueueConfig) -> None:
@@ -166,6 +167,6 @@ async def test_an_integration_whose_kind_is_not_served_stays_off(config: KueueCo
             return obj if cond(obj, "Admitted").get("status") == "True" else None
 
         await eventually(admitted, what="workloads of an unserved kind are still scheduled, never deleted")
-        await still(lambda: env.get(WORKLOADS, "orphan-of-jobset", NS))
+        await stays_true(lambda: env.get(WORKLOADS, "orphan-of-jobset", NS))
     finally:
         await env.stop()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.waiting import eventually, stays_true
+
 from pykueue.controllers.jobs.framework import workload_name
 from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job, still
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 
@@ -114,7 +116,7 @@ async def test_job_naming_a_missing_local_queue_stays_suspended_and_says_why(env
     wl = await eventually(explained, what="workload says the LocalQueue is missing")
     assert cond(wl, "QuotaReserved")["status"] == "False"
     assert cond(wl, "QuotaReserved")["reason"] == "Misconfigured"
-    await still(lambda: _suspended(env, "lost"))
+    await stays_true(lambda: _suspended(env, "lost"))
 
 
 async def _suspended(env: Env, job: str, ns: str = NS) -> bool:
@@ -126,7 +128,7 @@ async def test_job_without_queue_label_is_left_alone_by_default(env: Env) -> Non
     await _quickstart_queues(env)
     created = await env.create(JOBS, make_job("plain", NS, queue=None))
     assert created["spec"].get("suspend") in (None, False)
-    await still(lambda: _no_workload(env, "plain"))
+    await stays_true(lambda: _no_workload(env, "plain"))
 
 
 async def _no_workload(env: Env, job: str) -> bool:
@@ -232,7 +234,7 @@ async def test_restart_rebuilds_state_without_double_admission(env: Env) -> None
     await env.manager.stop()
     env.manager = ControllerManager(env.client, env.manager.config, env.clock)
     await env.manager.start()
-    await still(lambda: _pending(env, "second"))
+    await stays_true(lambda: _pending(env, "second"))
     again = await env.workload_of_job("first", NS)
     assert again["status"]["admission"] == first["status"]["admission"]
     assert cond(again, "QuotaReserved")["lastTransitionTime"] == cond(first, "QuotaReserved")["lastTransitionTime"]
@@ -269,7 +271,7 @@ async def test_admission_gated_by_holds_the_workload_until_the_gate_is_removed(e
     await env.create(JOBS, make_job("gated", NS, annotations={gate: "example.com/approval"}))
     wl = await eventually(lambda: env.workload_of_job("gated", NS))
     assert wl["metadata"]["annotations"][gate] == "example.com/approval"
-    await still(lambda: _not_admitted(env, "gated"))
+    await stays_true(lambda: _not_admitted(env, "gated"))
     await env.client.patch(JOBS, "gated", {"metadata": {"annotations": {gate: None}}}, namespace=NS)
     await eventually(lambda: _admitted(env, "gated"), what="admitted once the gate is gone")
 

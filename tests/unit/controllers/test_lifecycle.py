@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.waiting import eventually
 
 from pykueue.controllers.config import KueueConfig, RequeuingStrategy, WaitForPodsReady
 from pykueue.controllers.resource_names import JOBS, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 

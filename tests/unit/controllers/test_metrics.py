@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from tests.waiting import eventually
 
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, WORKLOAD_PRIORITY_CLASSES, WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_cohort, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 NS_B = "team-b"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.waiting import eventually, stays_true
+
 from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, WORKLOAD_PRIORITY_CLASSES
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue
 
-from .conftest import Env, cond, eventually, make_job, still
+from .conftest import Env, cond, make_job
 
 NS = "team-a"
 NS_B = "team-b"
@@ -132,7 +134,7 @@ async def test_cluster_queue_hold_keeps_running_work_and_admits_nothing_new(env:
     assert cond(cq, "Active")["status"] == "False"
     await env.create(JOBS, make_job("new", NS, queue="lq", cpu="1"))
     await eventually(lambda: _not_reserved(env, "new"))
-    await still(lambda: _running(env, "running"))
+    await stays_true(lambda: _running(env, "running"))
     assert await _suspended(env, "new")
     await _set_stop_policy(env, CLUSTER_QUEUES, "cq", "None")
     await eventually(lambda: _admitted(env, "new"), what="admission resumes after the hold is lifted")

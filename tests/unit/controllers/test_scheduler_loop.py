@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Literal
+
+from tests.waiting import eventually
 
 from pykueue.controllers.resource_names import WORKLOADS
 from pykueue.testing.builders import make_cluster_queue, make_flavor, make_local_queue, make_workload
 
-from .conftest import Env, cond, eventually
+from .conftest import Env, cond
 
 NS = "team-a"
 
@@ -67,6 +69,8 @@ async def _informer_has(loop: Any, obj: Any) -> Any:
 
 
 async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
+    """With a pending head and nothing changing, the loop parks on its wake-up event instead of
+    spinning; one change runs one more cycle and it parks again."""
     import asyncio
 
     await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 1).obj(),
@@ -79,11 +83,30 @@ async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
         return wl if cond(wl, "QuotaReserved").get("reason") else None
 
     await eventually(settled)
-    await asyncio.sleep(0.2)
-    before = env.manager.scheduling.cycles
-    await asyncio.sleep(0.5)
-    # a pending head and nothing changing: no busy loop (the idle wake-up is once a second)
-    assert env.manager.scheduling.cycles - before <= 1
+    loop = env.manager.scheduling
+    parked = asyncio.Event()
+
+    class WakeUp(asyncio.Event):
+        """The loop's wake-up event, telling when the loop waits on it while nobody has set it."""
+
+        async def wait(self) -> Literal[True]:
+            if not self.is_set():
+                parked.set()
+            return await super().wait()
+
+    wake_up = WakeUp()
+    if loop._dirty.is_set():
+        wake_up.set()
+    loop._dirty = wake_up
+    await eventually(parked.is_set, what="the loop waits for a change")
+    cycles = loop.cycles
+    for _ in range(100):   # other tasks run; nothing that changed wakes the loop
+        await asyncio.sleep(0)
+    assert not wake_up.is_set()
+    assert loop.cycles == cycles
+    parked.clear()
+    loop.wake()
+    await eventually(lambda: loop.cycles > cycles and parked.is_set(), what="one change, one cycle, parked again")
 
 
 async def test_a_bare_workload_is_preempted_and_released_without_a_job(env: Env) -> None:
@@ -175,11 +198,12 @@ async def test_queue_status_writes_back_off_when_flushes_are_expensive(env: Env)
         await asyncio.sleep(0.05)
 
     writer.flush = slow_flush  # type: ignore[method-assign]
-    deadline = loop.time() + 2.0
-    while loop.time() < deadline and len(starts) < 3:
+
+    def dirty_again() -> bool:
         writer.mark_all()     # always dirty again, as under load
-        await asyncio.sleep(0.01)
-    assert len(starts) >= 3
+        return len(starts) >= 3
+
+    await eventually(dirty_again, what="three flushes while every queue stays dirty")
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 0.05 * (1 + BUDGET_FACTOR) * 0.9, gaps   # not the 100 ms idle interval
 
