@@ -34,17 +34,23 @@ image: wheel
 demo: $(STAMP) kubectl
 	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pykueue demo
 
+# The same checks run as a pre-commit hook (.pre-commit-config.yaml).
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/import_cycles.py pykueue
 
+# The whole suite, then the line coverage of src/pykueue by the tests that run in process
+# (the servers e2e tests start are separate processes and are not counted). No gate: a figure to watch.
 test: $(STAMP) kubectl lint
-	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pytest -n 2 -q
+	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pytest -n 2 -q -rs --cov=pykueue --cov-report=
+	@printf 'coverage of src/pykueue (lines): %s%%\n' "$$($(BIN)/coverage report --format=total)"
 
-unit: $(STAMP)
-	$(BIN)/pytest -q -m "not e2e"
+# Everything but the end-to-end tests (deselected, not skipped); -rs lists every skipped test and why.
+unit: $(STAMP) kubectl
+	PATH="$(CURDIR)/$(KUBECTL_DIR):$$PATH" $(BIN)/pytest -q -rs -m "not e2e"
 
 bench: $(STAMP)
 	$(BIN)/pykueue bench core
@@ -57,4 +63,4 @@ lock:
 	$(BIN)/pip freeze --exclude-editable | sed '1i # Exact versions of every package (direct and transitive) used by make; regenerate with `make lock`.' > constraints.txt
 
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache .coverage

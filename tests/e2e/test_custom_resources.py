@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes import client, config
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.harness import Pykueue, kubectl_binary
 from tests.waiting import eventually_blocking

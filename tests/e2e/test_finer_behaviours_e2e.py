@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.harness import QUICKSTART, Pykueue
 from tests.e2e.k8s import condition, cpu_queue, get, is_true, items, job_manifest, workload_of
@@ -111,7 +111,7 @@ def test_orphan_delete_finishes_the_workload_and_frees_quota(server: Pykueue) ->
     _namespace(server, "orphan", 1)
     server.kubectl("create", "-f", "-", input=job_manifest("held", "lq", namespace="orphan"))
     eventually_blocking(lambda: (wl := workload_of(server, "held", "orphan")) is not None and is_true(wl, "Admitted"))
-    name = workload_of(server, "held", "orphan")["metadata"]["name"]  # type: ignore[index]
+    name = workload_of(server, "held", "orphan")["metadata"]["name"]
     server.kubectl("delete", "job", "held", "-n", "orphan", "--cascade=orphan")
 
     def finished() -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ def _apply_entries(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_status_apply_through_the_python_client(kueue_api: Pykueue) -> None:
     api_only = kueue_api   # a bare cluster serves ClusterQueues once Kueue's CRDs are applied
     api_only.kubectl("apply", "-f", CQ_FILE)
-    api = client.CustomObjectsApi(config.new_client_from_config(config_file=str(api_only.kubeconfig)))
+    api: Any = client.CustomObjectsApi(config.new_client_from_config(config_file=str(api_only.kubeconfig)))
 
     def apply(manager: str, status: dict[str, Any]) -> dict[str, Any]:
         body = {
@@ -268,7 +268,7 @@ def test_kubectl_get_events_lists_an_events_v1_event(api_only: Pykueue) -> None:
     events = client.EventsV1Api(config.new_client_from_config(config_file=str(api_only.kubeconfig)))
     event = client.EventsV1Event(
         metadata=client.V1ObjectMeta(name="operator.1", namespace="default"),
-        event_time="2027-01-15T08:00:00.000000Z",
+        event_time="2027-01-15T08:00:00.000000Z",  # type: ignore[arg-type]  # sent as written
         reporting_controller="example.com/operator",
         reporting_instance="operator-0",
         action="Reconcile",

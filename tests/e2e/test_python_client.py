@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 from kubernetes import client, config, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.harness import Pykueue
 
@@ -25,7 +25,7 @@ def _flavor(name: str) -> dict[str, Any]:
     return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": {}}
 
 
-def _api(server: Pykueue) -> client.CustomObjectsApi:
+def _api(server: Pykueue) -> Any:  # the generated client types custom objects as ``object``
     api_client = config.new_client_from_config(config_file=str(server.kubeconfig))
     return client.CustomObjectsApi(api_client)
 
@@ -96,7 +96,7 @@ def test_asyncio_client_create_list_watch(kueue_api: Pykueue) -> None:
     async def go() -> list[tuple[str, str]]:
         api_client = await aconfig.new_client_from_config(config_file=str(kueue_api.kubeconfig))
         async with api_client:
-            api = aclient.CustomObjectsApi(api_client)
+            api: Any = aclient.CustomObjectsApi(api_client)
             await api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("async-a"))
             listing = await api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")
             assert [i["metadata"]["name"] for i in listing["items"]] == ["async-a"]

@@ -85,7 +85,7 @@ class _Recorder:
     def _run(self) -> None:
         while not self.stop.is_set():
             try:
-                api = client.CustomObjectsApi(config.new_client_from_config(config_file=str(self.kubeconfig)))
+                api: Any = client.CustomObjectsApi(config.new_client_from_config(config_file=str(self.kubeconfig)))
                 listing = api.list_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "default", "workloads")
                 self._relist(listing["items"])
                 stream = watch.Watch().stream(api.list_namespaced_custom_object, "kueue.x-k8s.io", "v1beta2",

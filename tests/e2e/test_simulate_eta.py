@@ -3,6 +3,7 @@ with the kubeconfig ``pykueue up`` wrote; ``simulate run --from-cluster`` reads 
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -35,20 +36,19 @@ def test_eta_of_pending_workloads(pykueue: Pykueue, tmp_path: Path) -> None:
     assert isinstance(first, dict)
     pykueue.kubectl("create", "-f", "-", input=_job("second", 120))
     pykueue.kubectl("create", "-f", "-", input=_job("third", 60))
+    def waits_for_quota(job: str) -> bool:
+        wl = workload_of(pykueue, job)
+        return wl is not None and condition(wl, "QuotaReserved").get("status") == "False"
+
     for job in ("second", "third"):
-        eventually_blocking(
-            lambda job=job: (
-                (wl := workload_of(pykueue, job)) is not None
-                and condition(wl, "QuotaReserved").get("status") == "False"
-            )
-        )
+        eventually_blocking(functools.partial(waits_for_quota, job), what=f"{job} waits for quota")
     admitted_at = parse_time(condition(first, "QuotaReserved")["lastTransitionTime"])
 
     result = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "-o", "json")
     assert result.returncode == 0, result.stderr
     by_job = {e["name"]: e for e in json.loads(result.stdout)}
-    second = by_job[workload_of(pykueue, "second")["metadata"]["name"]]  # type: ignore[index]
-    third = by_job[workload_of(pykueue, "third")["metadata"]["name"]]  # type: ignore[index]
+    second = by_job[workload_of(pykueue, "second")["metadata"]["name"]]
+    third = by_job[workload_of(pykueue, "third")["metadata"]["name"]]
     assert len(by_job) == 2  # the admitted workload is not estimated
     assert (second["runtimeBasis"], second["runtimeSeconds"]) == ("maximumExecutionTime", 120.0)
     assert (second["clusterQueue"], second["queueName"]) == ("cq", "lq")

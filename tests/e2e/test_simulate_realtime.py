@@ -81,11 +81,11 @@ def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: P
     # the cluster admitted what the replay admitted, t01/t02 first and t09/t10 last. The order in between
     # depends on when finishes land in real time (on a busy machine t05 can fit before t03 is admitted,
     # BestEffortFIFO), so it is checked in the virtual replay only, where it is deterministic.
-    real, virtual_order = order(tmp_path / "real"), order(tmp_path / "virtual")
-    assert sorted(real) == sorted(virtual_order)
-    assert set(real[:2]) == {"team/t01", "team/t02"}
+    real_order, virtual_order = order(tmp_path / "real"), order(tmp_path / "virtual")
+    assert sorted(real_order) == sorted(virtual_order)
+    assert set(real_order[:2]) == {"team/t01", "team/t02"}
     assert virtual_order[2] == "team/t03"
-    assert set(real[-2:]) == {"team/t09", "team/t10"}
+    assert set(real_order[-2:]) == {"team/t09", "team/t10"}
     # objects were created on the cluster
     assert pykueue.kubectl("get", "clusterqueue", "cq", "-o", "name").stdout.strip() == "clusterqueue.kueue.x-k8s.io/cq"
 

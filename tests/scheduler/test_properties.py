@@ -92,25 +92,25 @@ def worlds(draw: st.DrawFn) -> World:
     for i in range(n_cq):
         name = f"cq{i}"
         cohort = draw(st.sampled_from([*cohort_names, None]))
-        b = make_cluster_queue(name)
+        cq = make_cluster_queue(name)
         if cohort:
-            b.cohort(cohort)
+            cq.cohort(cohort)
         for f in flavors:
             nominal = draw(st.integers(0, 5))
-            b.quota(f, "cpu", nominal, **_limits(draw, cohort is not None, nominal, True))
+            cq.quota(f, "cpu", nominal, **_limits(draw, cohort is not None, nominal, True))
         reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
         borrow = draw(st.sampled_from(["Never", "LowerPriority"])) if reclaim != "Never" else "Never"
         threshold = draw(st.none() | st.integers(0, 2)) if borrow != "Never" else None
-        b.preemption(within_cluster_queue=draw(st.sampled_from(["Never", "LowerPriority",
-                                                                  "LowerOrNewerEqualPriority"])),
-                     reclaim_within_cohort=reclaim, borrow_within_cohort=borrow,
-                     max_priority_threshold=threshold)
-        b.queueing_strategy(draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])))
-        b.fungibility(when_can_borrow=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
-                      when_can_preempt=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])))
+        cq.preemption(within_cluster_queue=draw(st.sampled_from(["Never", "LowerPriority",
+                                                                   "LowerOrNewerEqualPriority"])),
+                      reclaim_within_cohort=reclaim, borrow_within_cohort=borrow,
+                      max_priority_threshold=threshold)
+        cq.queueing_strategy(draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])))
+        cq.fungibility(when_can_borrow=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+                       when_can_preempt=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])))
         if draw(st.booleans()):
-            b.fair_weight(draw(st.sampled_from(["1", "2", "0.5"])))
-        cqs.append(b.obj())
+            cq.fair_weight(draw(st.sampled_from(["1", "2", "0.5"])))
+        cqs.append(cq.obj())
         objects.append(make_local_queue(f"lq{i}", "ns", name).obj())
 
     def workload(name: str, priorities: tuple[int, int]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 
 import pytest
 import uvloop
@@ -40,7 +41,7 @@ def test_an_unknown_choice_is_refused_before_anything_runs(monkeypatch: pytest.M
     coroutine = _loop_type()
     with pytest.raises(EventLoopError, match="PYKUEUE_LOOP='tokio': expected one of asyncio, uvloop, auto"):
         run(coroutine)
-    assert coroutine.cr_frame is None  # closed, not left un-awaited
+    assert inspect.getcoroutinestate(coroutine) == "CORO_CLOSED"  # closed, not left un-awaited
 
 
 def test_pykueue_up_reports_a_bad_choice_in_one_line(tmp_path: object) -> None:

@@ -15,7 +15,7 @@ LQ = info("LocalQueue")
 
 
 def test_cluster_queue_v1beta1_to_v1beta2() -> None:
-    old = {"apiVersion": f"{KUEUE}/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+    old: dict[str, Any] = {"apiVersion": f"{KUEUE}/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
            "spec": {"cohort": "team", "admissionChecks": ["prov"],
                     "flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}},
            "status": {"pendingWorkloadsStatus": {"head": []}, "pendingWorkloads": 1}}

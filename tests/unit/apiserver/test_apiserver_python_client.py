@@ -11,7 +11,7 @@ from kubernetes import client, watch
 from .conftest import TOKEN, Api, cluster_queue
 
 
-def _clients(api: Api) -> tuple[client.CoreV1Api, client.CustomObjectsApi, client.ApiClient]:
+def _clients(api: Api) -> tuple[Any, Any, Any]:  # custom objects are typed ``object`` by the client
     configuration = client.Configuration()
     configuration.host = api.url
     configuration.api_key = {"authorization": TOKEN}

@@ -122,7 +122,7 @@ async def test_service_ports_are_validated(api: Api, ports: list[dict[str, Any]]
 
 
 async def test_rbac_rules_need_verbs_and_bindings_a_role(api: Api) -> None:
-    role = {
+    role: dict[str, Any] = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
         "metadata": {"name": "r"},
@@ -147,7 +147,7 @@ async def test_rbac_rules_need_verbs_and_bindings_a_role(api: Api) -> None:
 
 
 async def test_webhook_configuration_needs_side_effects_and_client_config(api: Api) -> None:
-    config = {
+    config: dict[str, Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": "v"},

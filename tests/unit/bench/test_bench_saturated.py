@@ -97,7 +97,7 @@ def test_a_nomination_asks_each_preemption_question_once(monkeypatch: pytest.Mon
     repeats: list[tuple[Any, ...]] = []
     searches = [0]
     original_assign = cycle.Round._assign
-    original_search = preemption.classic_targets
+    original_search = preemption.classic_targets  # type: ignore[attr-defined]  # patched where it is looked up
 
     def assign(self: cycle.Round, *args: Any, **kwargs: Any) -> Any:
         seen.clear()

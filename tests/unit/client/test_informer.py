@@ -124,7 +124,7 @@ async def test_relist_after_gone_synthesizes_missed_changes(kind: str) -> None:
             await eventually(lambda: ("DELETED", "removed") in events and ("MODIFIED", "kept") in events)
             await eventually(lambda: len(informer.list()) == 7)
             assert informer.get("removed", "default") is None
-            assert informer.get("kept", "default")["data"]["v"] == "2"  # type: ignore[index]
+            assert informer.get("kept", "default")["data"]["v"] == "2"
         finally:
             await informer.stop()
 
@@ -160,7 +160,7 @@ async def test_http_informer_survives_an_api_server_restart() -> None:
     try:
         await server.close()  # the watch connection drops
         await LocalClient(registry).create(CONFIGMAPS, cm("while-down"))
-        from pykueue.apiserver import serve  # type: ignore[attr-defined]
+        from pykueue.apiserver import serve
 
         server = await serve(registry, "127.0.0.1", port, token=token)
         await eventually(lambda: informer.get("while-down", "default") is not None, within=30)

@@ -20,7 +20,7 @@ NAMESPACES = Res("", "v1", "namespaces")
 
 @pytest.fixture
 async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[str, str, bytes]]:
-    from pykueue.apiserver import serve  # type: ignore[attr-defined]
+    from pykueue.apiserver import serve
     from pykueue.apiserver.certs import ensure_certificates
 
     files = ensure_certificates(tmp_path, "127.0.0.1")

@@ -42,7 +42,7 @@ async def test_binder_respects_capacity_and_explains_unschedulable_pods(tmp_path
         await env.client.create(PODS, make_pod("first", cpu="3"))
         await env.client.create(PODS, make_pod("second", cpu="3"))
 
-        async def placed() -> JSONDict | None:
+        async def placed() -> tuple[JSONDict, JSONDict] | None:
             first = await env.client.get(PODS, "first", "default")
             second = await env.client.get(PODS, "second", "default")
             return (first, second) if first["spec"].get("nodeName") and has_condition(

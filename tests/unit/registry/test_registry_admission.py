@@ -35,7 +35,7 @@ def test_mutating_hook_runs_before_validation_and_sees_storage_version(registry:
 def test_hooks_only_apply_to_their_resources(registry: Registry) -> None:
     calls: list[str] = []
     registry.add_admission_hook(AdmissionHook("jobs-only", resources=frozenset({"jobs.batch"}),
-                                              mutate=lambda r: calls.append(r.name) or None))
+                                              mutate=lambda r: calls.append(r.name)))
     registry.create(kind(registry, "", "v1", "configmaps"), "default", configmap("a"), version="v1")
     assert calls == []
 
@@ -96,7 +96,7 @@ def test_validating_hook_may_raise_api_errors(registry: Registry) -> None:
 
 def test_status_writes_skip_main_resource_hooks(registry: Registry) -> None:
     calls: list[str] = []
-    registry.add_admission_hook(AdmissionHook("main", mutate=lambda r: calls.append(r.subresource) or None))
+    registry.add_admission_hook(AdmissionHook("main", mutate=lambda r: calls.append(r.subresource)))
     cq = kind(registry, "kueue.x-k8s.io", "v1beta2", "clusterqueues")
     obj, _ = registry.create(cq, "", cluster_queue("cq"), version="v1beta2")
     registry.update(cq, "", "cq", {**obj, "status": {"pendingWorkloads": 1}}, version="v1beta2",

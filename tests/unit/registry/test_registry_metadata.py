@@ -250,8 +250,8 @@ def test_list_json_is_the_encoded_list_in_the_storage_version(registry: Registry
     for name in ("b", "a", "c"):
         registry.create(cm, "default", configmap(name, labels={"app": "x"} if name != "c" else {}), version="v1")
     for kw in ({}, {"label_selector": "app=x"}, {"limit": 2}):
-        encoded = registry.list_json(cm, "default", version="v1", **kw)  # type: ignore[arg-type]
-        assert encoded == orjson.dumps(registry.list(cm, "default", version="v1", **kw))  # type: ignore[arg-type]
+        encoded = registry.list_json(cm, "default", version="v1", **kw)
+        assert encoded == orjson.dumps(registry.list(cm, "default", version="v1", **kw))
     empty = registry.list_json(cm, "nowhere", version="v1")
     assert empty is not None
     assert orjson.loads(empty)["items"] == []
@@ -303,7 +303,7 @@ def test_field_validation_finds_unknown_fields_a_patch_adds_deep_inside_stored_c
 def test_an_event_converted_to_another_version_keeps_its_key_and_labels(registry: Registry, store: Store) -> None:
     # a label-selector watch in a non-storage version still filters without decoding the object
     v1beta1 = kind(registry, KUEUE, "v1beta1", "clusterqueues")
-    seen = []
+    seen: list[Any] = []
     registry.subscribe(seen.append)
     body = cluster_queue("q")
     body["metadata"]["labels"] = {"team": "a", "app": "b"}

@@ -47,7 +47,7 @@ def workload(i: int) -> dict[str, Any]:
     }
 
 
-def rate(label: str, n: int, fn: Callable[[int], None], repeat: int = 3) -> float:
+def rate(label: str, n: int, fn: Callable[[int], object], repeat: int = 3) -> float:
     """Run ``fn(attempt)`` (n operations) ``repeat`` times; print the best operations per second.
 
     The best of a few runs filters out noise from other processes sharing the machine.

@@ -1,0 +1,51 @@
+"""The developer tooling says what it does: `make lint` runs the formatter check, mypy (over src and
+tests) and the layer contracts; the pre-commit hook runs exactly `make lint`; `make unit` lists skipped
+tests with their reasons; `make test` prints a coverage figure."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def recipe(target: str) -> list[str]:
+    """The command lines of a Makefile target."""
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    match = re.search(rf"^{re.escape(target)}:[^\n]*\n((?:\t[^\n]*\n)+)", text, re.M)
+    assert match is not None, f"no target {target}"
+    return [line.strip() for line in match.group(1).splitlines()]
+
+
+def test_lint_runs_the_linter_the_formatter_check_mypy_and_the_contracts() -> None:
+    commands = recipe("lint")
+    assert commands == [
+        "$(BIN)/ruff check src tests scripts",
+        "$(BIN)/ruff format --check src tests scripts",
+        "$(BIN)/mypy",
+        "$(BIN)/lint-imports",
+    ]
+
+
+def test_mypy_checks_the_tests_too() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert set(config["packages"]) == {"pykueue", "tests"}
+    assert config["strict"] is True
+
+
+def test_the_pre_commit_hook_runs_make_lint() -> None:
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    assert [(h["entry"], h["pass_filenames"], h["always_run"]) for h in hooks] == [("make lint", False, True)]
+
+
+def test_unit_lists_skips_and_test_prints_coverage() -> None:
+    [unit] = [c for c in recipe("unit") if "pytest" in c]
+    assert "-rs" in unit.split()
+    test = recipe("test")
+    assert any("--cov=pykueue" in c for c in test)
+    assert any("coverage report --format=total" in c for c in test)
