@@ -4,7 +4,7 @@ Owned by ``apiserver/``; ``pykueue up`` (cli/) calls :func:`serve`, tests call :
 or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz[/<check>]`` (:mod:`.readiness`),
 ``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
-``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resources`),
+``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resource_handlers`),
 Kueue's visibility API once a backend is set (:mod:`.visibility`), pykueue's own write batches
 for its controller process (:mod:`.batch`), and ``/metrics`` when given a metrics endpoint
 (:mod:`.instrument`).

@@ -1,6 +1,6 @@
 """Watch streams: ``?watch=true`` as chunked newline-delimited JSON, like kube-apiserver.
 
-Owned by ``apiserver/``; :mod:`.resources` hands GET requests with ``watch`` here. Semantics:
+Owned by ``apiserver/``; :mod:`.resource_handlers` hands GET requests with ``watch`` here. Semantics:
 - ``resourceVersion`` unset or "0" (or ``sendInitialEvents=true``): synthetic ADDED events for the
   current state first; with ``sendInitialEvents`` that part ends with a BOOKMARK annotated
   ``k8s.io/initial-events-end: "true"``.
