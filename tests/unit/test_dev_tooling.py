@@ -23,12 +23,12 @@ def recipe(target: str) -> list[str]:
 
 def test_lint_runs_the_linter_the_formatter_check_mypy_and_the_contracts() -> None:
     commands = recipe("lint")
-    assert commands == [
+    assert {
         "$(BIN)/ruff check src tests scripts",
         "$(BIN)/ruff format --check src tests scripts",
         "$(BIN)/mypy",
         "$(BIN)/lint-imports",
-    ]
+    } <= set(commands)
 
 
 def test_mypy_checks_the_tests_too() -> None:

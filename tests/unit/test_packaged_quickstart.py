@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from tests.e2e.harness import QUICKSTART
 
-from pykueue.api.quantity import parse_quantity
+from pykueue.api.meta.quantity import parse_quantity
 
 
 def _docs(name: str) -> list[dict[str, Any]]:

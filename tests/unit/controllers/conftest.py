@@ -9,7 +9,6 @@ Jobs are driven by hand (``finish_job``) unless a test starts the embedded clust
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
