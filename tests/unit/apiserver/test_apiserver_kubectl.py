@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.e2e.harness import find_kubectl
 
 from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import Server, serve
@@ -18,8 +18,8 @@ from pykueue.apiserver.certs import ensure_certificates
 from pykueue.registry import Registry
 from pykueue.store import Store
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on PATH")
+KUBECTL = find_kubectl()
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="no kubectl in .cache/kubectl or on PATH: run `make kubectl`")
 
 CQ = """
 apiVersion: kueue.x-k8s.io/v1beta2

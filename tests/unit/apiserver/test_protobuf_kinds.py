@@ -355,7 +355,7 @@ def _comparable(job: dict[str, Any]) -> dict[str, Any]:
     return dict(spec)
 
 
-@pytest.mark.skipif(kubectl_tests.KUBECTL is None, reason="kubectl is not on PATH")
+@pytest.mark.skipif(kubectl_tests.KUBECTL is None, reason="no kubectl in .cache/kubectl or on PATH: run `make kubectl`")
 async def test_kubectl_create_job_matches_the_json_path(kubectl: Kubectl) -> None:
     _, out, _ = await kubectl.run("create", "job", "hello", "--image=busybox", "--", "echo", "hi")
     assert out.strip() == "job.batch/hello created"
@@ -380,7 +380,7 @@ async def test_kubectl_create_job_matches_the_json_path(kubectl: Kubectl) -> Non
     assert _comparable(json.loads(out)) == _comparable(via_protobuf)
 
 
-@pytest.mark.skipif(kubectl_tests.KUBECTL is None, reason="kubectl is not on PATH")
+@pytest.mark.skipif(kubectl_tests.KUBECTL is None, reason="no kubectl in .cache/kubectl or on PATH: run `make kubectl`")
 async def test_kubectl_run_pod(kubectl: Kubectl) -> None:
     """kubectl 1.32 sends ``run`` as JSON (seen with -v=8); this guards the user-visible command."""
     overrides = '{"spec":{"containers":[{"name":"p","resources":{"requests":{"cpu":"100m"}}}]}}'

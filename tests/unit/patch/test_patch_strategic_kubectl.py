@@ -9,16 +9,16 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import subprocess
 from typing import Any
 
 import pytest
+from tests.e2e.harness import find_kubectl
 
 from pykueue.registry.patch import apply_strategic_merge_patch
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not on PATH")
+KUBECTL = find_kubectl()
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="no kubectl in .cache/kubectl or on PATH: run `make kubectl`")
 
 KEYS = {  # the Deployment's patchMergeKeys, as its Go struct tags declare them
     "spec.template.spec.containers": "name",
