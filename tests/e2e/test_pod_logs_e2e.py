@@ -3,6 +3,7 @@ logs capped at 10 MiB x 5 for a pod that prints without end, and what ``logs -f`
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from tests.e2e.harness import Pykueue, kubectl_binary
 from tests.e2e.k8s import get
+from tests.waiting import eventually_blocking
 
 MiB = 1024 * 1024
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ")
@@ -50,7 +52,7 @@ def test_kubectl_logs_options_read_as_kube_serves_them(pykueue: Pykueue) -> None
         "-",
         input=_pod("talker", ("echo early-1; echo early-2; sleep 6; echo late-1; printf 'no newline'; sleep 600")),
     )
-    pykueue.wait_for(lambda: _logs_once_started(pykueue, "talker").endswith("no newline"), timeout=60, interval=0.2)
+    eventually_blocking(lambda: _logs_once_started(pykueue, "talker").endswith("no newline"), within=60, interval=0.2)
     since = _logs(pykueue, "talker", "--since=4s")  # asked at most ~2 s after late-1, 6 s after the early lines
     assert since == "late-1\nno newline"
     assert _logs(pykueue, "talker") == "early-1\nearly-2\nlate-1\nno newline"
@@ -77,7 +79,7 @@ def test_kubectl_logs_previous_shows_the_instance_before_a_restart(pykueue: Pyku
         '[ "$n" -ge 2 ] && sleep 600; exit 1'
     )
     pykueue.kubectl("create", "-f", "-", input=_pod("restarter", script, restart="OnFailure"))
-    pykueue.wait_for(lambda: _logs_once_started(pykueue, "restarter") == "run 2\n", timeout=60)
+    eventually_blocking(lambda: _logs_once_started(pykueue, "restarter") == "run 2\n", within=60)
     assert _logs(pykueue, "restarter", "--previous") == "run 1\n"
     assert get(pykueue, "pod", "restarter")["status"]["containerStatuses"][0]["restartCount"] == 1
 
@@ -117,7 +119,7 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
     def past_the_burst() -> bool:
         return _logs_once_started(pykueue, "chatty", "--tail=1").startswith("tick")
 
-    pykueue.wait_for(past_the_burst, timeout=240, interval=1.0)
+    eventually_blocking(past_the_burst, within=240, interval=1.0)
     files = _log_files(pykueue, "chatty")
     sizes = {p.name: p.stat().st_size for p in files}
     assert sorted(sizes) == ["c.log", "c.log.1", "c.log.2", "c.log.3", "c.log.4"], sizes
@@ -136,14 +138,14 @@ def test_a_pod_printing_without_end_stays_under_the_cap_and_logs_f_costs_the_ser
     )
 
     def pump() -> None:
-        assert follower.stdout is not None
+        assert isinstance(follower.stdout, io.BufferedReader)
         while chunk := follower.stdout.read1(65536):
             received.extend(chunk)
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     try:
-        pykueue.wait_for(lambda: received.count(b"\n") >= 5, timeout=30)
+        eventually_blocking(lambda: received.count(b"\n") >= 5, within=30)
         before = received.count(b"\n")
         following, following_read = _server_cost_over(pid, 20)
         streamed = received.count(b"\n") - before

@@ -375,7 +375,7 @@ async def test_a_simulated_pods_log_is_served_with_the_options_and_followed_unti
             pod = env.cluster.pods.get("dreamer", "default")
             return pod is not None and (pod.get("status") or {}).get("phase") == "Running"
 
-        await wait_for(running)
+        await eventually(running)
         line = b"pykueue simulated node sim: container main runs for 1.5s\n"
         chunks = await env.cluster.open_pod_log("default", "dreamer", PodLogOptions(timestamps=True))
         stamped = b"".join([chunk async for chunk in chunks])

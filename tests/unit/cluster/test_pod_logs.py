@@ -155,13 +155,13 @@ async def test_stream_log_follows_until_the_container_ends_and_reads_each_byte_o
 
     got = b""
     task = asyncio.create_task(writer())
-    os.read = counting_read  # type: ignore[assignment]
+    os.read = counting_read
     try:
         async with asyncio.timeout(20):
             async for chunk in stream_log(reader, follow=True, running=lambda: not ended):
                 got += chunk
     finally:
-        os.read = original  # type: ignore[assignment]
+        os.read = original
     await task
     assert got.decode().splitlines() == ["one", *(f"line {i}" for i in range(200))]
     # every byte of the files was read once: the sum of what the reads returned is what was written
