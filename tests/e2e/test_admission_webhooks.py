@@ -22,6 +22,7 @@ import yaml
 
 from tests.e2e.harness import Pykueue, kubectl_binary
 from tests.e2e.webhook_server import WebhookServer, json_patch, make_certificates
+from tests.waiting import eventually_blocking
 
 JSONDict = dict[str, Any]
 CONFIGMAPS = [
@@ -272,7 +273,7 @@ def test_timeout_fails_the_call_and_a_waiting_webhook_does_not_stall_the_server(
         text=True,
     )
     try:
-        cluster.wait_for(lambda: "gated" in _names(webhooks, "/gated"), timeout=30)
+        eventually_blocking(lambda: "gated" in _names(webhooks, "/gated"), within=30)
         assert waiting.poll() is None  # still waiting for the webhook's answer
         listed = cluster.kubectl("get", "namespaces", "-o", "name")
         assert "namespace/default" in listed.stdout
@@ -500,7 +501,7 @@ def test_writes_of_the_in_process_controllers_go_through_webhooks_too(
         listed = json.loads(pykueue.kubectl("get", "workloads", "-o", "json").stdout)["items"]
         return next((w for w in listed if w["metadata"]["name"].startswith("job-hooked-")), None)
 
-    created = pykueue.wait_for(workload)
+    created = eventually_blocking(workload)
     assert isinstance(created, dict)
     assert created["metadata"]["annotations"]["seen-by"] == "test-webhook"
     request = next(r["request"] for r in webhooks.received["/mutate-workload"])

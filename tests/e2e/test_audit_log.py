@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import Pykueue
+from tests.waiting import eventually_blocking
 
 SERVICE_ACCOUNT = "system:serviceaccount:pykueue-system:pykueue-controller-manager"
 
@@ -53,7 +54,8 @@ def test_audit_log_records_a_kubectl_session_and_a_second_identity(audited: tupl
     refused = cluster.kubectl("get", "pods", "--token", "not-a-token", check=False)
     assert refused.returncode != 0
 
-    events = cluster.wait_for(lambda: [e for e in _events(log) if (e.get("objectRef") or {}).get("resource") == "pods"])
+    events = eventually_blocking(
+        lambda: [e for e in _events(log) if (e.get("objectRef") or {}).get("resource") == "pods"])
     assert events
     everything = _events(log)
     for event in everything:
@@ -98,7 +100,7 @@ def test_audit_log_records_a_kubectl_session_and_a_second_identity(audited: tupl
 def test_a_watch_is_logged_when_it_starts_and_when_it_ends(audited: tuple[Pykueue, Path]) -> None:
     cluster, log = audited
     cluster.kubectl("get", "configmaps", "--watch", "--request-timeout=2s", check=False)
-    watches = cluster.wait_for(
+    watches = eventually_blocking(
         lambda: [e for e in _events(log) if e["verb"] == "watch" and e["stage"] == "ResponseComplete"]
     )
     assert isinstance(watches, list)

@@ -16,6 +16,7 @@ import yaml
 
 from tests.e2e.harness import Pykueue
 from tests.e2e.webhook_server import WebhookServer
+from tests.waiting import eventually_blocking
 
 JSONDict = dict[str, Any]
 _OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -102,7 +103,7 @@ def test_a_conversion_webhook_serves_two_versions(cluster: Pykueue, webhooks: We
         },
     }
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(_crd("gadgets", "Gadget", conversion)))
-    cluster.wait_for(lambda: _established(cluster, "gadgets.example.com"))
+    eventually_blocking(lambda: _established(cluster, "gadgets.example.com"))
 
     gadget = {
         "apiVersion": "example.com/v2",
@@ -155,7 +156,7 @@ def test_a_conversion_webhook_serves_two_versions(cluster: Pykueue, webhooks: We
 
 def test_a_deleted_crd_shows_its_finalizer_until_its_objects_are_gone(cluster: Pykueue) -> None:
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(_crd("sprockets", "Sprocket")))
-    cluster.wait_for(lambda: _established(cluster, "sprockets.example.com"))
+    eventually_blocking(lambda: _established(cluster, "sprockets.example.com"))
     held = {
         "apiVersion": "example.com/v1",
         "kind": "Sprocket",
@@ -180,7 +181,7 @@ def test_a_deleted_crd_shows_its_finalizer_until_its_objects_are_gone(cluster: P
     assert "create not allowed while custom resource definition is terminating" in refused.stderr
 
     cluster.kubectl("patch", "sprocket", "held", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
-    cluster.wait_for(lambda: cluster.kubectl("get", "crd", "sprockets.example.com", check=False).returncode != 0)
+    eventually_blocking(lambda: cluster.kubectl("get", "crd", "sprockets.example.com", check=False).returncode != 0)
     gone = cluster.kubectl("get", "sprockets", check=False)
     assert gone.returncode != 0  # kubectl's cached discovery words it one of two ways
     assert (
