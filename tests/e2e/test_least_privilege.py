@@ -23,7 +23,7 @@ from pykueue.controllers.manager import ControllerManager
 from pykueue.install import install_options
 from pykueue.install.rbac import EXPECTED_UNUSED, rbac_objects
 from pykueue.install.rbac_check import check_audit, read_audit_log
-from tests.e2e.harness import PACKAGED_QUICKSTART, Pykueue
+from tests.e2e.harness import QUICKSTART, Pykueue
 
 SA = "system:serviceaccount:pykueue-system:pykueue-controller-manager"
 TOKEN = "controller-token-0123456789abcdef"
@@ -57,16 +57,16 @@ async def _run_quickstart(server: Pykueue, kubeconfig: Path) -> None:
     await manager.start()
     try:
         kubectl: Any = server.kubectl
-        await asyncio.to_thread(kubectl, "apply", "-f", str(PACKAGED_QUICKSTART / "cluster-queue.yaml"))
+        await asyncio.to_thread(kubectl, "apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))
         for _ in range(2):
-            await asyncio.to_thread(kubectl, "create", "-f", str(PACKAGED_QUICKSTART / "sample-job.yaml"))
+            await asyncio.to_thread(kubectl, "create", "-f", str(QUICKSTART / "sample-job.yaml"))
         deadline = asyncio.get_running_loop().time() + 120
         while not await asyncio.to_thread(_jobs_complete, server):
             assert asyncio.get_running_loop().time() < deadline, "the quickstart's jobs never completed"
             await asyncio.sleep(0.5)
         await asyncio.to_thread(kubectl, "delete", "jobs", "-n", "default", "--all")
         await asyncio.to_thread(
-            kubectl, "delete", "-f", str(PACKAGED_QUICKSTART / "cluster-queue.yaml"), "--timeout=90s"
+            kubectl, "delete", "-f", str(QUICKSTART / "cluster-queue.yaml"), "--timeout=90s"
         )
     finally:
         await manager.stop()

@@ -6,11 +6,11 @@ really has, so a new hook cannot be forgotten by the install:
 - a validating webhook for each Kueue kind whose rules deny as a webhook
   (:data:`pykueue.api.kinds.kueue.kueue_kinds.VALIDATING_WEBHOOKS`: ``vclusterqueue.kb.io``, ...);
 - a mutating webhook for each kind whose create gets the ``resource-in-use`` finalizer
-  (:data:`pykueue.controllers.hooks.FINALIZER_RESOURCES`) and for each Kueue kind with defaults beyond
+  (:data:`pykueue.controllers.admission_hooks.FINALIZER_RESOURCES`) and for each Kueue kind with defaults beyond
   its schema (:data:`pykueue.api.kinds.kueue.kueue_kinds.DEFAULTING_WEBHOOKS`: ``mworkload.kb.io``);
 - for each enabled job integration, a mutating webhook (its ``admission_mutator``: suspend or gate a
   managed job, default its queue) and, where it has label rules, a validating one
-  (:data:`pykueue.controllers.hooks.VALIDATING_JOB_WEBHOOKS`).
+  (:data:`pykueue.controllers.admission_hooks.VALIDATING_JOB_WEBHOOKS`).
 
 Each is served by ``pykueue controller`` at Kueue's path (``/mutate-batch-v1-job``,
 ``/validate-kueue-x-k8s-io-v1beta2-clusterqueue``, ``/mutate--v1-pod``) behind the Service
@@ -27,7 +27,7 @@ from pykueue.api.catalogue import build_catalogue
 from pykueue.api.kinds.kueue.kueue_conversion import KUEUE_GROUP
 from pykueue.api.kinds.kueue.kueue_kinds import DEFAULTING_WEBHOOKS, VALIDATING_WEBHOOKS
 from pykueue.api.meta.kind_info import KindInfo
-from pykueue.controllers.hooks import FINALIZER_RESOURCES, VALIDATING_JOB_WEBHOOKS
+from pykueue.controllers.admission_hooks import FINALIZER_RESOURCES, VALIDATING_JOB_WEBHOOKS
 from pykueue.controllers.jobs.registry import INTEGRATIONS
 from pykueue.install.options import (
     CERTIFICATE,

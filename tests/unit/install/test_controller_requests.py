@@ -7,13 +7,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
-from tests.unit.controllers.conftest import cond, eventually, make_job
+from tests.unit.controllers.conftest import cond, make_job
+from tests.waiting import eventually
 
 from pykueue.api.meta.clock import ManualClock
 from pykueue.client import LocalClient, Res
 from pykueue.controllers.config import embedded_default
 from pykueue.controllers.manager import ControllerManager
-from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, NAMESPACES, RESOURCE_FLAVORS, WORKLOADS
+from pykueue.controllers.resource_names import (
+    CLUSTER_QUEUES,
+    JOBS,
+    LOCAL_QUEUES,
+    NAMESPACES,
+    RESOURCE_FLAVORS,
+    WORKLOADS,
+)
 from pykueue.install import install_options
 from pykueue.install.rbac import rbac_objects
 from pykueue.install.rbac_check import Authorizer, Request
@@ -92,7 +100,7 @@ async def test_the_controllers_requests_are_allowed_by_the_installed_rbac() -> N
     user = LocalClient(registry)  # what kubectl would do
     recorder = RecordingClient(LocalClient(registry))  # what the controller does
     config = embedded_default()
-    manager = ControllerManager(recorder, config, clock)  # type: ignore[arg-type]
+    manager = ControllerManager(recorder, config, clock)
     for hook in manager.admission_hooks():
         registry.add_admission_hook(hook)
     await manager.start()
