@@ -140,12 +140,12 @@ def _explain(pykueue: Pykueue, *args: str) -> subprocess.CompletedProcess[str]:
 def test_explain_shows_the_estimated_start(pykueue: Pykueue) -> None:
     pykueue.kubectl("apply", "-f", "-", input=cpu_queue(2))
     pykueue.kubectl("create", "-f", "-", input=_job("running", 900))
-    running = pykueue.wait_for(
+    running = eventually_blocking(
         lambda: (wl := workload_of(pykueue, "running")) is not None and is_true(wl, "Admitted") and wl
     )
     assert isinstance(running, dict)
     pykueue.kubectl("create", "-f", "-", input=_job("waiting", 300))
-    waiting = pykueue.wait_for(
+    waiting = eventually_blocking(
         lambda: (
             (wl := workload_of(pykueue, "waiting")) is not None
             and condition(wl, "QuotaReserved").get("status") == "False"
@@ -181,9 +181,9 @@ def test_explain_shows_the_estimated_start(pykueue: Pykueue) -> None:
 def test_annotations_are_kept_fresh(pykueue: Pykueue) -> None:
     pykueue.kubectl("apply", "-f", "-", input=cpu_queue(2))
     pykueue.kubectl("create", "-f", "-", input=_job("running", 900))
-    pykueue.wait_for(lambda: (wl := workload_of(pykueue, "running")) is not None and is_true(wl, "Admitted"))
+    eventually_blocking(lambda: (wl := workload_of(pykueue, "running")) is not None and is_true(wl, "Admitted"))
     pykueue.kubectl("create", "-f", "-", input=_job("waiting", 300))
-    waiting = pykueue.wait_for(
+    waiting = eventually_blocking(
         lambda: (
             (wl := workload_of(pykueue, "waiting")) is not None
             and condition(wl, "QuotaReserved").get("status") == "False"
@@ -207,7 +207,7 @@ def test_annotations_are_kept_fresh(pykueue: Pykueue) -> None:
 
     # once it is admitted (the running job is gone), the next round removes its estimate
     pykueue.kubectl("delete", "job", "running")
-    pykueue.wait_for(lambda: (wl := workload_of(pykueue, "waiting")) is not None and is_true(wl, "Admitted"))
+    eventually_blocking(lambda: (wl := workload_of(pykueue, "waiting")) is not None and is_true(wl, "Admitted"))
     again = _simulate("eta", "--kubeconfig", pykueue.kubeconfig, "--annotate", "--every", "1", "--rounds", "1")
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip().endswith(" estimated 0 pending workload(s), cleared 1")

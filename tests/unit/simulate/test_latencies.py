@@ -78,7 +78,7 @@ def _times(files: tuple[Path, Path], eviction_s: float, finish_s: float) -> dict
     result = replay(load_objects([objects]), read_jsonl(trace), eviction_s=eviction_s, finish_s=finish_s)
     assert result.preemptions == 1
     return {
-        key.split("/")[1]: (r.admitted_ms // 1000, r.finished_ms // 1000, r.evictions)  # type: ignore[operator]
+        key.split("/")[1]: (r.admitted_ms // 1000, r.finished_ms // 1000, r.evictions)
         for key, r in result.records.items()
     }
 
