@@ -18,7 +18,8 @@ import yaml
 from tests.e2e import test_admission_e2e as embedded
 from tests.e2e import test_integrations_e2e as integrations
 from tests.e2e.controller_proc import Controller, free_port
-from tests.e2e.harness import PACKAGED_QUICKSTART, Pykueue
+from tests.e2e.harness import QUICKSTART, Pykueue
+from tests.waiting import eventually_blocking
 
 NAMESPACE = "pykueue-system"
 
@@ -111,7 +112,7 @@ def test_the_webhook_configurations_point_at_the_controller(cluster: tuple[Pykue
     assert conversion["url"] == controller.webhook_url + "/convert"
     assert conversion["caBundle"]
     # a v1beta1 read of a v1beta2 object goes through the conversion webhook
-    server.kubectl("apply", "-f", str(PACKAGED_QUICKSTART / "cluster-queue.yaml"))
+    server.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))
     old = json.loads(
         server.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "cluster-queue", "-o", "json").stdout
     )
@@ -125,27 +126,27 @@ def test_the_webhook_configurations_point_at_the_controller(cluster: tuple[Pykue
 
 def test_quickstart_in_cluster_mode(cluster: tuple[Pykueue, Controller]) -> None:
     server, _ = cluster
-    server.kubectl("apply", "-f", str(PACKAGED_QUICKSTART / "cluster-queue.yaml"))
+    server.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))
     cq = json.loads(server.kubectl("get", "clusterqueue", "cluster-queue", "-o", "json").stdout)
     assert cq["metadata"]["finalizers"] == ["kueue.x-k8s.io/resource-in-use"]  # mclusterqueue.kb.io
     # a server-side dry run stores nothing and runs no controller: the suspension is the mutating webhook's
-    dry = server.kubectl("create", "--dry-run=server", "-o", "json", "-f", str(PACKAGED_QUICKSTART / "sample-job.yaml"))
+    dry = server.kubectl("create", "--dry-run=server", "-o", "json", "-f", str(QUICKSTART / "sample-job.yaml"))
     assert json.loads(dry.stdout)["spec"]["suspend"] is True
-    first = server.kubectl("create", "-f", str(PACKAGED_QUICKSTART / "sample-job.yaml")).stdout.split()[0]
-    second = server.kubectl("create", "-f", str(PACKAGED_QUICKSTART / "sample-job.yaml")).stdout.split()[0]
+    first = server.kubectl("create", "-f", str(QUICKSTART / "sample-job.yaml")).stdout.split()[0]
+    second = server.kubectl("create", "-f", str(QUICKSTART / "sample-job.yaml")).stdout.split()[0]
     assert first != second
 
     def one_admitted_one_waiting() -> bool:
         wls = workloads(server)
         return len(wls) == 2 and sum(is_true(w, "Admitted") for w in wls) == 1
 
-    server.wait_for(one_admitted_one_waiting, timeout=120)
+    eventually_blocking(one_admitted_one_waiting, within=120)
 
     def both_finished() -> bool:
         wls = workloads(server)
         return len(wls) == 2 and all(is_true(w, "Finished") for w in wls)
 
-    server.wait_for(both_finished, timeout=180)
+    eventually_blocking(both_finished, within=180)
     for job in (first, second):
         status = json.loads(server.kubectl("get", job, "-o", "json").stdout)["status"]
         assert status.get("succeeded") == 1, status

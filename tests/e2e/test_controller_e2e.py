@@ -27,6 +27,7 @@ from kubernetes import client, config, watch
 
 from tests.e2e.controller_proc import Controller, free_port
 from tests.e2e.harness import Pykueue
+from tests.waiting import eventually_blocking
 
 NAMESPACE = "pykueue-system"
 LEASE_DURATION, RETRY_PERIOD = 15.0, 2.0
@@ -181,7 +182,7 @@ class WorkloadHistory:
 
 def lease(server: Pykueue) -> dict[str, Any]:
     out = server.kubectl("get", "lease", "-n", NAMESPACE, "pykueue-controller-leader", "-o", "json")
-    return json.loads(out.stdout)["spec"]  # type: ignore[no-any-return]
+    return json.loads(out.stdout)["spec"]
 
 
 def when(stamp: str) -> dt.datetime:
@@ -249,7 +250,7 @@ def test_leader_killed_mid_run_the_other_takes_over_without_double_admission(clu
             assert resp.status == 200
         names = [f"job-{i:03d}" for i in range(200)]
         cluster.kubectl("apply", "-f", "-", input=jobs(names), timeout=300)
-        cluster.wait_for(lambda: history.finished_count() >= 30, timeout=300)
+        eventually_blocking(lambda: history.finished_count() >= 30, within=300)
         leader.kill9()
         before = lease(cluster)  # the dead leader's last renewal (the standby waits out the lease from it)
         assert before["holderIdentity"] == leader.identity
@@ -260,7 +261,7 @@ def test_leader_killed_mid_run_the_other_takes_over_without_double_admission(clu
         takeover = (when(after["acquireTime"]) - when(before["renewTime"])).total_seconds()
         print(f"takeover: {takeover:.1f}s from the dead leader's last renewal to the new acquireTime")
         assert takeover <= LEASE_DURATION + RETRY_PERIOD * 1.2 + SLACK, takeover
-        cluster.wait_for(lambda: history.finished_count() == 200, timeout=600, interval=1.0)
+        eventually_blocking(lambda: history.finished_count() == 200, within=600, interval=1.0)
         with history.lock:
             assert len(history.admissions) == 200
             assert set(history.admissions.values()) == {1}, "a workload was admitted twice"
@@ -287,16 +288,16 @@ def test_api_server_restart_under_a_running_controller(tmp_path: Path, kueue_crd
             for wl in json.loads(out)["items"]:
                 owners = wl["metadata"].get("ownerReferences") or []
                 if any(o["name"] == name for o in owners) and condition(wl, "QuotaReserved"):
-                    return wl  # type: ignore[no-any-return]
+                    return wl
             return None
 
-        first = server.wait_for(lambda: admitted("before"), timeout=120)
+        first = eventually_blocking(lambda: admitted("before"), within=120)
         assert isinstance(first, dict)
         assert server.stop(signal.SIGTERM) == 0
         server.start()  # the same data dir and port: the kubeconfig stays good
         assert controller.alive()
         server.kubectl("apply", "-f", "-", input=jobs(["after"]))
-        server.wait_for(lambda: admitted("after"), timeout=180)  # its watches resumed: work continues
+        eventually_blocking(lambda: admitted("after"), within=180)  # its watches resumed: work continues
         again = admitted("before")
         assert again is not None
         assert again["metadata"]["uid"] == first["metadata"]["uid"]

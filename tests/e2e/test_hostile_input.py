@@ -19,6 +19,7 @@ import pytest
 import requests
 
 from tests.e2e.harness import Pykueue
+from tests.waiting import eventually_blocking
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -205,7 +206,7 @@ def test_nesting_up_to_the_limit_is_served(target: Target) -> None:
     body = json.dumps(
         {"apiVersion": "hostile.example.com/v1", "kind": "Blob", "metadata": {"name": "b"}, "spec": nested}
     ).encode()
-    target.server.wait_for(lambda: target.send("GET", path).status_code == 200, timeout=30)
+    eventually_blocking(lambda: target.send("GET", path).status_code == 200, within=30)
     response = target.send("POST", path, body)
     assert response.status_code == 201, response.text[:2000]
     patched = target.send(

@@ -36,7 +36,7 @@ def lease_config(identity: str, **timings: float) -> LeaseConfig:
 
 
 async def lease(client: LocalClient) -> dict[str, Any]:
-    return (await client.get(LEASES, "pykueue-controller-leader", "pykueue-system"))["spec"]  # type: ignore[no-any-return]
+    return (await client.get(LEASES, "pykueue-controller-leader", "pykueue-system"))["spec"]
 
 
 class Flaky(LocalClient):

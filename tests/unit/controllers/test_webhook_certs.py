@@ -7,6 +7,7 @@ import datetime as dt
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -73,7 +74,7 @@ def test_client_config_gets_the_ca_and_the_url() -> None:
         "caBundle": "Q0E=",
         "url": "https://127.0.0.1:9443/mutate-batch-v1-job",
     }
-    crd = {
+    crd: dict[str, Any] = {
         "metadata": {"name": "workloads.kueue.x-k8s.io"},
         "spec": {
             "group": "kueue.x-k8s.io",

@@ -22,7 +22,7 @@ from tests.unit.controllers.conftest import Env, make_job
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.meta.errors import WebhookDenied
 from pykueue.controllers.config import KueueConfig, embedded_default
-from pykueue.controllers.resources import CLUSTER_QUEUES, JOBS
+from pykueue.controllers.resource_names import CLUSTER_QUEUES, JOBS
 from pykueue.testing.builders import make_cluster_queue
 from pykueue.webhooks.catalogue import CONVERT_PATH, WEBHOOKS, webhook_path, webhooks_for
 from pykueue.webhooks.certs import new_bundle
@@ -199,7 +199,7 @@ async def test_update_of_a_running_jobs_queue_is_denied(served: Served) -> None:
 
 async def test_conversion_review_round_trips(served: Served) -> None:
     cq = make_cluster_queue("cq").quota("default", "cpu", "4").obj()
-    request = {
+    request: dict[str, Any] = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "ConversionReview",
         "request": {"uid": "c1", "desiredAPIVersion": "kueue.x-k8s.io/v1beta1", "objects": [cq]},
