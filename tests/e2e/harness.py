@@ -48,10 +48,27 @@ class Pykueue:
     _pump: threading.Thread = field(init=False, repr=False)
 
     def start(self, timeout: float = 60.0) -> Pykueue:
-        cmd = [sys.executable, "-m", "pykueue", "up", "--port", "0", "--data-dir", str(self.data_dir),
-               "--kubeconfig", str(self.kubeconfig), *self.extra_args]
-        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        cwd=str(self.data_dir.parent), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        cmd = [
+            sys.executable,
+            "-m",
+            "pykueue",
+            "up",
+            "--port",
+            "0",
+            "--data-dir",
+            str(self.data_dir),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            *self.extra_args,
+        ]
+        self.process = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=str(self.data_dir.parent),
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         ready = threading.Event()
 
         def pump() -> None:
@@ -96,12 +113,16 @@ class Pykueue:
         config = yaml.safe_load(self.kubeconfig.read_text())
         return str(config["users"][0]["user"]["token"])
 
-    def kubectl(self, *args: str, input: str | None = None, check: bool = True,
-                timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60.0
+    ) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
-        result = subprocess.run([kubectl_binary(), *args], input=input, capture_output=True, text=True,
-                                env=env, timeout=timeout)
+        result = subprocess.run(
+            [kubectl_binary(), *args], input=input, capture_output=True, text=True, env=env, timeout=timeout
+        )
         if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
-                                 f"stdout: {result.stdout}\nstderr: {result.stderr}")
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n"
+                f"stdout: {result.stdout}\nstderr: {result.stderr}"
+            )
         return result

@@ -32,19 +32,44 @@ def workload_of(server: Pykueue, job: str, namespace: str = "default") -> dict[s
     return next((w for w in items(server, "workloads", "-n", namespace) if owner_name(w) == job), None)
 
 
-def job_manifest(name: str, queue: str, *, cpu: str = "1", command: str = "sleep 600",
-                 namespace: str = "default", parallelism: int = 1, labels: dict[str, str] | None = None,
-                 extra_requests: dict[str, str] | None = None) -> str:
+def job_manifest(
+    name: str,
+    queue: str,
+    *,
+    cpu: str = "1",
+    command: str = "sleep 600",
+    namespace: str = "default",
+    parallelism: int = 1,
+    labels: dict[str, str] | None = None,
+    extra_requests: dict[str, str] | None = None,
+) -> str:
     all_labels = {"kueue.x-k8s.io/queue-name": queue, **(labels or {})}
     requests = {"cpu": cpu, **(extra_requests or {})}
-    return json.dumps({
-        "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
-        "spec": {"parallelism": parallelism, "completions": parallelism, "backoffLimit": 0,
-                 "template": {"spec": {"restartPolicy": "Never", "containers": [{
-                     "name": "main", "image": "busybox", "command": ["sh", "-c", command],
-                     "resources": {"requests": requests}}]}}},
-    })
+    return json.dumps(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
+            "spec": {
+                "parallelism": parallelism,
+                "completions": parallelism,
+                "backoffLimit": 0,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "busybox",
+                                "command": ["sh", "-c", command],
+                                "resources": {"requests": requests},
+                            }
+                        ],
+                    }
+                },
+            },
+        }
+    )
 
 
 def cpu_queue(cpu: int, *, cluster_queue: str = "cq", local_queue: str = "lq", namespace: str = "default") -> str:

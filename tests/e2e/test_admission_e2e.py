@@ -56,16 +56,28 @@ def _suspended(server: Pykueue, job: str) -> bool:
 
 
 def test_priority_preemption_between_two_local_queues(pykueue: Pykueue) -> None:
-    _apply(pykueue, FLAVOR,
-           _cq("cq", 4, preemption="  preemption: {withinClusterQueue: LowerPriority}\n"),
-           _lq("lq-low", "cq"), _lq("lq-high", "cq"),
-           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 100",
-           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000")
-    pykueue.kubectl("create", "-f", "-", input=job_manifest(
-        "low", "lq-low", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
+    _apply(
+        pykueue,
+        FLAVOR,
+        _cq("cq", 4, preemption="  preemption: {withinClusterQueue: LowerPriority}\n"),
+        _lq("lq-low", "cq"),
+        _lq("lq-high", "cq"),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 100",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000",
+    )
+    pykueue.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=job_manifest("low", "lq-low", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}),
+    )
     eventually_blocking(lambda: _admitted(pykueue, "low"))
-    pykueue.kubectl("create", "-f", "-", input=job_manifest(
-        "high", "lq-high", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}))
+    pykueue.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=job_manifest("high", "lq-high", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}),
+    )
     eventually_blocking(lambda: _admitted(pykueue, "high"), within=90)
     low = workload_of(pykueue, "low")
     assert low is not None
@@ -76,9 +88,14 @@ def test_priority_preemption_between_two_local_queues(pykueue: Pykueue) -> None:
 
 
 def test_borrowing_across_a_cohort_and_reclaim(pykueue: Pykueue) -> None:
-    _apply(pykueue, FLAVOR,
-           _cq("cq-a", 2, cohort="team", preemption="  preemption: {reclaimWithinCohort: Any}\n"),
-           _cq("cq-b", 2, cohort="team"), _lq("lq-a", "cq-a"), _lq("lq-b", "cq-b"))
+    _apply(
+        pykueue,
+        FLAVOR,
+        _cq("cq-a", 2, cohort="team", preemption="  preemption: {reclaimWithinCohort: Any}\n"),
+        _cq("cq-b", 2, cohort="team"),
+        _lq("lq-a", "cq-a"),
+        _lq("lq-b", "cq-b"),
+    )
     pykueue.kubectl("create", "-f", "-", input=job_manifest("borrower", "lq-b", cpu="3"))
     wl = eventually_blocking(lambda: _admitted(pykueue, "borrower"))
     assert isinstance(wl, dict)
@@ -181,15 +198,23 @@ def test_preempted_job_on_a_labelled_flavor_is_suspended_and_restored(tmp_path: 
     nodes.write_text("nodes:\n  - name: pool-a\n    kind: process\n    labels: {pool: a}\n")
     server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig", ["--nodes", str(nodes)]).start()
     try:
-        labelled = FLAVOR.replace("metadata: {name: default-flavor}",
-                                  "metadata: {name: default-flavor}\nspec:\n  nodeLabels: {pool: a}")
-        _apply(server, labelled,
-               _cq("cq", 4, preemption="  preemption: {withinClusterQueue: LowerPriority}\n"),
-               _lq("lq", "cq"),
-               "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 1",
-               "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 9")
-        server.kubectl("create", "-f", "-", input=job_manifest(
-            "low", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
+        labelled = FLAVOR.replace(
+            "metadata: {name: default-flavor}", "metadata: {name: default-flavor}\nspec:\n  nodeLabels: {pool: a}"
+        )
+        _apply(
+            server,
+            labelled,
+            _cq("cq", 4, preemption="  preemption: {withinClusterQueue: LowerPriority}\n"),
+            _lq("lq", "cq"),
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 1",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 9",
+        )
+        server.kubectl(
+            "create",
+            "-f",
+            "-",
+            input=job_manifest("low", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}),
+        )
         eventually_blocking(lambda: _admitted(server, "low"))
 
         def running_on_pool_a() -> bool:
@@ -198,8 +223,12 @@ def test_preempted_job_on_a_labelled_flavor_is_suspended_and_restored(tmp_path: 
 
         eventually_blocking(running_on_pool_a)
         assert get(server, "job", "low")["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "a"}
-        server.kubectl("create", "-f", "-", input=job_manifest(
-            "high", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}))
+        server.kubectl(
+            "create",
+            "-f",
+            "-",
+            input=job_manifest("high", "lq", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"}),
+        )
         eventually_blocking(lambda: _admitted(server, "high"), within=90)
         eventually_blocking(lambda: _suspended(server, "low"))
         low_job = get(server, "job", "low")

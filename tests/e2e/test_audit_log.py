@@ -55,7 +55,8 @@ def test_audit_log_records_a_kubectl_session_and_a_second_identity(audited: tupl
     assert refused.returncode != 0
 
     events = eventually_blocking(
-        lambda: [e for e in _events(log) if (e.get("objectRef") or {}).get("resource") == "pods"])
+        lambda: [e for e in _events(log) if (e.get("objectRef") or {}).get("resource") == "pods"]
+    )
     assert events
     everything = _events(log)
     for event in everything:

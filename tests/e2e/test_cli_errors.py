@@ -12,18 +12,29 @@ from tests.e2e.harness import Pykueue
 
 
 def _up(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pykueue", "up", "--port", "0", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "pykueue", "up", "--port", "0", *args], capture_output=True, text=True, timeout=60
+    )
 
 
-@pytest.mark.parametrize(("file_name", "content", "option", "message"), [
-    ("config.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n"
-     "  timeout: banana\n", "--config", 'waitForPodsReady.timeout: must be a duration like "5m"'),
-    ("nodes.yaml", "nodes:\n  - name: x\n    kind: weird\n", "--nodes",
-     "nodes[0].kind: must be 'process' or 'simulated'"),
-])
-def test_bad_files_are_one_line_errors(tmp_path: Path, file_name: str, content: str, option: str,
-                                       message: str) -> None:
+@pytest.mark.parametrize(
+    ("file_name", "content", "option", "message"),
+    [
+        (
+            "config.yaml",
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n  timeout: banana\n",
+            "--config",
+            'waitForPodsReady.timeout: must be a duration like "5m"',
+        ),
+        (
+            "nodes.yaml",
+            "nodes:\n  - name: x\n    kind: weird\n",
+            "--nodes",
+            "nodes[0].kind: must be 'process' or 'simulated'",
+        ),
+    ],
+)
+def test_bad_files_are_one_line_errors(tmp_path: Path, file_name: str, content: str, option: str, message: str) -> None:
     path = tmp_path / file_name
     path.write_text(content)
     result = _up(option, str(path), "--kubeconfig", str(tmp_path / "kc"))

@@ -30,9 +30,19 @@ def _succeeded(server: Pykueue, job: str) -> bool:
 def test_a_pod_is_not_root_and_cannot_read_the_data_dir(pykueue: Pykueue) -> None:
     pykueue.kubectl("apply", "-f", "-", input=cpu_queue(4))
     data = pykueue.data_dir
-    pykueue.kubectl("create", "-f", "-", input=job_manifest("peek", "lq", command=(
-        f"id -u; cat {data}/token 2>/dev/null && echo token-read || echo token-denied; "
-        f"cat {data}/state.db >/dev/null 2>&1 && echo db-read || echo db-denied")))
+    pykueue.kubectl(
+        "create",
+        "-f",
+        "-",
+        input=job_manifest(
+            "peek",
+            "lq",
+            command=(
+                f"id -u; cat {data}/token 2>/dev/null && echo token-read || echo token-denied; "
+                f"cat {data}/state.db >/dev/null 2>&1 && echo db-read || echo db-denied"
+            ),
+        ),
+    )
     eventually_blocking(lambda: _succeeded(pykueue, "peek"), within=90)
     uid, token, db = pykueue.kubectl("logs", "job/peek").stdout.split()
     assert uid != "0"
@@ -42,13 +52,29 @@ def test_a_pod_is_not_root_and_cannot_read_the_data_dir(pykueue: Pykueue) -> Non
 def test_root_pods_are_refused_unless_allowed(tmp_path: Path) -> None:
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text("nodes:\n  - name: box\n    kind: process\n    user: root\n")
-    result = subprocess.run([sys.executable, "-m", "pykueue", "up", "--port", "0", "--nodes", str(nodes),
-                             "--kubeconfig", str(tmp_path / "kc")], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pykueue",
+            "up",
+            "--port",
+            "0",
+            "--nodes",
+            str(nodes),
+            "--kubeconfig",
+            str(tmp_path / "kc"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if ROOT:
         assert result.returncode == 2
         assert result.stderr.strip().splitlines() == [
             "error: node box: pods would run as root, with the power to read pykueue's secrets and change the "
-            "machine: pass --allow-root-pods if that is really meant"]
+            "machine: pass --allow-root-pods if that is really meant"
+        ]
     else:
         assert result.returncode == 2
         assert "cannot switch users" in result.stderr
@@ -59,8 +85,9 @@ def test_a_kill_9_of_the_server_never_runs_a_jobs_command_twice(tmp_path: Path) 
     server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig").start()
     try:
         server.kubectl("apply", "-f", "-", input=cpu_queue(4))
-        server.kubectl("create", "-f", "-", input=job_manifest(
-            "once", "lq", command="echo started; sleep 6; echo finished"))
+        server.kubectl(
+            "create", "-f", "-", input=job_manifest("once", "lq", command="echo started; sleep 6; echo finished")
+        )
 
         def running() -> bool:
             pods = _job_pods(server, "once")
@@ -68,7 +95,7 @@ def test_a_kill_9_of_the_server_never_runs_a_jobs_command_twice(tmp_path: Path) 
 
         eventually_blocking(running, within=90)
         eventually_blocking(lambda: "started" in server.kubectl("logs", "job/once", check=False).stdout, within=30)
-        server.kill9()   # the container runs on under its shim
+        server.kill9()  # the container runs on under its shim
         server.start()
         eventually_blocking(lambda: _succeeded(server, "once"), within=90)
         pods = _job_pods(server, "once")

@@ -57,7 +57,9 @@ def test_a_dead_controller_process_is_restarted_and_a_stopped_server_leaves_none
     split.kubectl("create", "-f", str(QUICKSTART / "sample-job.yaml"))
     admitted = "jsonpath={.items[*].status.conditions[?(@.type=='Admitted')].status}"
     eventually_blocking(
-        lambda: "True" in split.kubectl("get", "workloads", "-n", "default", "-o", admitted).stdout, within=60)
+        lambda: "True" in split.kubectl("get", "workloads", "-n", "default", "-o", admitted).stdout, within=60
+    )
     assert split.stop() == 0
-    eventually_blocking(lambda: _controller_pids(split.kubeconfig) == [], within=10, interval=0.1,
-                        what="no controller process left")
+    eventually_blocking(
+        lambda: _controller_pids(split.kubeconfig) == [], within=10, interval=0.1, what="no controller process left"
+    )

@@ -184,7 +184,8 @@ async def _check_watch_resumes(cluster: Cluster, last_seen: int, probe: str) -> 
 
 
 async def test_acknowledged_writes_survive_kill_9_and_nothing_is_half_applied(
-        tmp_path: Path, kueue_crds_file: Path) -> None:
+    tmp_path: Path, kueue_crds_file: Path
+) -> None:
     server = Pykueue(tmp_path / "data", tmp_path / "kubeconfig", ["--no-kueue"])
     rng = random.Random(18)
     objects: list[Tracked] = []
@@ -192,7 +193,7 @@ async def test_acknowledged_writes_survive_kill_9_and_nothing_is_half_applied(
     try:
         for round_no in range(KILLS + 1):
             server.start()
-            if round_no == 0:   # a bare cluster: Kueue's kinds once their CRDs are applied (they survive restarts)
+            if round_no == 0:  # a bare cluster: Kueue's kinds once their CRDs are applied (they survive restarts)
                 server.kubectl("apply", "--server-side", "-f", str(kueue_crds_file))
             cluster = Cluster(server)
             try:

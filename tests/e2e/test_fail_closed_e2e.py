@@ -29,7 +29,7 @@ def _get(server: Pykueue, path: str, *, token: str | None) -> tuple[int, str]:
 def test_an_empty_token_file_never_turns_authentication_off(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "token").write_text("")   # what a crash between create and write used to leave
+    (data / "token").write_text("")  # what a crash between create and write used to leave
     server = Pykueue(data, tmp_path / "kc", ["--no-kueue"]).start()
     try:
         assert _get(server, "/api/v1/namespaces", token=None)[0] == 401
@@ -65,16 +65,23 @@ def test_readyz_reports_the_store_and_the_controllers(pykueue: Pykueue) -> None:
     assert pykueue.kubectl("get", "--raw", "/readyz").stdout == "ok"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--port", "99999"], "--port 99999: must be between 0 and 65535"),
-    (["--port", "-1"], "--port -1: must be between 0 and 65535"),
-    (["--port", "abc"], "Invalid value for '--port'"),
-    (["--durability", "sometimes"], "--durability 'sometimes': use 'fsync' or 'os'"),
-    (["--no-such-option"], "No such option: --no-such-option"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "99999"], "--port 99999: must be between 0 and 65535"),
+        (["--port", "-1"], "--port -1: must be between 0 and 65535"),
+        (["--port", "abc"], "Invalid value for '--port'"),
+        (["--durability", "sometimes"], "--durability 'sometimes': use 'fsync' or 'os'"),
+        (["--no-such-option"], "No such option: --no-such-option"),
+    ],
+)
 def test_argument_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "pykueue", "up", "--kubeconfig", str(tmp_path / "kc"), *args],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "pykueue", "up", "--kubeconfig", str(tmp_path / "kc"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

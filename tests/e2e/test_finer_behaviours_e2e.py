@@ -122,7 +122,8 @@ def test_orphan_delete_finishes_the_workload_and_frees_quota(server: Pykueue) ->
     assert isinstance(wl, dict)
     assert condition(wl, "Finished")["reason"] == "OwnerNotFound"
     eventually_blocking(
-        lambda: get(server, "clusterqueue", "cq-orphan").get("status", {}).get("reservingWorkloads") == 0)
+        lambda: get(server, "clusterqueue", "cq-orphan").get("status", {}).get("reservingWorkloads") == 0
+    )
     # the freed quota admits the next job
     server.kubectl("create", "-f", "-", input=job_manifest("next", "lq", namespace="orphan"))
     eventually_blocking(lambda: (wl := workload_of(server, "next", "orphan")) is not None and is_true(wl, "Admitted"))

@@ -32,7 +32,7 @@ def _apply_entries(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_status_apply_through_the_python_client(kueue_api: Pykueue) -> None:
-    api_only = kueue_api   # a bare cluster serves ClusterQueues once Kueue's CRDs are applied
+    api_only = kueue_api  # a bare cluster serves ClusterQueues once Kueue's CRDs are applied
     api_only.kubectl("apply", "-f", CQ_FILE)
     api: Any = client.CustomObjectsApi(config.new_client_from_config(config_file=str(api_only.kubeconfig)))
 
@@ -82,7 +82,7 @@ def _status_manifest(*conditions: str) -> str:
 
 
 def test_status_apply_with_kubectl_subresource(kueue_api: Pykueue) -> None:
-    api_only = kueue_api   # a bare cluster serves ClusterQueues once Kueue's CRDs are applied
+    api_only = kueue_api  # a bare cluster serves ClusterQueues once Kueue's CRDs are applied
     api_only.kubectl("apply", "-f", CQ_FILE)
     for manager, condition in (("alpha", "Alpha"), ("beta", "Beta")):
         api_only.kubectl(

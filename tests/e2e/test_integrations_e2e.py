@@ -87,8 +87,15 @@ def test_jobset_is_admitted_as_one_unit(with_integrations: Pykueue) -> None:
     # 5 cpu needed, 4 available: nothing of it runs (all or nothing).
     assert items(server, "pods", "-n", "default") == []
 
-    server.kubectl("patch", "cq", "cq", "--type", "json", "-p",
-                   '[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota","value":5}]')
+    server.kubectl(
+        "patch",
+        "cq",
+        "cq",
+        "--type",
+        "json",
+        "-p",
+        '[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota","value":5}]',
+    )
     eventually_blocking(lambda: is_true(_only_workload(server) or {}, "Admitted"))
 
     def completed() -> bool:

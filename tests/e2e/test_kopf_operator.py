@@ -45,13 +45,22 @@ class Kopf:
 
     def __init__(self, server: Pykueue, log: Path, scanning: str, run: str, scope: list[str]) -> None:
         self.log = log
-        env = {**os.environ, "KUBECONFIG": str(server.kubeconfig), "PYTHONUNBUFFERED": "1",
-               "E2E_KOPF_SCANNING": scanning, "E2E_KOPF_RUN": run}
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(server.kubeconfig),
+            "PYTHONUNBUFFERED": "1",
+            "E2E_KOPF_SCANNING": scanning,
+            "E2E_KOPF_RUN": run,
+        }
         with log.open("w") as sink:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "kopf", "run", "--standalone", *scope, "--verbose", str(OPERATOR)],
-                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                cwd=str(log.parent))
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=str(log.parent),
+            )
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -104,8 +113,13 @@ def _kopf_events(server: Pykueue, kind: str = "ClusterQueue", name: str = CQ) ->
     """The Events kopf posted about one object, all in ``default``: the LocalQueue's namespace, and for a
     cluster-scoped object the kubeconfig context's namespace."""
     items = _get(server, "events", "-n", "default")["items"]
-    return [e for e in items if e.get("involvedObject", {}).get("name") == name
-            and e["involvedObject"].get("kind") == kind and e.get("reason", "").startswith("Kopf")]
+    return [
+        e
+        for e in items
+        if e.get("involvedObject", {}).get("name") == name
+        and e["involvedObject"].get("kind") == kind
+        and e.get("reason", "").startswith("Kopf")
+    ]
 
 
 def _reasons(server: Pykueue, kind: str = "ClusterQueue", name: str = CQ) -> list[str]:
@@ -114,9 +128,11 @@ def _reasons(server: Pykueue, kind: str = "ClusterQueue", name: str = CQ) -> lis
 
 def _until(server: Pykueue, kopf: Kopf, what: str, predicate: Callable[[], object]) -> Any:
     """``eventually_blocking`` that gives up early when kopf died, and shows kopf's log when it times out."""
+
     def check() -> object:
         kopf.alive()
         return predicate()
+
     try:
         return eventually_blocking(check, within=20)
     except AssertionError as error:
@@ -127,8 +143,14 @@ def _assert_clean(kopf: Kopf) -> None:
     """kopf logs every failed API call / handler at ERROR; a merge patch the server did not apply as
     asked at WARNING ("inconsistencies"); a watch answered with 410 Gone although its resourceVersion is
     seconds old as "Restarting the watch-stream"."""
-    bad = [line for line in kopf.output().splitlines() if "[ERROR" in line or "[WARNING" in line
-           or line.startswith("Traceback") or "Restarting the watch-stream" in line]
+    bad = [
+        line
+        for line in kopf.output().splitlines()
+        if "[ERROR" in line
+        or "[WARNING" in line
+        or line.startswith("Traceback")
+        or "Restarting the watch-stream" in line
+    ]
     assert not bad, "kopf reported problems:\n" + "\n".join(line[:600] for line in bad)
 
 
@@ -150,22 +172,35 @@ def test_kopf_operator_runs_unchanged(kueue_api: Pykueue, tmp_path: Path, scanni
     server.kubectl("delete", "clusterqueue", CQ)
 
     with running_kopf(server, tmp_path, scanning, "1", ["--all-namespaces"]) as kopf:
-        _until(server, kopf, "kopf watching ClusterQueues",
-               lambda: "Starting the watch-stream for clusterqueues" in kopf.output())
+        _until(
+            server,
+            kopf,
+            "kopf watching ClusterQueues",
+            lambda: "Starting the watch-stream for clusterqueues" in kopf.output(),
+        )
 
         # the LocalQueue existed before kopf started: its initial LIST hands it to the create handler
-        _until(server, kopf, "LocalQueue found at startup",
-               lambda: _annotations(server, "localqueue", LQ).get(f"{PREFIX}/observed-by") == "kopf")
-        [lq_event] = _until(server, kopf, "LocalQueue Event posted",
-                            lambda: _kopf_events(server, "LocalQueue", LQ))
+        _until(
+            server,
+            kopf,
+            "LocalQueue found at startup",
+            lambda: _annotations(server, "localqueue", LQ).get(f"{PREFIX}/observed-by") == "kopf",
+        )
+        [lq_event] = _until(server, kopf, "LocalQueue Event posted", lambda: _kopf_events(server, "LocalQueue", LQ))
         assert lq_event["metadata"]["namespace"] == "default"
         assert lq_event["involvedObject"]["namespace"] == "default"
         assert lq_event["message"] == f"kopf saw LocalQueue default/{LQ}"
 
         # create: finalizer, annotation + label, kopf's own bookkeeping annotation, an Event, the timer
         server.kubectl("apply", "-f", str(QUICKSTART / "cluster-queue.yaml"))
-        _until(server, kopf, "create handled", lambda: LAST_HANDLED in _annotations(server)
-               and _annotations(server).get(f"{PREFIX}/observed-by") == "kopf")
+        _until(
+            server,
+            kopf,
+            "create handled",
+            lambda: (
+                LAST_HANDLED in _annotations(server) and _annotations(server).get(f"{PREFIX}/observed-by") == "kopf"
+            ),
+        )
         cq = _cq(server)
         assert cq is not None
         assert FINALIZER in cq["metadata"]["finalizers"]
@@ -186,18 +221,34 @@ def test_kopf_operator_runs_unchanged(kueue_api: Pykueue, tmp_path: Path, scanni
 
         # let the watches (timeoutSeconds=2) end and re-open from their last resourceVersion at least once
         # before the update: the timer's invocations (every 0.5 s) are the clock, nothing asserts on time
-        _until(server, kopf, "watches re-opened",
-               lambda: kopf.output().count("Timer 'tick' is invoked") >= 6)
+        _until(server, kopf, "watches re-opened", lambda: kopf.output().count("Timer 'tick' is invoked") >= 6)
 
         # update: the field-filtered update handler and the field handler both react
-        server.kubectl("patch", "clusterqueue", CQ, "--type", "merge",
-                       "-p", '{"spec":{"queueingStrategy":"StrictFIFO","cohortName":"team"}}')
-        _until(server, kopf, "update handled",
-               lambda: _annotations(server).get(f"{PREFIX}/strategy") == "BestEffortFIFO->StrictFIFO"
-               and _annotations(server).get(f"{PREFIX}/cohort") == "->team")
+        server.kubectl(
+            "patch",
+            "clusterqueue",
+            CQ,
+            "--type",
+            "merge",
+            "-p",
+            '{"spec":{"queueingStrategy":"StrictFIFO","cohortName":"team"}}',
+        )
+        _until(
+            server,
+            kopf,
+            "update handled",
+            lambda: (
+                _annotations(server).get(f"{PREFIX}/strategy") == "BestEffortFIFO->StrictFIFO"
+                and _annotations(server).get(f"{PREFIX}/cohort") == "->team"
+            ),
+        )
         _until(server, kopf, "update Event posted", lambda: "KopfStrategyChanged" in _reasons(server))
-        _until(server, kopf, "update recorded by kopf",
-               lambda: json.loads(_annotations(server)[LAST_HANDLED])["spec"].get("cohortName") == "team")
+        _until(
+            server,
+            kopf,
+            "update recorded by kopf",
+            lambda: json.loads(_annotations(server)[LAST_HANDLED])["spec"].get("cohortName") == "team",
+        )
         kopf.alive()
         _assert_clean(kopf)
 
@@ -206,8 +257,12 @@ def test_kopf_operator_runs_unchanged(kueue_api: Pykueue, tmp_path: Path, scanni
     with running_kopf(server, tmp_path, scanning, "2", ["--namespace", "default"]) as kopf:
         _until(server, kopf, "resume handled", lambda: "KopfResumed" in _reasons(server))
         assert _reasons(server).count("KopfObserved") == 1
-        _until(server, kopf, "LocalQueue resumed",
-               lambda: _annotations(server, "localqueue", LQ).get(f"{PREFIX}/resumed-by-run") == "2")
+        _until(
+            server,
+            kopf,
+            "LocalQueue resumed",
+            lambda: _annotations(server, "localqueue", LQ).get(f"{PREFIX}/resumed-by-run") == "2",
+        )
         assert "Starting the watch-stream for localqueues.v1beta2.kueue.x-k8s.io in 'default'" in kopf.output()
         assert _reasons(server, "LocalQueue", LQ) == ["KopfObserved"]
 

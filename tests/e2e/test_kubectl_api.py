@@ -72,16 +72,17 @@ def test_patch_label_and_generation(kueue_api: Pykueue) -> None:
     assert obj["spec"]["cohortName"] == "team-a"
     assert obj["metadata"]["labels"]["team"] == "a"
     assert obj["metadata"]["generation"] == 2  # the label did not bump it, the spec change did
-    assert kueue_api.kubectl("get", "cq", "-l", "team=a", "-o", "name").stdout.strip() == \
-        "clusterqueue.kueue.x-k8s.io/cluster-queue"
+    assert (
+        kueue_api.kubectl("get", "cq", "-l", "team=a", "-o", "name").stdout.strip()
+        == "clusterqueue.kueue.x-k8s.io/cluster-queue"
+    )
     assert kueue_api.kubectl("get", "cq", "-l", "team=b", "-o", "name").stdout.strip() == ""
 
 
 def test_server_side_apply(kueue_api: Pykueue) -> None:
     out = kueue_api.kubectl("apply", "--server-side", "-f", CQ_FILE).stdout
     assert "clusterqueue.kueue.x-k8s.io/cluster-queue serverside-applied" in out
-    obj = json.loads(kueue_api.kubectl("get", "cq", "cluster-queue", "-o", "json",
-                                      "--show-managed-fields").stdout)
+    obj = json.loads(kueue_api.kubectl("get", "cq", "cluster-queue", "-o", "json", "--show-managed-fields").stdout)
     managers = {entry["manager"] for entry in obj["metadata"]["managedFields"]}
     assert "kubectl" in managers
 
@@ -89,16 +90,22 @@ def test_server_side_apply(kueue_api: Pykueue) -> None:
 def test_watch_receives_live_event(kueue_api: Pykueue) -> None:
     kueue_api.kubectl("apply", "-f", CQ_FILE)
     env = {**os.environ, "KUBECONFIG": str(kueue_api.kubeconfig)}
-    watcher = subprocess.Popen([kubectl_binary(), "get", "cq", "-w", "--output-watch-events"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    watcher = subprocess.Popen(
+        [kubectl_binary(), "get", "cq", "-w", "--output-watch-events"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)
     reader.start()
     try:
         eventually_blocking(lambda: any(line.startswith("ADDED") for line in lines), within=30)
         kueue_api.kubectl("label", "cq", "cluster-queue", "watched=yes")
-        eventually_blocking(lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines),
-                          within=30)
+        eventually_blocking(
+            lambda: any(line.startswith("MODIFIED") and "cluster-queue" in line for line in lines), within=30
+        )
     finally:
         watcher.kill()
         watcher.wait()
@@ -111,7 +118,7 @@ def test_watch_receives_live_event(kueue_api: Pykueue) -> None:
 def test_delete(kueue_api: Pykueue) -> None:
     kueue_api.kubectl("apply", "-f", CQ_FILE)
     out = kueue_api.kubectl("delete", "-f", CQ_FILE).stdout
-    assert "localqueue.kueue.x-k8s.io \"user-queue\" deleted" in out
+    assert 'localqueue.kueue.x-k8s.io "user-queue" deleted' in out
     res = kueue_api.kubectl("get", "cq", "cluster-queue", check=False)
     assert res.returncode != 0
     assert 'clusterqueues.kueue.x-k8s.io "cluster-queue" not found' in res.stderr
@@ -156,7 +163,8 @@ spec:
 
 INVALID_CASES = {
     # the CRD's own rule refuses it, so Kueue's webhook (which names the field) never runs
-    "borrowing-without-cohort": ("""
+    "borrowing-without-cohort": (
+        """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: bad}
@@ -167,8 +175,11 @@ spec:
     - name: f
       resources:
       - {name: cpu, nominalQuota: 2, borrowingLimit: 1}
-""", 'spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty'),
-    "lending-above-nominal": ("""
+""",
+        'spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty',
+    ),
+    "lending-above-nominal": (
+        """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: bad}
@@ -180,8 +191,11 @@ spec:
     - name: f
       resources:
       - {name: cpu, nominalQuota: 2, lendingLimit: 3}
-""", "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit"),
-    "resources-out-of-order": ("""
+""",
+        "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit",
+    ),
+    "resources-out-of-order": (
+        """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: bad}
@@ -193,8 +207,11 @@ spec:
       resources:
       - {name: memory, nominalQuota: 2Gi}
       - {name: cpu, nominalQuota: 2}
-""", "spec.resourceGroups[0].flavors[0].resources[0].name"),
-    "bad-quantity": ("""
+""",
+        "spec.resourceGroups[0].flavors[0].resources[0].name",
+    ),
+    "bad-quantity": (
+        """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: bad}
@@ -205,7 +222,9 @@ spec:
     - name: f
       resources:
       - {name: cpu, nominalQuota: 2xyz}
-""", "nominalQuota"),
+""",
+        "nominalQuota",
+    ),
 }
 
 

@@ -387,6 +387,7 @@ def test_explain_through_kubectl(server: Pykueue) -> None:
         timeout=60,
         check=True,
     )
+
     # the same answer, but for how far off the estimated start is from each command's "now"
     def same(out: str) -> str:
         return re.sub(r"\(in [0-9.]+[smhd]\)", "(in …)", out)

@@ -65,9 +65,7 @@ async def _run_quickstart(server: Pykueue, kubeconfig: Path) -> None:
             assert asyncio.get_running_loop().time() < deadline, "the quickstart's jobs never completed"
             await asyncio.sleep(0.5)
         await asyncio.to_thread(kubectl, "delete", "jobs", "-n", "default", "--all")
-        await asyncio.to_thread(
-            kubectl, "delete", "-f", str(QUICKSTART / "cluster-queue.yaml"), "--timeout=90s"
-        )
+        await asyncio.to_thread(kubectl, "delete", "-f", str(QUICKSTART / "cluster-queue.yaml"), "--timeout=90s")
     finally:
         await manager.stop()
         await client.close()

@@ -10,10 +10,21 @@ from tests.waiting import eventually_blocking
 
 
 def test_logs_follow_streams_until_the_pod_finishes(pykueue: Pykueue) -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "talker"},
-           "spec": {"restartPolicy": "Never", "containers": [{
-               "name": "c", "image": "busybox",
-               "command": ["sh", "-c", "echo first; sleep 2; echo second; sleep 1; echo third"]}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "talker"},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "busybox",
+                    "command": ["sh", "-c", "echo first; sleep 2; echo second; sleep 1; echo third"],
+                }
+            ],
+        },
+    }
     pykueue.kubectl("create", "-f", "-", input=json.dumps(pod))
     eventually_blocking(lambda: get(pykueue, "pod", "talker").get("status", {}).get("phase") == "Running")
     followed = pykueue.kubectl("logs", "-f", "talker", timeout=60)

@@ -34,8 +34,9 @@ def test_create_list_and_conflict(kueue_api: Pykueue) -> None:
     api = _api(kueue_api)
     created = api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("a"))
     api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("b"))
-    names = [item["metadata"]["name"] for item in
-             api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")["items"]]
+    names = [
+        item["metadata"]["name"] for item in api.list_cluster_custom_object(GROUP, VERSION, "resourceflavors")["items"]
+    ]
     assert names == ["a", "b"]
 
     fresh = api.get_cluster_custom_object(GROUP, VERSION, "resourceflavors", "a")
@@ -67,8 +68,15 @@ def test_watch_with_bookmarks_and_resume_after_restart(kueue_api: Pykueue) -> No
     rv = listing["metadata"]["resourceVersion"]
     api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("w1"))
     seen = []
-    for event in watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
-                                      resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=5):
+    for event in watch.Watch().stream(
+        api.list_cluster_custom_object,
+        GROUP,
+        VERSION,
+        "resourceflavors",
+        resource_version=rv,
+        allow_watch_bookmarks=True,
+        timeout_seconds=5,
+    ):
         seen.append((event["type"], event["object"]["metadata"]["name"]))
         if event["type"] == "ADDED":
             rv = event["object"]["metadata"]["resourceVersion"]
@@ -80,8 +88,9 @@ def test_watch_with_bookmarks_and_resume_after_restart(kueue_api: Pykueue) -> No
     api = _api(kueue_api)
     api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("w2"))
     resumed = []
-    for event in watch.Watch().stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
-                                      resource_version=rv, timeout_seconds=5):
+    for event in watch.Watch().stream(
+        api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors", resource_version=rv, timeout_seconds=5
+    ):
         resumed.append((event["type"], event["object"]["metadata"]["name"]))
         break
     assert resumed == [("ADDED", "w2")]
@@ -104,8 +113,14 @@ def test_asyncio_client_create_list_watch(kueue_api: Pykueue) -> None:
             await api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor("async-b"))
             seen = []
             async with awatch.Watch() as watcher:
-                stream = watcher.stream(api.list_cluster_custom_object, GROUP, VERSION, "resourceflavors",
-                                        resource_version=rv, timeout_seconds=5)
+                stream = watcher.stream(
+                    api.list_cluster_custom_object,
+                    GROUP,
+                    VERSION,
+                    "resourceflavors",
+                    resource_version=rv,
+                    timeout_seconds=5,
+                )
                 async for event in stream:
                     seen.append((event["type"], event["object"]["metadata"]["name"]))
                     break
@@ -116,8 +131,7 @@ def test_asyncio_client_create_list_watch(kueue_api: Pykueue) -> None:
 
 def test_objects_survive_kill9(kueue_api: Pykueue) -> None:
     api = _api(kueue_api)
-    created = [api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor(f"k{i}"))
-               for i in range(20)]
+    created = [api.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", _flavor(f"k{i}")) for i in range(20)]
     kueue_api.kill9()
     kueue_api.start()
     api = _api(kueue_api)
@@ -129,16 +143,25 @@ def test_objects_survive_kill9(kueue_api: Pykueue) -> None:
     assert int(newer["metadata"]["resourceVersion"]) > max(int(o["metadata"]["resourceVersion"]) for o in created)
 
 
-def _raw(server: Pykueue, method: str, path: str, *, token: str | None, body: bytes | None = None,
-         content_type: str = "application/json") -> int:
+def _raw(
+    server: Pykueue,
+    method: str,
+    path: str,
+    *,
+    token: str | None,
+    body: bytes | None = None,
+    content_type: str = "application/json",
+) -> int:
     async def go() -> int:
         headers = {"Content-Type": content_type}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         tls = ssl.create_default_context(cafile=str(server.data_dir / "ca.crt"))
         data = io.BytesIO(body) if body is not None else None
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls)) as session, \
-                session.request(method, server.url + path, data=data, headers=headers) as resp:
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls)) as session,
+            session.request(method, server.url + path, data=data, headers=headers) as resp,
+        ):
             await resp.read()
             status = resp.status
         await asyncio.sleep(0.25)  # aiohttp: let the TLS transports finish closing (else they leak)
@@ -152,8 +175,10 @@ def test_security(kueue_api: Pykueue) -> None:
     assert _raw(kueue_api, "GET", path, token=None) == 401
     assert _raw(kueue_api, "GET", path, token="wrong") == 401
     assert _raw(kueue_api, "GET", path, token=kueue_api.token) == 200
-    big = b'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"big"},' \
-          b'"spec":{"nodeLabels":{"a":"' + b"x" * (4 * 1024 * 1024) + b'"}}}'
+    big = (
+        b'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"ResourceFlavor","metadata":{"name":"big"},'
+        b'"spec":{"nodeLabels":{"a":"' + b"x" * (4 * 1024 * 1024) + b'"}}}'
+    )
     assert _raw(kueue_api, "POST", path, token=kueue_api.token, body=big) == 413
     assert _raw(kueue_api, "POST", path, token=kueue_api.token, body=b"{not json") == 400
     assert stat.S_IMODE(os.stat(kueue_api.kubeconfig).st_mode) == 0o600

@@ -30,8 +30,12 @@ def test_quickstart(pykueue: Pykueue) -> None:
     def one_admitted_one_pending() -> list[dict[str, Any]] | None:
         wls = _workloads(pykueue)
         admitted = [w for w in wls if _is_true(w, "Admitted")]
-        pending = [w for w in wls if not _is_true(w, "QuotaReserved")
-                   and (_condition(w, "QuotaReserved") or {}).get("reason") == "WaitingForQuota"]
+        pending = [
+            w
+            for w in wls
+            if not _is_true(w, "QuotaReserved")
+            and (_condition(w, "QuotaReserved") or {}).get("reason") == "WaitingForQuota"
+        ]
         return wls if len(wls) == 2 and len(admitted) == 1 and len(pending) == 1 else None
 
     wls = eventually_blocking(one_admitted_one_pending, within=60)
@@ -73,8 +77,10 @@ def test_quickstart(pykueue: Pykueue) -> None:
     assert "Hello from Kueue!" in logs
 
     def second_admitted() -> bool:
-        return any(_is_true(w, "Admitted") and w["metadata"]["ownerReferences"][0]["name"] == second_name
-                   for w in _workloads(pykueue))
+        return any(
+            _is_true(w, "Admitted") and w["metadata"]["ownerReferences"][0]["name"] == second_name
+            for w in _workloads(pykueue)
+        )
 
     eventually_blocking(second_admitted, within=60)
     finished = [w for w in _workloads(pykueue) if _is_true(w, "Finished")]

@@ -34,15 +34,31 @@ SETUP = cpu_queue(QUOTA_CPU)
 
 
 def _jobs_list() -> str:
-    jobs = [{
-        "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": f"job-{i:03d}", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-        "spec": {"backoffLimit": 0, "template": {
-            "metadata": {"annotations": {"pykueue.io/simulated-duration": "1"}},
-            "spec": {"restartPolicy": "Never", "containers": [{
-                "name": "main", "image": "busybox", "command": ["true"],
-                "resources": {"requests": {"cpu": "1"}}}]}}},
-    } for i in range(JOBS)]
+    jobs = [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": f"job-{i:03d}", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {"annotations": {"pykueue.io/simulated-duration": "1"}},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": "busybox",
+                                "command": ["true"],
+                                "resources": {"requests": {"cpu": "1"}},
+                            }
+                        ],
+                    },
+                },
+            },
+        }
+        for i in range(JOBS)
+    ]
     return yaml.safe_dump_all(jobs)
 
 
@@ -88,10 +104,15 @@ class _Recorder:
                 api: Any = client.CustomObjectsApi(config.new_client_from_config(config_file=str(self.kubeconfig)))
                 listing = api.list_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", "default", "workloads")
                 self._relist(listing["items"])
-                stream = watch.Watch().stream(api.list_namespaced_custom_object, "kueue.x-k8s.io", "v1beta2",
-                                              "default", "workloads",
-                                              resource_version=listing["metadata"]["resourceVersion"],
-                                              timeout_seconds=5)
+                stream = watch.Watch().stream(
+                    api.list_namespaced_custom_object,
+                    "kueue.x-k8s.io",
+                    "v1beta2",
+                    "default",
+                    "workloads",
+                    resource_version=listing["metadata"]["resourceVersion"],
+                    timeout_seconds=5,
+                )
                 for event in stream:
                     self._observe(event["object"], deleted=event["type"] == "DELETED")
                     if self.stop.is_set():
@@ -118,8 +139,9 @@ def test_kill9_while_200_jobs_are_queued(tmp_path: Path) -> None:
         server.kubectl("apply", "-f", "-", input=SETUP)
         recorder.thread.start()
         server.kubectl("create", "-f", "-", input=_jobs_list(), timeout=120)
-        eventually_blocking(lambda: sum(1 for w in recorder.current.values() if is_true(w, "Finished")) >= 20,
-                        within=120)
+        eventually_blocking(
+            lambda: sum(1 for w in recorder.current.values() if is_true(w, "Finished")) >= 20, within=120
+        )
         server.kill9()
         server.start()
 
@@ -141,6 +163,7 @@ def test_kill9_while_200_jobs_are_queued(tmp_path: Path) -> None:
     peak_millicpu = max(_admitted_cpu(state) for state in recorder.states)
     assert 0 < peak_millicpu <= QUOTA_CPU * 1000, peak_millicpu
     assert all(count == 1 for count in recorder.admissions.values()), {
-        name: count for name, count in recorder.admissions.items() if count != 1}
+        name: count for name, count in recorder.admissions.items() if count != 1
+    }
     # Nearly all admissions are observed; one that began and ended inside the restart gap may not be.
     assert len(recorder.admissions) >= JOBS * 9 // 10

@@ -36,6 +36,7 @@ def test_eta_of_pending_workloads(pykueue: Pykueue, tmp_path: Path) -> None:
     assert isinstance(first, dict)
     pykueue.kubectl("create", "-f", "-", input=_job("second", 120))
     pykueue.kubectl("create", "-f", "-", input=_job("third", 60))
+
     def waits_for_quota(job: str) -> bool:
         wl = workload_of(pykueue, job)
         return wl is not None and condition(wl, "QuotaReserved").get("status") == "False"

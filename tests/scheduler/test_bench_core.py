@@ -18,10 +18,12 @@ from typer.testing import CliRunner
 from pykueue.bench.core import BASELINE_LOWER_BOUND_S, ScaleResult, _Meter, run_baseline, run_core, run_scale
 from pykueue.cli.bench import bench_app
 
-ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
-                 r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$")
-WALL_STEP = 2.0 ** -10  # exact in binary: sums of steps carry no float error
-CPU_STEP = 2.0 ** -11
+ROW = re.compile(
+    r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+    r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$"
+)
+WALL_STEP = 2.0**-10  # exact in binary: sums of steps carry no float error
+CPU_STEP = 2.0**-11
 
 
 class _Ticker:
@@ -38,9 +40,11 @@ class _Ticker:
 
 
 def _row(r: ScaleResult) -> str:
-    return (f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
-            f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
-            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f} {r.gc_outside_cpu_us:>10.2f}")
+    return (
+        f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
+        f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
+        f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f} {r.gc_outside_cpu_us:>10.2f}"
+    )
 
 
 def test_scale_run_charges_exactly_the_engine_calls() -> None:
@@ -91,31 +95,40 @@ def test_core_report_rows_ratio_and_last_line_are_exact() -> None:
 
 def _report_rows_ratio_and_last_line_are_exact() -> None:
     lines: list[str] = []
-    rate = run_core(400, 8, 2, baseline_scale=0.02, out=lines.append,
-                    wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP))
-    expected = [run_scale(n, 8, 2, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP))
-                for n in (40, 80, 200, 400)]
+    rate = run_core(
+        400, 8, 2, baseline_scale=0.02, out=lines.append, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP)
+    )
+    expected = [
+        run_scale(n, 8, 2, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP)) for n in (40, 80, 200, 400)
+    ]
     rows = [line for line in lines if ROW.match(line)]
     assert rows == [_row(r) for r in expected]  # N/10, N/5, N/2, N; the same calls give the same numbers
     for r in expected:
         assert r.decisions == r.workloads
     first, last = expected[0], expected[-1]
-    assert (f"per-decision cost ratio 400 vs 40: wall {last.wall_us / first.wall_us:.3f}, "
-            f"cpu {last.cpu_us / first.cpu_us:.3f}") in lines
+    assert (
+        f"per-decision cost ratio 400 vs 40: wall {last.wall_us / first.wall_us:.3f}, "
+        f"cpu {last.cpu_us / first.cpu_us:.3f}"
+    ) in lines
     assert lines[-1] == f"decisions/s: {last.per_second:.1f}"  # the unfrozen run leads
     frozen = run_scale(400, 8, 2, wall_clock=_Ticker(WALL_STEP), cpu_clock=_Ticker(CPU_STEP), freeze_gc=True)
     assert frozen.decisions == 400
     assert lines[-2] == f"decisions/s with gc.freeze() after setup: {frozen.per_second:.1f}"
-    assert any(line.startswith("with gc.freeze() after setup") and f"cpu_us/decision {frozen.cpu_us:.2f}" in line
-               for line in lines)
+    assert any(
+        line.startswith("with gc.freeze() after setup") and f"cpu_us/decision {frozen.cpu_us:.2f}" in line
+        for line in lines
+    )
     assert rate == last.per_second
-    assert f"decisions per cpu second (400 workloads; wall also counts other processes): " \
-           f"{last.cpu_per_second:.1f}" in lines
+    assert (
+        f"decisions per cpu second (400 workloads; wall also counts other processes): "
+        f"{last.cpu_per_second:.1f}" in lines
+    )
 
 
 def test_core_command_output_format() -> None:
-    result = CliRunner().invoke(bench_app, ["core", "--workloads", "400", "--cqs", "8", "--cohorts", "2",
-                                            "--baseline-scale", "0.02"])
+    result = CliRunner().invoke(
+        bench_app, ["core", "--workloads", "400", "--cqs", "8", "--cohorts", "2", "--baseline-scale", "0.02"]
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert re.fullmatch(r"decisions/s: \d+\.\d", lines[-1])

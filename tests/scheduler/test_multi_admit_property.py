@@ -26,8 +26,12 @@ def _decisions(world: World, config: dict[str, Any], cycles: int) -> tuple[list[
         result = driver.scheduler.schedule()
         driver.apply_result(result)
         for adm in result.admitted:
-            shape = repr(sorted((p["name"], sorted(p.get("flavors", {}).items()), p.get("count"))
-                                for p in adm.admission["podSetAssignments"]))
+            shape = repr(
+                sorted(
+                    (p["name"], sorted(p.get("flavors", {}).items()), p.get("count"))
+                    for p in adm.admission["podSetAssignments"]
+                )
+            )
             admitted.append((f"{adm.namespace}/{adm.name}", adm.cluster_queue, shape))
         preempted.update(f"{p.namespace}/{p.name}" for p in result.preempted)
     return admitted, preempted

@@ -101,13 +101,17 @@ def worlds(draw: st.DrawFn) -> World:
         reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
         borrow = draw(st.sampled_from(["Never", "LowerPriority"])) if reclaim != "Never" else "Never"
         threshold = draw(st.none() | st.integers(0, 2)) if borrow != "Never" else None
-        cq.preemption(within_cluster_queue=draw(st.sampled_from(["Never", "LowerPriority",
-                                                                   "LowerOrNewerEqualPriority"])),
-                      reclaim_within_cohort=reclaim, borrow_within_cohort=borrow,
-                      max_priority_threshold=threshold)
+        cq.preemption(
+            within_cluster_queue=draw(st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"])),
+            reclaim_within_cohort=reclaim,
+            borrow_within_cohort=borrow,
+            max_priority_threshold=threshold,
+        )
         cq.queueing_strategy(draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])))
-        cq.fungibility(when_can_borrow=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
-                       when_can_preempt=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])))
+        cq.fungibility(
+            when_can_borrow=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+            when_can_preempt=draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+        )
         if draw(st.booleans()):
             cq.fair_weight(draw(st.sampled_from(["1", "2", "0.5"])))
         cqs.append(cq.obj())
@@ -124,8 +128,15 @@ def worlds(draw: st.DrawFn) -> World:
     initial = [workload(f"w{i}", (0, 4)) for i in range(draw(st.integers(4, 16)))]
     # later arrivals tend to outrank what runs, so preemption gets exercised
     extra = [workload(f"x{i}", (2, 8)) for i in range(8)]
-    ops = draw(st.lists(st.tuples(st.sampled_from(["cycle", "cycle", "finish", "evict", "add", "add", "advance"]),
-                                  st.integers(0, 50)), min_size=4, max_size=20))
+    ops = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["cycle", "cycle", "finish", "evict", "add", "add", "advance"]), st.integers(0, 50)
+            ),
+            min_size=4,
+            max_size=20,
+        )
+    )
     return World(draw(st.booleans()), objects + cohorts + cqs + initial, cohorts, cqs, extra, ops)
 
 
@@ -146,13 +157,22 @@ def _fr_usage(driver: ScenarioDriver, *, include_evicting: bool = True) -> dict[
     return {cq: {(f, r): a for f, res in per.items() for r, a in res.items()} for cq, per in usage.items()}
 
 
-def _check_preemptions(driver: ScenarioDriver, world: World, tree: QuotaTree, result: Any,
-                       before: dict[str, str], usage_now: dict[str, dict[tuple[str, str], int]],
-                       lq_to_cq: dict[str, str]) -> list[str]:
+def _check_preemptions(
+    driver: ScenarioDriver,
+    world: World,
+    tree: QuotaTree,
+    result: Any,
+    before: dict[str, str],
+    usage_now: dict[str, dict[tuple[str, str], int]],
+    lq_to_cq: dict[str, str],
+) -> list[str]:
     problems = []
     cq_spec = {cq["metadata"]["name"]: cq["spec"] for cq in world.cqs}
-    allowed = ({"InClusterQueue", "InCohortReclamation", "InCohortFairSharing"} if world.fair_sharing
-               else {"InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"})
+    allowed = (
+        {"InClusterQueue", "InCohortReclamation", "InCohortFairSharing"}
+        if world.fair_sharing
+        else {"InClusterQueue", "InCohortReclamation", "InCohortReclaimWhileBorrowing"}
+    )
     for pre in result.preempted:
         victim_key = f"{pre.namespace}/{pre.name}"
         by_key = f"{pre.preemptor_namespace}/{pre.preemptor_name}"
@@ -177,8 +197,11 @@ def _check_preemptions(driver: ScenarioDriver, world: World, tree: QuotaTree, re
             within = policy.get("withinClusterQueue", "Never")
             ok = victim_cq == by_cq and (
                 (within == "LowerPriority" and vp < bp)
-                or (within == "LowerOrNewerEqualPriority"
-                    and (vp < bp or (vp == bp and _timestamp(by) < _timestamp(victim)))))
+                or (
+                    within == "LowerOrNewerEqualPriority"
+                    and (vp < bp or (vp == bp and _timestamp(by) < _timestamp(victim)))
+                )
+            )
             if not ok:
                 problems.append(f"{where}: withinClusterQueue={within} forbids it (prio {vp} vs {bp})")
             continue
@@ -206,8 +229,11 @@ def _check_accounting(driver: ScenarioDriver, world: World, lq_to_cq: dict[str, 
             problems.append(f"{key}: unknown state {state}")
     for cq in world.cqs:
         name = cq["metadata"]["name"]
-        want_pending = {k for k, wl in driver.workloads.items()
-                        if workload_state(wl) == "pending" and lq_to_cq.get(wl["spec"]["queueName"]) == name}
+        want_pending = {
+            k
+            for k, wl in driver.workloads.items()
+            if workload_state(wl) == "pending" and lq_to_cq.get(wl["spec"]["queueName"]) == name
+        }
         got_pending = {f"{p.namespace}/{p.name}" for p in driver.scheduler.pending_workloads(name)}
         if got_pending != want_pending:
             problems.append(f"{name}: engine pending {sorted(got_pending)} != driver pending {sorted(want_pending)}")
@@ -243,8 +269,10 @@ def _check_work_conserving(driver: ScenarioDriver, world: World, lq_to_cq: dict[
             continue
         if any(driver.holding_cq(wl) == name and workload_state(wl) == "evicting" for wl in driver.workloads.values()):
             continue  # a preemptor waits for its victims: as the sticky head it holds the queue (Kueue's queue order)
-        nominal = {(f["name"], "cpu"): to_amount("cpu", f["resources"][0]["nominalQuota"])
-                   for f in spec["resourceGroups"][0]["flavors"]}
+        nominal = {
+            (f["name"], "cpu"): to_amount("cpu", f["resources"][0]["nominalQuota"])
+            for f in spec["resourceGroups"][0]["flavors"]
+        }
         free = {fr: q - usage.get(name, {}).get(fr, 0) for fr, q in nominal.items()}
         for key, wl in driver.workloads.items():
             if workload_state(wl) != "pending" or lq_to_cq.get(wl["spec"]["queueName"]) != name:
@@ -281,8 +309,10 @@ def run_world(world: World) -> None:
                     problems.append(f"{key} admitted in {adm.cluster_queue}, not its LocalQueue's CQ")
             for pend in result.pending:
                 if before.get(f"{pend.namespace}/{pend.name}") != "pending":
-                    problems.append(f"{pend.namespace}/{pend.name}: Pending decision while "
-                                    f"{before.get(f'{pend.namespace}/{pend.name}')}")
+                    problems.append(
+                        f"{pend.namespace}/{pend.name}: Pending decision while "
+                        f"{before.get(f'{pend.namespace}/{pend.name}')}"
+                    )
             driver.apply_result(result)
             usage_now = _fr_usage(driver)
             # Quota is checked without victims whose eviction is in progress: like Kueue's `fits`,
@@ -329,8 +359,13 @@ def test_quota_model_matches_the_worked_example() -> None:
     tree = QuotaTree([r, c], [a, b, d])
     fr = ("default", "cpu")
     got = {k: (tree.subtree(k, fr), tree.local(k, fr)) for k in tree.nodes}
-    assert got == {"ClusterQueue/a": (6000, 4000), "ClusterQueue/b": (3000, 0), "Cohort/c": (9000, 8000),
-                   "ClusterQueue/d": (5000, 0), "Cohort/r": (6000, 0)}
+    assert got == {
+        "ClusterQueue/a": (6000, 4000),
+        "ClusterQueue/b": (3000, 0),
+        "Cohort/c": (9000, 8000),
+        "ClusterQueue/d": (5000, 0),
+        "Cohort/r": (6000, 0),
+    }
     cpu = to_amount("cpu", 1)
     # A may use 15 when idle; 16 breaks C's borrowing limit (or R's quota)
     assert tree.violations({"a": {fr: 15 * cpu}}) == []

@@ -17,23 +17,58 @@ from pykueue.testing.scenario_driver import build_config
 
 NS = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}}
 RF = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}}
-CQ = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-      "spec": {"namespaceSelector": {}, "preemption": {"withinClusterQueue": "LowerPriority"},
-               "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                   {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "2"}]}]}]}}
-LQ = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
-      "spec": {"clusterQueue": "cq"}}
+CQ = {
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
+    "kind": "ClusterQueue",
+    "metadata": {"name": "cq"},
+    "spec": {
+        "namespaceSelector": {},
+        "preemption": {"withinClusterQueue": "LowerPriority"},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu"],
+                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "2"}]}],
+            }
+        ],
+    },
+}
+LQ = {
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
+    "kind": "LocalQueue",
+    "metadata": {"name": "lq", "namespace": "ns"},
+    "spec": {"clusterQueue": "cq"},
+}
 
 
 def _wl(name: str, cpu: str, priority: int = 0) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": name, "namespace": "ns"},
-            "spec": {"queueName": "lq", "priority": priority, "podSets": [{"name": "main", "count": 1, "template": {
-                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}}]}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {
+            "queueName": "lq",
+            "priority": priority,
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}},
+                }
+            ],
+        },
+    }
 
 
 GOOD_WANT: dict[str, Any] = {
-    "admitted": {"ns/a": {"clusterQueue": "cq", "flavors": {"main": {"cpu": "default"}}, "counts": {"main": 1},
-                          "borrowing": False, "admissionChecks": []}},
+    "admitted": {
+        "ns/a": {
+            "clusterQueue": "cq",
+            "flavors": {"main": {"cpu": "default"}},
+            "counts": {"main": 1},
+            "borrowing": False,
+            "admissionChecks": [],
+        }
+    },
     "admittedOrder": ["ns/a"],
     "preempted": {},
     "pending": {"ns/b": {"reason": "WaitingForQuota", "messageContains": "insufficient unused quota"}},
@@ -47,34 +82,43 @@ GOOD_WANT: dict[str, Any] = {
 
 
 def _scenario(want: dict[str, Any]) -> Scenario:
-    return Scenario("t", "3.3", "runner self-test", {}, [NS, RF, CQ, LQ, _wl("a", "2"), _wl("b", "2")],
-                    [{"cycle": True, "want": want}])
+    return Scenario(
+        "t",
+        "3.3",
+        "runner self-test",
+        {},
+        [NS, RF, CQ, LQ, _wl("a", "2"), _wl("b", "2")],
+        [{"cycle": True, "want": want}],
+    )
 
 
 def test_correct_expectations_pass() -> None:
     assert run_scenario(_scenario(GOOD_WANT)) == []
 
 
-@pytest.mark.parametrize(("key", "wrong"), [
-    ("admitted", {"ns/b": {}}),
-    ("admitted", {"ns/a": {"clusterQueue": "other"}}),
-    ("admitted", {"ns/a": {"flavors": {"main": {"cpu": "spot"}}}}),
-    ("admitted", {"ns/a": {"counts": {"main": 2}}}),
-    ("admitted", {"ns/a": {"borrowing": True}}),
-    ("admitted", {"ns/a": {"admissionChecks": ["x"]}}),
-    ("admittedOrder", ["ns/b"]),
-    ("preempted", {"ns/a": {}}),
-    ("pending", {"ns/b": {"reason": "NoMatchingFlavor"}}),
-    ("pending", {"ns/b": {"messageContains": "no such text"}}),
-    ("pending", {"ns/a": {}}),
-    ("notAdmitted", ["ns/a"]),
-    ("state", {"ns/a": "pending"}),
-    ("holding", {"cq": 2}),
-    ("usage", {"cq": {"default": {"cpu": "3"}}}),
-    ("pendingOrder", {"cq": []}),
-    ("active", {"cq": {"active": False}}),
-    ("weightedShare", {"ClusterQueue/cq": 7}),
-])
+@pytest.mark.parametrize(
+    ("key", "wrong"),
+    [
+        ("admitted", {"ns/b": {}}),
+        ("admitted", {"ns/a": {"clusterQueue": "other"}}),
+        ("admitted", {"ns/a": {"flavors": {"main": {"cpu": "spot"}}}}),
+        ("admitted", {"ns/a": {"counts": {"main": 2}}}),
+        ("admitted", {"ns/a": {"borrowing": True}}),
+        ("admitted", {"ns/a": {"admissionChecks": ["x"]}}),
+        ("admittedOrder", ["ns/b"]),
+        ("preempted", {"ns/a": {}}),
+        ("pending", {"ns/b": {"reason": "NoMatchingFlavor"}}),
+        ("pending", {"ns/b": {"messageContains": "no such text"}}),
+        ("pending", {"ns/a": {}}),
+        ("notAdmitted", ["ns/a"]),
+        ("state", {"ns/a": "pending"}),
+        ("holding", {"cq": 2}),
+        ("usage", {"cq": {"default": {"cpu": "3"}}}),
+        ("pendingOrder", {"cq": []}),
+        ("active", {"cq": {"active": False}}),
+        ("weightedShare", {"ClusterQueue/cq": 7}),
+    ],
+)
 def test_every_want_key_reports_a_wrong_expectation(key: str, wrong: Any) -> None:
     want = copy.deepcopy(GOOD_WANT)
     want[key] = wrong
@@ -88,8 +132,13 @@ def test_events_drive_the_engine() -> None:
     steps: list[dict[str, Any]] = [
         {"cycle": True, "want": {"admitted": {"ns/a": {}}, "holding": {"cq": 1}}},
         {"apply": [_wl("high", "2", priority=10)]},
-        {"cycle": True, "want": {"preempted": {"ns/a": {"reason": "InClusterQueue", "by": "ns/high"}},
-                                 "state": {"ns/a": "evicting"}}},
+        {
+            "cycle": True,
+            "want": {
+                "preempted": {"ns/a": {"reason": "InClusterQueue", "by": "ns/high"}},
+                "state": {"ns/a": "evicting"},
+            },
+        },
         {"evict": ["ns/a"]},
         {"advance": 1},
         {"cycle": True, "want": {"admitted": {"ns/high": {}}, "state": {"ns/a": "pending"}}},
@@ -112,20 +161,34 @@ def test_config_maps_camel_case_to_scheduler_config() -> None:
         build_config({"noSuchSetting": True})
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("scenarios: 3", "`scenarios` list"),
-    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [], typo: 1}]", "unknown keys"),
-    ("scenarios: [{name: x, topic: queue-order, steps: []}]", "missing"),
-    ("scenarios: [{name: x, topic: '3.1', description: d, steps: []}]", "is not one of"),
-    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{cycle: true, want: {admited: {}}}]}]",
-     "unknown want keys"),
-    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{finish: [], advance: 1}]}]", "exactly one"),
-    ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{advance: 1, want: {}}]}]", "only follows"),
-    ("scenarios: [{name: x, topic: queue-order, description: d, objects: [{kind: Pod, metadata: {name: p}}], "
-     "steps: []}]", "kind in"),
-    ("scenarios: [{name: x, topic: queue-order, description: d, steps: []}, "
-     "{name: x, topic: queue-order, description: d, steps: []}]", "duplicate"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("scenarios: 3", "`scenarios` list"),
+        ("scenarios: [{name: x, topic: queue-order, description: d, steps: [], typo: 1}]", "unknown keys"),
+        ("scenarios: [{name: x, topic: queue-order, steps: []}]", "missing"),
+        ("scenarios: [{name: x, topic: '3.1', description: d, steps: []}]", "is not one of"),
+        (
+            "scenarios: [{name: x, topic: queue-order, description: d, steps: [{cycle: true, want: {admited: {}}}]}]",
+            "unknown want keys",
+        ),
+        (
+            "scenarios: [{name: x, topic: queue-order, description: d, steps: [{finish: [], advance: 1}]}]",
+            "exactly one",
+        ),
+        ("scenarios: [{name: x, topic: queue-order, description: d, steps: [{advance: 1, want: {}}]}]", "only follows"),
+        (
+            "scenarios: [{name: x, topic: queue-order, description: d, objects: [{kind: Pod, metadata: {name: p}}], "
+            "steps: []}]",
+            "kind in",
+        ),
+        (
+            "scenarios: [{name: x, topic: queue-order, description: d, steps: []}, "
+            "{name: x, topic: queue-order, description: d, steps: []}]",
+            "duplicate",
+        ),
+    ],
+)
 def test_malformed_files_are_rejected(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)

@@ -67,8 +67,10 @@ SCENARIOS = load_scenario_dir(SCENARIO_DIR)
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_scenario(scenario: Scenario) -> None:
     failures = run_scenario(scenario)
-    assert not failures, (f"{scenario.name} ({scenario.topic}, {Path(scenario.source).name}): "
-                          f"{scenario.description}\n  " + "\n  ".join(failures))
+    assert not failures, (
+        f"{scenario.name} ({scenario.topic}, {Path(scenario.source).name}): "
+        f"{scenario.description}\n  " + "\n  ".join(failures)
+    )
 
 
 def test_every_scheduling_topic_is_covered() -> None:

@@ -73,8 +73,10 @@ def custom_resource_definition(info: KindInfo, *, conversion_webhook: JSONDict |
         "versions": [_version(info, v) for v in info.versions],
     }
     if len(info.versions) > 1 and conversion_webhook is not None:
-        spec["conversion"] = {"strategy": "Webhook", "webhook": {
-            "clientConfig": conversion_webhook, "conversionReviewVersions": ["v1"]}}
+        spec["conversion"] = {
+            "strategy": "Webhook",
+            "webhook": {"clientConfig": conversion_webhook, "conversionReviewVersions": ["v1"]},
+        }
     else:
         spec["conversion"] = {"strategy": "None"}
     return {
@@ -85,11 +87,17 @@ def custom_resource_definition(info: KindInfo, *, conversion_webhook: JSONDict |
     }
 
 
-def custom_resource_definitions(*, conversion_webhook: JSONDict | None = None,
-                                groups: tuple[str, ...] | None = None,
-                                kinds: Iterable[KindInfo] | None = None) -> list[JSONDict]:
+def custom_resource_definitions(
+    *,
+    conversion_webhook: JSONDict | None = None,
+    groups: tuple[str, ...] | None = None,
+    kinds: Iterable[KindInfo] | None = None,
+) -> list[JSONDict]:
     """CRDs for every ``is_crd`` kind of ``kinds`` (pykueue's whole catalogue by default; optionally
     only those of ``groups``), in catalogue order."""
     served = build_catalogue() if kinds is None else kinds
-    return [custom_resource_definition(info, conversion_webhook=conversion_webhook)
-            for info in served if info.is_crd and (groups is None or info.group in groups)]
+    return [
+        custom_resource_definition(info, conversion_webhook=conversion_webhook)
+        for info in served
+        if info.is_crd and (groups is None or info.group in groups)
+    ]

@@ -34,7 +34,7 @@ class KindSet:
         if old is not None and self._by_resource.get(old.resource_key) is old:
             del self._by_resource[old.resource_key]
         self._by_plural[(kind.group, kind.plural)] = kind
-        if not kind.stored_as:   # a view (events.k8s.io Event) never stands for the stored kind
+        if not kind.stored_as:  # a view (events.k8s.io Event) never stands for the stored kind
             self._by_resource[kind.resource_key] = kind
         self.generation += 1
 

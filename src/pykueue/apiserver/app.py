@@ -66,8 +66,7 @@ _STATE: web.AppKey[_State] = web.AppKey("pykueue_state")
 
 
 class _State:
-    def __init__(self, registry: Registry, token: str, bookmark_interval: float,
-                 users: dict[str, UserInfo]) -> None:
+    def __init__(self, registry: Registry, token: str, bookmark_interval: float, users: dict[str, UserInfo]) -> None:
         self.registry = registry
         self.token = token
         self.users = users
@@ -117,8 +116,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         if exc.status == 404:
             return error_response(NotFound("the server could not find the requested resource"))
         if exc.status == 405:
-            return error_response(MethodNotAllowed(
-                "the server does not allow this method on the requested resource"))
+            return error_response(MethodNotAllowed("the server does not allow this method on the requested resource"))
         raise
     except (asyncio.CancelledError, ConnectionResetError):
         raise
@@ -149,11 +147,22 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 # ---------------------------------------------------------------------- probes and discovery
 
+
 async def _version(request: web.Request) -> web.StreamResponse:
     major, minor, git = KUBERNETES_VERSION
-    return json_response({"major": major, "minor": minor, "gitVersion": git, "gitCommit": "pykueue",
-                          "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23.0",
-                          "compiler": "gc", "platform": "linux/amd64"})
+    return json_response(
+        {
+            "major": major,
+            "minor": minor,
+            "gitVersion": git,
+            "gitCommit": "pykueue",
+            "gitTreeState": "clean",
+            "buildDate": "2026-01-01T00:00:00Z",
+            "goVersion": "go1.23.0",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }
+    )
 
 
 async def _ok(request: web.Request) -> web.StreamResponse:
@@ -222,11 +231,13 @@ async def _visibility_version(request: web.Request) -> web.StreamResponse:
 
 
 async def _visibility_resources(request: web.Request) -> web.StreamResponse:
-    return await visibility.serve_request(_state(request).visibility, request, request.match_info["version"],
-                                          _segments(request.match_info["tail"]))
+    return await visibility.serve_request(
+        _state(request).visibility, request, request.match_info["version"], _segments(request.match_info["tail"])
+    )
 
 
 # ---------------------------------------------------------------------- OpenAPI
+
 
 async def _openapi_v2(request: web.Request) -> web.StreamResponse:
     accept = request.headers.get("Accept", "")
@@ -239,6 +250,7 @@ async def _openapi_v2(request: web.Request) -> web.StreamResponse:
 
 # The documents are built on first use in a worker thread: building them all takes about a second,
 # which must not stall watch streams and writes on the event loop.
+
 
 async def _openapi_v3_root(request: web.Request) -> web.StreamResponse:
     return json_response(await asyncio.to_thread(_state(request).openapi.v3_root))
@@ -256,6 +268,7 @@ async def _openapi_v3(request: web.Request) -> web.StreamResponse:
 
 
 # ---------------------------------------------------------------------- resources
+
 
 def _segments(tail: str) -> list[str]:
     return tail.strip("/").split("/") if tail.strip("/") else []
@@ -275,9 +288,16 @@ async def _group_resources(request: web.Request) -> web.StreamResponse:
 
 # ---------------------------------------------------------------------- assembly
 
-def create_app(registry: Registry, *, token: str, bookmark_interval: float = 5.0,
-               metrics: MetricsEndpoint | None = None, users: dict[str, UserInfo] | None = None,
-               audit_log: AuditLog | None = None) -> web.Application:
+
+def create_app(
+    registry: Registry,
+    *,
+    token: str,
+    bookmark_interval: float = 5.0,
+    metrics: MetricsEndpoint | None = None,
+    users: dict[str, UserInfo] | None = None,
+    audit_log: AuditLog | None = None,
+) -> web.Application:
     """The API server as an aiohttp app (no socket): routes, auth, group commit; with ``metrics``
     also ``GET /metrics`` and kube-apiserver's request metrics on ``metrics.registry``; ``users``:
     further bearer tokens (``--token-auth-file``); ``audit_log``: one audit event per request.
@@ -324,8 +344,10 @@ def create_app(registry: Registry, *, token: str, bookmark_interval: float = 5.0
         app.router.add_get("/metrics", metrics_handler(metrics))
         metrics.registry.register(WatchLimitCollector(state.resources.watches))
 
-    webhooks = WebhookClient(lambda resource, namespace, name: registry.store.get(resource, namespace, name),
-                             lambda resource, namespace: registry.store.list(resource, namespace).items)
+    webhooks = WebhookClient(
+        lambda resource, namespace, name: registry.store.get(resource, namespace, name),
+        lambda resource, namespace: registry.store.list(resource, namespace).items,
+    )
 
     async def on_startup(app: web.Application) -> None:
         state.committer = GroupCommitter(registry.store, asyncio.get_running_loop())
@@ -410,21 +432,36 @@ class Server:
         await self._runner.cleanup()
 
 
-async def serve(registry: Registry, host: str, port: int, *, token: str, tls_cert: str | None = None,
-                tls_key: str | None = None, bookmark_interval: float = 5.0,
-                tls_options: TLSOptions | None = None, metrics: MetricsEndpoint | None = None,
-                access_log: bool = False, users: dict[str, UserInfo] | None = None,
-                audit_log: AuditLog | None = None) -> Server:
+async def serve(
+    registry: Registry,
+    host: str,
+    port: int,
+    *,
+    token: str,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    bookmark_interval: float = 5.0,
+    tls_options: TLSOptions | None = None,
+    metrics: MetricsEndpoint | None = None,
+    access_log: bool = False,
+    users: dict[str, UserInfo] | None = None,
+    audit_log: AuditLog | None = None,
+) -> Server:
     """Listen on ``host:port`` (0 = a free port), with TLS when a cert and key are given
     (restricted by ``tls_options``: the Configuration's ``tls`` section); ``access_log``: one line per
     request on the ``pykueue.apiserver.access`` logger."""
-    app = create_app(registry, token=token, bookmark_interval=bookmark_interval, metrics=metrics, users=users,
-                     audit_log=audit_log)
+    app = create_app(
+        registry, token=token, bookmark_interval=bookmark_interval, metrics=metrics, users=users, audit_log=audit_log
+    )
     await asyncio.to_thread(warm_up, registry)
-    runner = web.AppRunner(app, shutdown_timeout=2.0,
-                           access_log=logging.getLogger(ACCESS_LOGGER) if access_log else None,
-                           access_log_format=ACCESS_LOG_FORMAT,
-                           max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
+    runner = web.AppRunner(
+        app,
+        shutdown_timeout=2.0,
+        access_log=logging.getLogger(ACCESS_LOGGER) if access_log else None,
+        access_log_format=ACCESS_LOG_FORMAT,
+        max_line_size=MAX_HEADER_BYTES,
+        max_field_size=MAX_HEADER_BYTES,
+    )
     await runner.setup()
     context: ssl.SSLContext | None = None
     if tls_cert and tls_key:

@@ -42,7 +42,6 @@ BATCH_BODY_LIMIT = 8 * 1024 * 1024
 """A batch body larger than this is a 413 (strict JSON, nested at most ``bodies.MAX_DEPTH`` deep)."""
 
 
-
 class BatchHandler:
     def __init__(self, registry: Registry, durable: Callable[[], Awaitable[None]]) -> None:
         self._registry = registry
@@ -89,9 +88,16 @@ async def _write(client: LocalClient, item: JSONDict) -> JSONDict:
         patch = item.get("body")
         if not isinstance(patch, (dict, list)):
             raise BadRequest("a patch item's body must be an object or a list")
-        return await client.patch(res, _name(item), patch, namespace=namespace,
-                                  patch_type=str(item.get("patchType") or "merge"), subresource=subresource,
-                                  field_manager=str(item.get("fieldManager") or ""), force=bool(item.get("force")))
+        return await client.patch(
+            res,
+            _name(item),
+            patch,
+            namespace=namespace,
+            patch_type=str(item.get("patchType") or "merge"),
+            subresource=subresource,
+            field_manager=str(item.get("fieldManager") or ""),
+            force=bool(item.get("force")),
+        )
     if op == "delete":
         await client.delete(res, _name(item), namespace, propagation=str(item.get("propagation") or "Background"))
         return {}

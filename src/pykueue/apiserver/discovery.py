@@ -66,14 +66,16 @@ def _gv(group: str, version: str) -> str:
 
 
 def api_versions() -> JSONDict:
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+    }
 
 
 def api_group(group: str, versions: list[str]) -> JSONDict:
     entries = [{"groupVersion": _gv(group, v), "version": v} for v in versions]
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
-            "preferredVersion": entries[0]}
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries, "preferredVersion": entries[0]}
 
 
 def api_group_list(kinds: Iterable[KindInfo]) -> JSONDict:
@@ -87,8 +89,11 @@ def resource_list(kinds: Iterable[KindInfo], group: str, version: str) -> JSONDi
         if kind.group != group or version not in kind.versions:
             continue
         entry: JSONDict = {
-            "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced,
-            "kind": kind.kind, "verbs": VERBS,
+            "name": kind.plural,
+            "singularName": kind.singular,
+            "namespaced": kind.namespaced,
+            "kind": kind.kind,
+            "verbs": VERBS,
             "storageVersionHash": storage_version_hash(group, kind.storage_version, kind.kind),
         }
         if kind.short_names:
@@ -97,17 +102,25 @@ def resource_list(kinds: Iterable[KindInfo], group: str, version: str) -> JSONDi
             entry["categories"] = list(kind.categories)
         resources.append(entry)
         for sub in kind.subresources:
-            resources.append({"name": f"{kind.plural}/{sub}", "singularName": "", "namespaced": kind.namespaced,
-                              "kind": kind.kind, "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])})
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": _gv(group, version),
-            "resources": resources}
+            resources.append(
+                {
+                    "name": f"{kind.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": kind.namespaced,
+                    "kind": kind.kind,
+                    "verbs": SUBRESOURCE_VERBS.get(sub, ["get"]),
+                }
+            )
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": _gv(group, version), "resources": resources}
 
 
 def _aggregated_resource(kind: KindInfo, version: str) -> JSONDict:
     response_kind = {"group": kind.group, "version": version, "kind": kind.kind}
     entry: JSONDict = {
-        "resource": kind.plural, "responseKind": response_kind,
-        "scope": "Namespaced" if kind.namespaced else "Cluster", "singularResource": kind.singular,
+        "resource": kind.plural,
+        "responseKind": response_kind,
+        "scope": "Namespaced" if kind.namespaced else "Cluster",
+        "singularResource": kind.singular,
         "verbs": VERBS,
     }
     if kind.short_names:
@@ -117,7 +130,8 @@ def _aggregated_resource(kind: KindInfo, version: str) -> JSONDict:
     if kind.subresources:
         entry["subresources"] = [
             {"subresource": sub, "responseKind": response_kind, "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])}
-            for sub in kind.subresources]
+            for sub in kind.subresources
+        ]
     return entry
 
 
@@ -130,12 +144,14 @@ def aggregated(kinds: Iterable[KindInfo], *, legacy: bool) -> JSONDict:
             continue
         version_entries: list[JSONDict] = []
         for version in versions:
-            resources = [_aggregated_resource(k, version) for k in sorted(kinds, key=lambda k: k.plural)
-                         if k.group == group and version in k.versions]
+            resources = [
+                _aggregated_resource(k, version)
+                for k in sorted(kinds, key=lambda k: k.plural)
+                if k.group == group and version in k.versions
+            ]
             version_entries.append({"version": version, "resources": resources, "freshness": "Current"})
         metadata: JSONDict = {"creationTimestamp": None}
         if group:
             metadata["name"] = group
         items.append({"metadata": metadata, "versions": version_entries})
-    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
-            "items": items}
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}

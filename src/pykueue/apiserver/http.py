@@ -57,8 +57,12 @@ def media_types(accept: str) -> list[tuple[str, dict[str, str]]]:
 def accepts_table(accept: str) -> str | None:
     """The Table version ("v1"/"v1beta1") the client asks for, or None for plain objects."""
     for media, params in media_types(accept):
-        if media in ("application/json", "*/*") and params.get("as") == "Table" and \
-                params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+        if (
+            media in ("application/json", "*/*")
+            and params.get("as") == "Table"
+            and params.get("g") == "meta.k8s.io"
+            and params.get("v") in ("v1", "v1beta1")
+        ):
             return params["v"]
     return None
 
@@ -66,9 +70,12 @@ def accepts_table(accept: str) -> str | None:
 def accepts_partial_metadata(accept: str) -> bool:
     """True when the client (client-go's metadata client) wants PartialObjectMetadata(List)."""
     for media, params in media_types(accept):
-        if media == "application/json" and params.get("as") in ("PartialObjectMetadata",
-                                                                "PartialObjectMetadataList") \
-                and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+        if (
+            media == "application/json"
+            and params.get("as") in ("PartialObjectMetadata", "PartialObjectMetadataList")
+            and params.get("g") == "meta.k8s.io"
+            and params.get("v") in ("v1", "v1beta1")
+        ):
             return True
         if media == "application/json" and not params:
             return False
@@ -76,14 +83,21 @@ def accepts_partial_metadata(accept: str) -> bool:
 
 
 def partial_metadata(obj: Any) -> dict[str, Any]:
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-            "metadata": (obj.get("metadata") if isinstance(obj, dict) else None) or {}}
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": (obj.get("metadata") if isinstance(obj, dict) else None) or {},
+    }
 
 
 def accepts_aggregated(accept: str) -> bool:
     for media, params in media_types(accept):
-        if media == "application/json" and params.get("as") == "APIGroupDiscoveryList" and \
-                params.get("g") == "apidiscovery.k8s.io" and params.get("v") == "v2":
+        if (
+            media == "application/json"
+            and params.get("as") == "APIGroupDiscoveryList"
+            and params.get("g") == "apidiscovery.k8s.io"
+            and params.get("v") == "v2"
+        ):
             return True
     return False
 
@@ -101,8 +115,17 @@ def warning_headers(response: web.StreamResponse, warnings: list[str]) -> None:
         response.headers.add("Warning", f"299 - {quoted(text)}")
 
 
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
-            "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
 
 
 def quoted(text: str) -> str:
@@ -127,10 +150,10 @@ def quoted(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def json_response(body: Any, *, status: int = 200, content_type: str = "application/json",
-                  warnings: list[str] | None = None) -> web.Response:
-    response = web.Response(body=orjson.dumps(body), status=status,
-                            headers={"Content-Type": content_type})
+def json_response(
+    body: Any, *, status: int = 200, content_type: str = "application/json", warnings: list[str] | None = None
+) -> web.Response:
+    response = web.Response(body=orjson.dumps(body), status=status, headers={"Content-Type": content_type})
     if warnings:
         warning_headers(response, warnings)
     return response

@@ -55,27 +55,41 @@ def _gv_path(group: str, version: str) -> str:
 
 def _param(name: str, description: str, schema_type: str = "string", where: str = "query") -> JSONDict:
     """A parameter as kube's v3 documents write one (``paths_v2`` turns it into Swagger 2.0)."""
-    return {"name": name, "in": where, "description": description,
-            **({"required": True} if where == "path" else {}),
-            "schema": {"type": schema_type, "uniqueItems": True}}
+    return {
+        "name": name,
+        "in": where,
+        "description": description,
+        **({"required": True} if where == "path" else {}),
+        "schema": {"type": schema_type, "uniqueItems": True},
+    }
 
 
-_DRY_RUN = _param("dryRun", "When present, indicates that modifications should not be persisted. Valid "
-                             "values are: - All: all dry run stages will be processed")
-_FIELD_MANAGER = _param("fieldManager", "fieldManager is a name associated with the actor or entity that is "
-                                        "making these changes.")
-_FIELD_VALIDATION = _param("fieldValidation", "fieldValidation instructs the server on how to handle objects "
-                                              "in the request containing unknown or duplicate fields: "
-                                              "Ignore, Warn or Strict.")
-_FORCE = _param("force", "Force is going to \"force\" Apply requests.", "boolean")
+_DRY_RUN = _param(
+    "dryRun",
+    "When present, indicates that modifications should not be persisted. Valid "
+    "values are: - All: all dry run stages will be processed",
+)
+_FIELD_MANAGER = _param(
+    "fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."
+)
+_FIELD_VALIDATION = _param(
+    "fieldValidation",
+    "fieldValidation instructs the server on how to handle objects "
+    "in the request containing unknown or duplicate fields: "
+    "Ignore, Warn or Strict.",
+)
+_FORCE = _param("force", 'Force is going to "force" Apply requests.', "boolean")
 _NAME = _param("name", "name of the object", where="path")
 _NAMESPACE = _param("namespace", "object name and auth scope, such as for teams and projects", where="path")
-_LIST = [_param("labelSelector", "A selector to restrict the list of returned objects by their labels."),
-         _param("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
-         _param("limit", "limit is a maximum number of responses to return for a list call.", "integer"),
-         _param("continue", "The continue option should be set when retrieving more results from the server.")]
-_PROPAGATION = _param("propagationPolicy", "Whether and how garbage collection will be performed: "
-                                           "'Orphan', 'Background' or 'Foreground'.")
+_LIST = [
+    _param("labelSelector", "A selector to restrict the list of returned objects by their labels."),
+    _param("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
+    _param("limit", "limit is a maximum number of responses to return for a list call.", "integer"),
+    _param("continue", "The continue option should be set when retrieving more results from the server."),
+]
+_PROPAGATION = _param(
+    "propagationPolicy", "Whether and how garbage collection will be performed: 'Orphan', 'Background' or 'Foreground'."
+)
 _MEDIA = ("application/json", "application/yaml")
 _UNAUTHORIZED = {"401": {"description": "Unauthorized"}}
 
@@ -104,24 +118,42 @@ def _operations(kind: KindInfo, group: str, version: str, ref: str, list_ref: st
     writes = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
 
     def op(action: str, operation_id: str, responses: JSONDict, **extra: Any) -> JSONDict:
-        return {"operationId": operation_id, "responses": responses, **extra,
-                "x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk}
+        return {
+            "operationId": operation_id,
+            "responses": responses,
+            **extra,
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": gvk,
+        }
 
     item: JSONDict = {
         "get": op("get", f"read{kind.kind}", _responses(obj, _OK)),
-        "put": op("put", f"replace{kind.kind}", _responses(obj, _OK, _CREATED), requestBody=body,
-                  parameters=writes),
-        "patch": op("patch", f"patch{kind.kind}", _responses(obj, _OK, _CREATED), requestBody=patch_body,
-                    parameters=[*writes, _FORCE]),
-        "delete": op("delete", f"delete{kind.kind}", _responses({"type": "object"}, _OK, _ACCEPTED),
-                     parameters=[_DRY_RUN, _PROPAGATION]),
+        "put": op("put", f"replace{kind.kind}", _responses(obj, _OK, _CREATED), requestBody=body, parameters=writes),
+        "patch": op(
+            "patch",
+            f"patch{kind.kind}",
+            _responses(obj, _OK, _CREATED),
+            requestBody=patch_body,
+            parameters=[*writes, _FORCE],
+        ),
+        "delete": op(
+            "delete",
+            f"delete{kind.kind}",
+            _responses({"type": "object"}, _OK, _ACCEPTED),
+            parameters=[_DRY_RUN, _PROPAGATION],
+        ),
         "parameters": [_NAME, *scope_params],
     }
     paths: dict[str, JSONDict] = {
         scope: {
             "get": op("list", f"list{kind.kind}", _responses({"$ref": list_ref}, _OK), parameters=_LIST),
-            "post": op("post", f"create{kind.kind}", _responses(obj, _OK, _CREATED, _ACCEPTED), requestBody=body,
-                       parameters=writes),
+            "post": op(
+                "post",
+                f"create{kind.kind}",
+                _responses(obj, _OK, _CREATED, _ACCEPTED),
+                requestBody=body,
+                parameters=writes,
+            ),
             "parameters": scope_params,
         },
         f"{scope}/{{name}}": item,
@@ -129,7 +161,9 @@ def _operations(kind: KindInfo, group: str, version: str, ref: str, list_ref: st
     if "status" in kind.subresources:
         paths[f"{scope}/{{name}}/status"] = {
             k: ({**v, "operationId": v["operationId"] + "Status"} if k in ("get", "put", "patch") else v)
-            for k, v in item.items() if k != "delete"}
+            for k, v in item.items()
+            if k != "delete"
+        }
     return paths
 
 
@@ -140,16 +174,19 @@ def _v2_operation(operation: JSONDict) -> JSONDict:
     request = operation.get("requestBody")
     if request is not None:
         media, first = next(iter(request["content"].items()))
-        parameters.append({"name": "body", "in": "body", "required": True,
-                           "schema": _v2_refs(first["schema"])})
+        parameters.append({"name": "body", "in": "body", "required": True, "schema": _v2_refs(first["schema"])})
         out["consumes"] = list(request["content"]) if media != _MEDIA[0] else ["*/*"]
     if parameters:
         out["parameters"] = parameters
     out["produces"] = list(_MEDIA)
-    out["responses"] = {code: ({"description": r["description"],
-                                "schema": _v2_refs(next(iter(r["content"].values()))["schema"])}
-                               if "content" in r else r)
-                        for code, r in operation["responses"].items()}
+    out["responses"] = {
+        code: (
+            {"description": r["description"], "schema": _v2_refs(next(iter(r["content"].values()))["schema"])}
+            if "content" in r
+            else r
+        )
+        for code, r in operation["responses"].items()
+    }
     return out
 
 
@@ -196,8 +233,7 @@ class OpenAPI:
         return hashlib.sha512(document).hexdigest()[:64].upper()
 
     def v3_root(self) -> JSONDict:
-        return {"paths": {p: {"serverRelativeURL": f"/openapi/v3/{p}?hash={self.v3_hash(p)}"}
-                          for p in self.v3_paths()}}
+        return {"paths": {p: {"serverRelativeURL": f"/openapi/v3/{p}?hash={self.v3_hash(p)}"} for p in self.v3_paths()}}
 
     def _kind_schema(self, kind: KindInfo, version: str) -> JSONDict:
         try:
@@ -207,13 +243,25 @@ class OpenAPI:
         properties = dict(schema.get("properties") or {})
         metadata = properties.get("metadata")
         if not isinstance(metadata, dict) or "properties" not in metadata:
-            properties["metadata"] = {**self._object_meta, "description":
-                                      "Standard object's metadata. More info: https://git.k8s.io/community/"
-                                      "contributors/devel/sig-architecture/api-conventions.md#metadata"}
-        properties.setdefault("apiVersion", {"type": "string", "description": "APIVersion defines the "
-                                             "versioned schema of this representation of an object."})
-        properties.setdefault("kind", {"type": "string", "description": "Kind is a string value "
-                                       "representing the REST resource this object represents."})
+            properties["metadata"] = {
+                **self._object_meta,
+                "description": "Standard object's metadata. More info: https://git.k8s.io/community/"
+                "contributors/devel/sig-architecture/api-conventions.md#metadata",
+            }
+        properties.setdefault(
+            "apiVersion",
+            {
+                "type": "string",
+                "description": "APIVersion defines the versioned schema of this representation of an object.",
+            },
+        )
+        properties.setdefault(
+            "kind",
+            {
+                "type": "string",
+                "description": "Kind is a string value representing the REST resource this object represents.",
+            },
+        )
         schema["properties"] = properties
         schema.setdefault("type", "object")
         schema["x-kubernetes-group-version-kind"] = [{"group": kind.group, "kind": kind.kind, "version": version}]
@@ -222,13 +270,17 @@ class OpenAPI:
     @staticmethod
     def _list_schema(kind: KindInfo, version: str, name: str) -> JSONDict:
         return {
-            "type": "object", "description": f"{kind.kind}List is a list of {kind.kind}",
+            "type": "object",
+            "description": f"{kind.kind}List is a list of {kind.kind}",
             "required": ["items"],
-            "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                           "metadata": {"type": "object"},
-                           "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}}},
-            "x-kubernetes-group-version-kind": [{"group": kind.group, "kind": f"{kind.kind}List",
-                                                 "version": version}]}
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"type": "object"},
+                "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
+            },
+            "x-kubernetes-group-version-kind": [{"group": kind.group, "kind": f"{kind.kind}List", "version": version}],
+        }
 
     def _build_v3(self, group: str, version: str) -> JSONDict:
         schemas: JSONDict = {}
@@ -240,10 +292,15 @@ class OpenAPI:
             schemas[name] = self._kind_schema(kind, version)
             list_name = f"{name}List"
             schemas[list_name] = self._list_schema(kind, version, name)
-            paths.update(_operations(kind, group, version, f"#/components/schemas/{name}",
-                                     f"#/components/schemas/{list_name}"))
-        return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
-                "paths": paths, "components": {"schemas": schemas}}
+            paths.update(
+                _operations(kind, group, version, f"#/components/schemas/{name}", f"#/components/schemas/{list_name}")
+            )
+        return {
+            "openapi": "3.0.0",
+            "info": {"title": "Kubernetes", "version": "v1.32.0"},
+            "paths": paths,
+            "components": {"schemas": schemas},
+        }
 
     # ------------------------------------------------------------------ v2
 
@@ -256,12 +313,21 @@ class OpenAPI:
                 name = schema_name(kind, version)
                 definitions[name] = self._kind_schema(kind, version)
                 definitions[f"{name}List"] = _v2_refs_deep(self._list_schema(kind, version, name))
-                for path, item in _operations(kind, kind.group, version, f"#/definitions/{name}",
-                                              f"#/definitions/{name}List").items():
-                    paths[path] = {k: ([_v2_parameter(p) for p in v] if k == "parameters" else _v2_operation(v))
-                                   for k, v in item.items()}
-        return orjson.dumps({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
-                             "paths": paths, "definitions": definitions})
+                for path, item in _operations(
+                    kind, kind.group, version, f"#/definitions/{name}", f"#/definitions/{name}List"
+                ).items():
+                    paths[path] = {
+                        k: ([_v2_parameter(p) for p in v] if k == "parameters" else _v2_operation(v))
+                        for k, v in item.items()
+                    }
+        return orjson.dumps(
+            {
+                "swagger": "2.0",
+                "info": {"title": "Kubernetes", "version": "v1.32.0"},
+                "paths": paths,
+                "definitions": definitions,
+            }
+        )
 
 
 def _v2_refs_deep(schema: JSONDict) -> JSONDict:

@@ -105,7 +105,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
                 length = 8 if wire == 1 else 4
             if pos + length > len(data):
                 raise _Malformed(f"field {number} runs past the end of its message")
-            value, pos = data[pos:pos + length], pos + length
+            value, pos = data[pos : pos + length], pos + length
         else:
             raise _Malformed(f"unsupported wire type {wire} for field {number}")
         out.append((number, wire, value))
@@ -221,8 +221,9 @@ def _decode(message: str, data: bytes, path: str) -> dict[str, Any]:
         if field.kind == "~" and wire == 2 and not raw:
             continue  # an empty non-pointer struct: gogo writes it even when the object has none
         if field.kind in ("-", "~"):
-            raise UnsupportedMediaType(f"{where} ({message} field {number}) is not decoded from protobuf bodies: "
-                                       f"{_USE_JSON}")
+            raise UnsupportedMediaType(
+                f"{where} ({message} field {number}) is not decoded from protobuf bodies: {_USE_JSON}"
+            )
         if field.inline:
             if wire != 2:
                 raise _Malformed(f"{path or message} has wire type {wire} for field {number}")
@@ -250,7 +251,7 @@ def _envelope(data: bytes) -> tuple[tuple[str, str], bytes]:
         raise BadRequest("protobuf body without the k8s envelope")
     type_meta: dict[str, Any] = {}
     raw = b""
-    for number, wire, value in _fields(data[len(_MAGIC):]):
+    for number, wire, value in _fields(data[len(_MAGIC) :]):
         if number not in (1, 2, 3, 4) or wire != 2:
             raise _Malformed(f"the runtime.Unknown envelope has unexpected field {number}")
         if number == 1:
@@ -258,8 +259,9 @@ def _envelope(data: bytes) -> tuple[tuple[str, str], bytes]:
         elif number == 2:
             raw = bytes(value)
         elif number == 3 and value:
-            raise UnsupportedMediaType(f"protobuf bodies with contentEncoding {_text(value)!r} are not "
-                                       f"understood: {_USE_JSON}")
+            raise UnsupportedMediaType(
+                f"protobuf bodies with contentEncoding {_text(value)!r} are not understood: {_USE_JSON}"
+            )
     return (type_meta.get("apiVersion", ""), type_meta.get("kind", "")), raw
 
 
@@ -273,7 +275,8 @@ def decode_protobuf(data: bytes) -> dict[str, Any]:
             named = f"{key[1]} ({key[0]})" if key[1] else "an object without a kind"
             raise UnsupportedMediaType(
                 f"the body of the request was in an unknown format: {named} is not a built-in kind served as "
-                "protobuf - accepted media types include: application/json, application/yaml")
+                "protobuf - accepted media types include: application/json, application/yaml"
+            )
         obj = _decode(message, raw, "")
     except (ValueError, UnicodeDecodeError) as err:
         raise BadRequest(f"malformed protobuf body: {err}") from None

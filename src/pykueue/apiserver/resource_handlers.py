@@ -119,8 +119,9 @@ def _field_manager(request: web.Request) -> str:
 class ResourceHandler:
     """Bound to one app: the registry, the group committer, the pod log hook, table clock."""
 
-    def __init__(self, registry: Registry, durable: Callable[[], Awaitable[None]], stopping: Any,
-                 bookmark_interval: float) -> None:
+    def __init__(
+        self, registry: Registry, durable: Callable[[], Awaitable[None]], stopping: Any, bookmark_interval: float
+    ) -> None:
         self.registry = registry
         self.durable = durable
         self.stopping = stopping
@@ -174,45 +175,85 @@ class ResourceHandler:
                 field_selector = f"{field_selector},{by_name}" if field_selector else by_name
             timeout = _int(query, "timeoutSeconds")
             options = WatchOptions(
-                kind=kind, version=version, namespace=target.namespace,
-                label_selector=query.get("labelSelector") or None, field_selector=field_selector,
+                kind=kind,
+                version=version,
+                namespace=target.namespace,
+                label_selector=query.get("labelSelector") or None,
+                field_selector=field_selector,
                 resource_version=query.get("resourceVersion") or "",
                 allow_bookmarks=_flag(query.get("allowWatchBookmarks")),
                 send_initial_events=_flag(query.get("sendInitialEvents")),
-                timeout_seconds=float(timeout) if timeout else None, table_version=table_version,
-                include_object=include_object, bookmark_interval=self.bookmark_interval,
-                partial_metadata=accepts_partial_metadata(request.headers.get("Accept", "")))
+                timeout_seconds=float(timeout) if timeout else None,
+                table_version=table_version,
+                include_object=include_object,
+                bookmark_interval=self.bookmark_interval,
+                partial_metadata=accepts_partial_metadata(request.headers.get("Accept", "")),
+            )
             return await serve_watch(request, self.registry, options, self.stopping, self.now, self.watches)
         partial = accepts_partial_metadata(request.headers.get("Accept", ""))
         if target.name:
-            obj = await self._run(target, lambda: self.registry.get(kind, target.namespace or "", target.name,
-                                                              version=version))
+            obj = await self._run(
+                target, lambda: self.registry.get(kind, target.namespace or "", target.name, version=version)
+            )
             if partial and not table_version:
                 return json_response(partial_metadata(obj), content_type=_PARTIAL, warnings=warnings)
             if table_version:
-                body = table(kind, version, [obj], now=self.now(),
-                             list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
-                             include_object=include_object, table_version=table_version)
+                body = table(
+                    kind,
+                    version,
+                    [obj],
+                    now=self.now(),
+                    list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                    include_object=include_object,
+                    table_version=table_version,
+                )
                 return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
             return json_response(obj, warnings=warnings)
         if not table_version and not partial:
-            encoded = await self._run(target, lambda: self.registry.list_json(
-                kind, target.namespace, version=version, label_selector=query.get("labelSelector") or None,
-                field_selector=query.get("fieldSelector") or None, limit=_int(query, "limit"),
-                continue_token=query.get("continue") or None))
+            encoded = await self._run(
+                target,
+                lambda: self.registry.list_json(
+                    kind,
+                    target.namespace,
+                    version=version,
+                    label_selector=query.get("labelSelector") or None,
+                    field_selector=query.get("fieldSelector") or None,
+                    limit=_int(query, "limit"),
+                    continue_token=query.get("continue") or None,
+                ),
+            )
             if encoded is not None:
                 return raw_json_response(encoded, warnings=warnings)
-        listed = await self._run(target, lambda: self.registry.list(
-            kind, target.namespace, version=version, label_selector=query.get("labelSelector") or None,
-            field_selector=query.get("fieldSelector") or None, limit=_int(query, "limit"),
-            continue_token=query.get("continue") or None))
+        listed = await self._run(
+            target,
+            lambda: self.registry.list(
+                kind,
+                target.namespace,
+                version=version,
+                label_selector=query.get("labelSelector") or None,
+                field_selector=query.get("fieldSelector") or None,
+                limit=_int(query, "limit"),
+                continue_token=query.get("continue") or None,
+            ),
+        )
         if table_version:
-            body = table(kind, version, listed["items"], now=self.now(), list_meta=listed["metadata"],
-                         include_object=include_object, table_version=table_version)
+            body = table(
+                kind,
+                version,
+                listed["items"],
+                now=self.now(),
+                list_meta=listed["metadata"],
+                include_object=include_object,
+                table_version=table_version,
+            )
             return json_response(body, content_type=table_content_type(table_version), warnings=warnings)
         if partial:
-            body = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
-                    "metadata": listed["metadata"], "items": [partial_metadata(o) for o in listed["items"]]}
+            body = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": listed["metadata"],
+                "items": [partial_metadata(o) for o in listed["items"]],
+            }
             return json_response(body, content_type=_PARTIAL_LIST, warnings=warnings)
         return json_response(listed, warnings=warnings)
 
@@ -220,11 +261,9 @@ class ResourceHandler:
         """``pods/<name>/log``: the registered node side streams it (:mod:`.pod_log_endpoint`)."""
         self.registry.get(target.kind, target.namespace or "", target.name, version=target.version)
         if self.pod_log is None:
-            raise NotFound("the server could not find the requested resource ( pods/log "
-                           f"{target.name})")
+            raise NotFound(f"the server could not find the requested resource ( pods/log {target.name})")
         options = parse_log_options(request.query, target.name, self.now())
-        return await serve_pod_log(request, self.pod_log, target.namespace or "", target.name, options,
-                                   self.stopping)
+        return await serve_pod_log(request, self.pod_log, target.namespace or "", target.name, options, self.stopping)
 
     async def _scale(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         """``<object>/scale``: an autoscaling/v1 Scale (see :mod:`pykueue.registry.scale`)."""
@@ -234,14 +273,33 @@ class ResourceHandler:
             return json_response(get_scale(self.registry, kind, namespace, name), warnings=warnings)
         if method == "PUT":
             body = await read_object(request)
-            scale = await self._run(target, lambda: update_scale(
-                self.registry, kind, namespace, name, body, dry_run=_dry_run(request.query),
-                field_manager=_field_manager(request)))
+            scale = await self._run(
+                target,
+                lambda: update_scale(
+                    self.registry,
+                    kind,
+                    namespace,
+                    name,
+                    body,
+                    dry_run=_dry_run(request.query),
+                    field_manager=_field_manager(request),
+                ),
+            )
         elif method == "PATCH":
             data, content_type = await read_patch(request)
-            scale = await self._run(target, lambda: patch_scale(
-                self.registry, kind, namespace, name, data, content_type,
-                dry_run=_dry_run(request.query), field_manager=_field_manager(request)))
+            scale = await self._run(
+                target,
+                lambda: patch_scale(
+                    self.registry,
+                    kind,
+                    namespace,
+                    name,
+                    data,
+                    content_type,
+                    dry_run=_dry_run(request.query),
+                    field_manager=_field_manager(request),
+                ),
+            )
         else:
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         await self.durable()
@@ -263,19 +321,40 @@ class ResourceHandler:
         body = await read_object(request)
         query = request.query
         dry_run = _dry_run(query)
-        obj, more = await self._run(target, lambda: self.registry.create(
-            target.kind, target.namespace or "", body, version=target.version, dry_run=dry_run,
-            field_validation=_field_validation(query), field_manager=_field_manager(request), owned=True))
+        obj, more = await self._run(
+            target,
+            lambda: self.registry.create(
+                target.kind,
+                target.namespace or "",
+                body,
+                version=target.version,
+                dry_run=dry_run,
+                field_validation=_field_validation(query),
+                field_manager=_field_manager(request),
+                owned=True,
+            ),
+        )
         await self.durable()
         return json_response(obj, status=201, warnings=warnings + more)
 
     async def _update(self, request: web.Request, target: Target, warnings: list[str]) -> web.StreamResponse:
         body = await read_object(request)
         query = request.query
-        obj, more = await self._run(target, lambda: self.registry.update(
-            target.kind, target.namespace or "", target.name, body, version=target.version,
-            subresource=target.subresource or None, dry_run=_dry_run(query),
-            field_validation=_field_validation(query), field_manager=_field_manager(request), owned=True))
+        obj, more = await self._run(
+            target,
+            lambda: self.registry.update(
+                target.kind,
+                target.namespace or "",
+                target.name,
+                body,
+                version=target.version,
+                subresource=target.subresource or None,
+                dry_run=_dry_run(query),
+                field_validation=_field_validation(query),
+                field_manager=_field_manager(request),
+                owned=True,
+            ),
+        )
         await self.durable()
         return json_response(obj, warnings=warnings + more)
 
@@ -284,10 +363,22 @@ class ResourceHandler:
         query = request.query
         is_apply = content_type.split(";", 1)[0].strip().lower() == "application/apply-patch+yaml"
         manager = query.get("fieldManager") if is_apply else _field_manager(request)
-        obj, more = await self._run(target, lambda: self.registry.patch(
-            target.kind, target.namespace or "", target.name, data, content_type, version=target.version,
-            subresource=target.subresource or None, dry_run=_dry_run(query), field_manager=manager,
-            force=_flag(query.get("force")), field_validation=_field_validation(query)))
+        obj, more = await self._run(
+            target,
+            lambda: self.registry.patch(
+                target.kind,
+                target.namespace or "",
+                target.name,
+                data,
+                content_type,
+                version=target.version,
+                subresource=target.subresource or None,
+                dry_run=_dry_run(query),
+                field_manager=manager,
+                force=_flag(query.get("force")),
+                field_validation=_field_validation(query),
+            ),
+        )
         await self.durable()
         return json_response(obj, warnings=warnings + more)
 
@@ -300,23 +391,41 @@ class ResourceHandler:
             propagation = "Orphan" if str(orphan).lower() == "true" else "Background"
         dry_run = _dry_run(query) or bool(options.get("dryRun"))
         if target.name:
-            result = await self._run(target, lambda: self.registry.delete(
-                target.kind, target.namespace or "", target.name, version=target.version,
-                propagation=propagation or "Background", dry_run=dry_run,
-                preconditions=options.get("preconditions")))
+            result = await self._run(
+                target,
+                lambda: self.registry.delete(
+                    target.kind,
+                    target.namespace or "",
+                    target.name,
+                    version=target.version,
+                    propagation=propagation or "Background",
+                    dry_run=dry_run,
+                    preconditions=options.get("preconditions"),
+                ),
+            )
             await self.durable()
             deleting = bool((result.get("metadata") or {}).get("deletionTimestamp")) and bool(
-                (result.get("metadata") or {}).get("finalizers"))
+                (result.get("metadata") or {}).get("finalizers")
+            )
             return json_response(result, status=202 if deleting else 200, warnings=warnings)
-        listed = await self._run(target, lambda: self.registry.delete_collection(
-            target.kind, target.namespace, version=target.version,
-            label_selector=query.get("labelSelector") or None, field_selector=query.get("fieldSelector") or None,
-            propagation=propagation or "Background", dry_run=dry_run))
+        listed = await self._run(
+            target,
+            lambda: self.registry.delete_collection(
+                target.kind,
+                target.namespace,
+                version=target.version,
+                label_selector=query.get("labelSelector") or None,
+                field_selector=query.get("fieldSelector") or None,
+                propagation=propagation or "Background",
+                dry_run=dry_run,
+            ),
+        )
         await self.durable()
         return json_response(listed, warnings=warnings)
 
 
-async def handle_resource(handler: ResourceHandler, request: web.Request, group: str, version: str,
-                          segments: list[str]) -> web.StreamResponse:
+async def handle_resource(
+    handler: ResourceHandler, request: web.Request, group: str, version: str, segments: list[str]
+) -> web.StreamResponse:
     target = resolve(handler.registry, group, version, segments)
     return await handler.handle(request, target)

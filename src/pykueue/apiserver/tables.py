@@ -25,13 +25,22 @@ from pykueue.api.meta.kind_info import KindInfo, PrinterColumn
 __all__ = ["human_duration", "table", "table_columns", "table_row"]
 
 Column = JSONDict
-_NAME = {"name": "Name", "type": "string", "format": "name", "priority": 0,
-         "description": "Name must be unique within a namespace. Is required when creating resources, although "
-                        "some resources may allow a client to request the generation of an appropriate name "
-                        "automatically."}
-_AGE = {"name": "Age", "type": "string", "format": "", "priority": 0,
-        "description": "CreationTimestamp is a timestamp representing the server time when this object was "
-                       "created."}
+_NAME = {
+    "name": "Name",
+    "type": "string",
+    "format": "name",
+    "priority": 0,
+    "description": "Name must be unique within a namespace. Is required when creating resources, although "
+    "some resources may allow a client to request the generation of an appropriate name "
+    "automatically.",
+}
+_AGE = {
+    "name": "Age",
+    "type": "string",
+    "format": "",
+    "priority": 0,
+    "description": "CreationTimestamp is a timestamp representing the server time when this object was created.",
+}
 
 
 def _col(name: str, description: str = "", *, type: str = "string", priority: int = 0) -> Column:
@@ -118,6 +127,7 @@ def _printer_cell(column: PrinterColumn, obj: JSONDict, now: float) -> Any:
 
 # ---------------------------------------------------------------------------- built-in printers
 
+
 def _meta(obj: JSONDict) -> JSONDict:
     metadata = obj.get("metadata")
     return metadata if isinstance(metadata, dict) else {}
@@ -138,18 +148,29 @@ def _pod_cells(obj: JSONDict, now: float) -> list[Any]:
         elif state.get("terminated"):
             terminated = state["terminated"]
             reason = terminated.get("reason") or (
-                f"Signal:{terminated['signal']}" if terminated.get("signal") else
-                f"ExitCode:{terminated.get('exitCode', 0)}")
+                f"Signal:{terminated['signal']}"
+                if terminated.get("signal")
+                else f"ExitCode:{terminated.get('exitCode', 0)}"
+            )
     if _meta(obj).get("deletionTimestamp"):
         reason = "Terminating"
-    return [_meta(obj).get("name"), f"{ready}/{len(containers)}", reason, restarts,
-            _age(_meta(obj).get("creationTimestamp"), now), status.get("podIP") or "<none>",
-            spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", "<none>"]
+    return [
+        _meta(obj).get("name"),
+        f"{ready}/{len(containers)}",
+        reason,
+        restarts,
+        _age(_meta(obj).get("creationTimestamp"), now),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        "<none>",
+    ]
 
 
 def _has_condition(obj: JSONDict, kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == kind and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or []
+    )
 
 
 def _job_cells(obj: JSONDict, now: float) -> list[Any]:
@@ -181,14 +202,24 @@ def _job_cells(obj: JSONDict, now: float) -> list[Any]:
         duration = human_duration(end - parse_time(status["startTime"]))
     template = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
     selector = (spec.get("selector") or {}).get("matchLabels") or {}
-    return [_meta(obj).get("name"), state, completions, duration, _age(_meta(obj).get("creationTimestamp"), now),
-            ",".join(c.get("name", "") for c in template), ",".join(c.get("image", "") for c in template),
-            ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"]
+    return [
+        _meta(obj).get("name"),
+        state,
+        completions,
+        duration,
+        _age(_meta(obj).get("creationTimestamp"), now),
+        ",".join(c.get("name", "") for c in template),
+        ",".join(c.get("image", "") for c in template),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
 
 
 def _namespace_cells(obj: JSONDict, now: float) -> list[Any]:
-    return [_meta(obj).get("name"), (obj.get("status") or {}).get("phase") or "Active",
-            _age(_meta(obj).get("creationTimestamp"), now)]
+    return [
+        _meta(obj).get("name"),
+        (obj.get("status") or {}).get("phase") or "Active",
+        _age(_meta(obj).get("creationTimestamp"), now),
+    ]
 
 
 def _node_cells(obj: JSONDict, now: float) -> list[Any]:
@@ -201,14 +232,23 @@ def _node_cells(obj: JSONDict, now: float) -> list[Any]:
     labels = _meta(obj).get("labels") or {}
     roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k)
     info = (obj.get("status") or {}).get("nodeInfo") or {}
-    return [_meta(obj).get("name"), ready, ",".join(roles) or "<none>",
-            _age(_meta(obj).get("creationTimestamp"), now), info.get("kubeletVersion") or ""]
+    return [
+        _meta(obj).get("name"),
+        ready,
+        ",".join(roles) or "<none>",
+        _age(_meta(obj).get("creationTimestamp"), now),
+        info.get("kubeletVersion") or "",
+    ]
 
 
 def _event_cells(obj: JSONDict, now: float) -> list[Any]:
     involved = obj.get("involvedObject") or {}
-    last = (obj.get("lastTimestamp") or ((obj.get("series") or {}).get("lastObservedTime")) or obj.get("eventTime")
-            or _meta(obj).get("creationTimestamp"))
+    last = (
+        obj.get("lastTimestamp")
+        or ((obj.get("series") or {}).get("lastObservedTime"))
+        or obj.get("eventTime")
+        or _meta(obj).get("creationTimestamp")
+    )
     target = f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
     return [_age(last, now), obj.get("type") or "", obj.get("reason") or "", target, obj.get("message") or ""]
 
@@ -216,35 +256,63 @@ def _event_cells(obj: JSONDict, now: float) -> list[Any]:
 def _events_v1_cells(obj: JSONDict, now: float) -> list[Any]:
     """events.k8s.io/v1 names the same fields differently (regarding, note, deprecated*)."""
     regarding = obj.get("regarding") or {}
-    last = (((obj.get("series") or {}).get("lastObservedTime")) or obj.get("deprecatedLastTimestamp")
-            or obj.get("eventTime") or _meta(obj).get("creationTimestamp"))
+    last = (
+        ((obj.get("series") or {}).get("lastObservedTime"))
+        or obj.get("deprecatedLastTimestamp")
+        or obj.get("eventTime")
+        or _meta(obj).get("creationTimestamp")
+    )
     target = f"{str(regarding.get('kind', '')).lower()}/{regarding.get('name', '')}"
     return [_age(last, now), obj.get("type") or "", obj.get("reason") or "", target, obj.get("note") or ""]
 
 
-_EVENT_COLUMNS = [_col("Last Seen", "Time when last event occurred"), _col("Type", "Type of this event."),
-                  _col("Reason", "Reason why this event was generated."),
-                  _col("Object", "The object that this event is about."),
-                  _col("Message", "A human-readable description of the status of this operation.")]
+_EVENT_COLUMNS = [
+    _col("Last Seen", "Time when last event occurred"),
+    _col("Type", "Type of this event."),
+    _col("Reason", "Reason why this event was generated."),
+    _col("Object", "The object that this event is about."),
+    _col("Message", "A human-readable description of the status of this operation."),
+]
 
 _BUILTIN: dict[str, tuple[list[Column], Callable[[JSONDict, float], list[Any]]]] = {
-    "pods": ([_NAME, _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
-              _col("Status", "The aggregate status of the containers in this pod."),
-              _col("Restarts", "The number of times the containers in this pod have been restarted.",
-                   type="integer"),
-              _AGE, _col("IP", "IP address allocated to the pod.", priority=1),
-              _col("Node", "Name of the node the pod is assigned to.", priority=1),
-              _col("Nominated Node", "Name of the node the pod is nominated to.", priority=1),
-              _col("Readiness Gates", "Pod readiness gates.", priority=1)], _pod_cells),
-    "jobs.batch": ([_NAME, _col("Status", "Status of the job."),
-                    _col("Completions", "The completion status of the job."),
-                    _col("Duration", "Time required to complete the job."), _AGE,
-                    _col("Containers", "Names of each container in the template.", priority=1),
-                    _col("Images", "Images referenced by each container in the template.", priority=1),
-                    _col("Selector", "Selector for the pods of the job.", priority=1)], _job_cells),
+    "pods": (
+        [
+            _NAME,
+            _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+            _col("Status", "The aggregate status of the containers in this pod."),
+            _col("Restarts", "The number of times the containers in this pod have been restarted.", type="integer"),
+            _AGE,
+            _col("IP", "IP address allocated to the pod.", priority=1),
+            _col("Node", "Name of the node the pod is assigned to.", priority=1),
+            _col("Nominated Node", "Name of the node the pod is nominated to.", priority=1),
+            _col("Readiness Gates", "Pod readiness gates.", priority=1),
+        ],
+        _pod_cells,
+    ),
+    "jobs.batch": (
+        [
+            _NAME,
+            _col("Status", "Status of the job."),
+            _col("Completions", "The completion status of the job."),
+            _col("Duration", "Time required to complete the job."),
+            _AGE,
+            _col("Containers", "Names of each container in the template.", priority=1),
+            _col("Images", "Images referenced by each container in the template.", priority=1),
+            _col("Selector", "Selector for the pods of the job.", priority=1),
+        ],
+        _job_cells,
+    ),
     "namespaces": ([_NAME, _col("Status", "The status of the namespace"), _AGE], _namespace_cells),
-    "nodes": ([_NAME, _col("Status", "The status of the node"), _col("Roles", "The roles of the node"), _AGE,
-               _col("Version", "Kubelet Version reported by the node.")], _node_cells),
+    "nodes": (
+        [
+            _NAME,
+            _col("Status", "The status of the node"),
+            _col("Roles", "The roles of the node"),
+            _AGE,
+            _col("Version", "Kubelet Version reported by the node."),
+        ],
+        _node_cells,
+    ),
     "events": (_EVENT_COLUMNS, _event_cells),
     "events.events.k8s.io": (_EVENT_COLUMNS, _events_v1_cells),
 }
@@ -261,9 +329,15 @@ def table_columns(kind: KindInfo, version: str) -> list[Column]:
     columns = [_NAME]
     printer = _printer_columns(kind, version)
     for column in printer:
-        columns.append({"name": column.name, "type": "string" if column.type == "date" else column.type,
-                        "format": column.format, "description": column.description,
-                        "priority": column.priority})
+        columns.append(
+            {
+                "name": column.name,
+                "type": "string" if column.type == "date" else column.type,
+                "format": column.format,
+                "description": column.description,
+                "priority": column.priority,
+            }
+        )
     if not printer:  # like apiextensions: a CRD without printer columns gets a single Age column
         columns.append(_AGE)
     return columns
@@ -282,15 +356,22 @@ def table_row(kind: KindInfo, version: str, obj: JSONDict, now: float, include_o
     if include_object == "Object":
         row["object"] = obj
     elif include_object != "None":
-        row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                         "metadata": _meta(obj)}
+        row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": _meta(obj)}
     return row
 
 
-def table(kind: KindInfo, version: str, objects: list[JSONDict], *, now: float, list_meta: JSONDict | None,
-          include_object: str = "Metadata", table_version: str = "v1", columns: bool = True) -> JSONDict:
-    out: JSONDict = {"kind": "Table", "apiVersion": f"meta.k8s.io/{table_version}",
-                     "metadata": list_meta or {}}
+def table(
+    kind: KindInfo,
+    version: str,
+    objects: list[JSONDict],
+    *,
+    now: float,
+    list_meta: JSONDict | None,
+    include_object: str = "Metadata",
+    table_version: str = "v1",
+    columns: bool = True,
+) -> JSONDict:
+    out: JSONDict = {"kind": "Table", "apiVersion": f"meta.k8s.io/{table_version}", "metadata": list_meta or {}}
     out["columnDefinitions"] = table_columns(kind, version) if columns else []
     out["rows"] = [table_row(kind, version, obj, now, include_object) for obj in objects]
     return out

@@ -51,8 +51,7 @@ from .http import error_response, partial_metadata
 from .tables import table
 from .watch_limits import Inbox, TooManyWatches, WatchLimits, WatchTracker
 
-__all__ = ["TooLargeResourceVersion", "TooManyWatches", "WatchLimits", "WatchOptions", "WatchTracker",
-           "serve_watch"]
+__all__ = ["TooLargeResourceVersion", "TooManyWatches", "WatchLimits", "WatchOptions", "WatchTracker", "serve_watch"]
 
 log = logging.getLogger(__name__)
 _default_tracker = WatchTracker()
@@ -144,8 +143,14 @@ def _key(obj: JSONDict) -> tuple[str, str]:
     return metadata.get("namespace") or "", metadata.get("name") or ""
 
 
-def _seed(registry: Registry, options: WatchOptions, namespace: str | None, matcher: _Filter,
-          backlog: list[WatchEvent], start: int) -> None:
+def _seed(
+    registry: Registry,
+    options: WatchOptions,
+    namespace: str | None,
+    matcher: _Filter,
+    backlog: list[WatchEvent],
+    start: int,
+) -> None:
     """Membership for a resumed selector watch: see :class:`_Filter`."""
     if matcher.plain:
         return
@@ -169,8 +174,14 @@ def _bookmark(options: WatchOptions, rv: int, *, initial_end: bool = False) -> J
     return {"type": "BOOKMARK", "object": {"kind": kind.kind, "apiVersion": api_version, "metadata": metadata}}
 
 
-async def serve_watch(request: web.Request, registry: Registry, options: WatchOptions,
-                      stopping: asyncio.Event, now: Any, tracker: WatchTracker | None = None) -> web.StreamResponse:
+async def serve_watch(
+    request: web.Request,
+    registry: Registry,
+    options: WatchOptions,
+    stopping: asyncio.Event,
+    now: Any,
+    tracker: WatchTracker | None = None,
+) -> web.StreamResponse:
     """Stream events until timeout, disconnect, shutdown or a limit (``now()`` gives table ages)."""
     tracker = tracker or _default_tracker
     try:
@@ -188,8 +199,15 @@ async def serve_watch(request: web.Request, registry: Registry, options: WatchOp
         release()
 
 
-async def _serve(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
-                 now: Any, tracker: WatchTracker, queue: Inbox) -> web.StreamResponse:
+async def _serve(
+    request: web.Request,
+    registry: Registry,
+    options: WatchOptions,
+    stopping: asyncio.Event,
+    now: Any,
+    tracker: WatchTracker,
+    queue: Inbox,
+) -> web.StreamResponse:
     kind = options.kind
     resource = kind.resource_key
     namespace = options.namespace if kind.namespaced else None
@@ -213,9 +231,13 @@ async def _serve(request: web.Request, registry: Registry, options: WatchOptions
         gone: Gone | None = None
         matcher = _Filter(options)
         if options.send_initial_events or options.resource_version in ("", "0"):
-            listed = registry.list(kind, namespace, version=options.version,
-                                   label_selector=options.label_selector,
-                                   field_selector=options.field_selector)
+            listed = registry.list(
+                kind,
+                namespace,
+                version=options.version,
+                label_selector=options.label_selector,
+                field_selector=options.field_selector,
+            )
             start = int(listed["metadata"]["resourceVersion"])
             initial = listed["items"]
             matcher.known = {_key(o) for o in initial}
@@ -228,16 +250,20 @@ async def _serve(request: web.Request, registry: Registry, options: WatchOptions
             if start > newest:
                 raise TooLargeResourceVersion(
                     f"Too large resource version: {start}, current: {newest}",
-                    details={"causes": [{"reason": "ResourceVersionTooLarge",
-                                         "message": "Too large resource version"}], "retryAfterSeconds": 1})
+                    details={
+                        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                        "retryAfterSeconds": 1,
+                    },
+                )
             try:
                 backlog = registry.watch_events_since(kind, namespace, start, version=options.version)
                 _seed(registry, options, namespace, matcher, backlog, start)
             except Gone as err:
                 gone = err
         progress[0] = max(progress[0], start)
-        response = web.StreamResponse(headers={"Content-Type": "application/json",
-                                               "Cache-Control": "no-cache, private"})
+        response = web.StreamResponse(
+            headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"}
+        )
         response.enable_chunked_encoding()
         await response.prepare(request)
         stream = _Stream(request, response, options, now, tracker)
@@ -280,9 +306,17 @@ async def _send_batched(stream: _Stream, lines: list[bytes]) -> None:
         await stream.write(b"".join(batch))
 
 
-async def _follow(request: web.Request, registry: Registry, options: WatchOptions, stopping: asyncio.Event,
-                  queue: Inbox, progress: list[int], stream: _Stream, matcher: _Filter,
-                  last: int) -> None:
+async def _follow(
+    request: web.Request,
+    registry: Registry,
+    options: WatchOptions,
+    stopping: asyncio.Event,
+    queue: Inbox,
+    progress: list[int],
+    stream: _Stream,
+    matcher: _Filter,
+    last: int,
+) -> None:
     """Deliver live events until timeout, disconnect or shutdown.
 
     Waits (with a timeout, so bookmarks, deadlines and disconnects are noticed) only when the queue
@@ -295,8 +329,12 @@ async def _follow(request: web.Request, registry: Registry, options: WatchOption
     while not stopping.is_set():
         if queue.overflowed:
             stream.tracker.note_slow(options.kind.group, options.kind.plural)
-            log.info("closing a watch of %s from %s: more than %d events behind; it will resume or relist",
-                     options.kind.resource_key, request.remote, queue.limit)
+            log.info(
+                "closing a watch of %s from %s: more than %d events behind; it will resume or relist",
+                options.kind.resource_key,
+                request.remote,
+                queue.limit,
+            )
             return
         now = loop.time()
         if deadline is not None and now >= deadline:
@@ -361,8 +399,9 @@ _shared = _SharedLines()
 
 
 class _Stream:
-    def __init__(self, request: web.Request, response: web.StreamResponse, options: WatchOptions, now: Any,
-                 tracker: WatchTracker) -> None:
+    def __init__(
+        self, request: web.Request, response: web.StreamResponse, options: WatchOptions, now: Any, tracker: WatchTracker
+    ) -> None:
         self._request = request
         self._response = response
         self._options = options
@@ -376,8 +415,12 @@ class _Stream:
                 await self._response.write(data)
         except TimeoutError:
             self.tracker.note_stalled(self._options.kind.group, self._options.kind.plural)
-            log.info("aborting a watch of %s from %s: a write blocked for %.0fs (the client stopped reading)",
-                     self._options.kind.resource_key, self._request.remote, self.tracker.limits.write_timeout)
+            log.info(
+                "aborting a watch of %s from %s: a write blocked for %.0fs (the client stopped reading)",
+                self._options.kind.resource_key,
+                self._request.remote,
+                self.tracker.limits.write_timeout,
+            )
             transport = self._request.transport
             if transport is not None:
                 transport.abort()
@@ -426,9 +469,15 @@ class _Stream:
             obj = partial_metadata(obj)
         elif options.table_version is not None:
             with contextlib.suppress(Exception):
-                obj = table(options.kind, options.version, [obj], now=self._now(),
-                            list_meta={"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")},
-                            include_object=options.include_object, table_version=options.table_version)
+                obj = table(
+                    options.kind,
+                    options.version,
+                    [obj],
+                    now=self._now(),
+                    list_meta={"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion", "")},
+                    include_object=options.include_object,
+                    table_version=options.table_version,
+                )
         return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
 
     async def send_object(self, event_type: str, obj: JSONDict) -> None:

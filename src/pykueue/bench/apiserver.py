@@ -106,20 +106,34 @@ class ApiserverResult:
 
 # ---------------------------------------------------------------------------- child processes
 
+
 def _workload(name: str, ns: str) -> dict[str, Any]:
     """A one-pod Workload: a CRD create (schema validation, Kueue defaulting), no controllers to admit it."""
     container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "200Mi"}}}
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-            "metadata": {"name": name, "namespace": ns, "labels": {"app": "bench"}},
-            "spec": {"queueName": "bench", "podSets": [
-                {"name": "main", "count": 1, "template": {"spec": {"restartPolicy": "Never",
-                                                                   "containers": [container]}}}]}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": "bench"}},
+        "spec": {
+            "queueName": "bench",
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
+                }
+            ],
+        },
+    }
 
 
 def _configmap(name: str, ns: str, pad: int = 200) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": ns, "labels": {"app": "bench", "shard": name[-1:]}},
-            "data": {"payload": "x" * pad, "index": name}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": "bench", "shard": name[-1:]}},
+        "data": {"payload": "x" * pad, "index": name},
+    }
 
 
 async def _echo_app(tls: ssl.SSLContext) -> tuple[Any, int]:
@@ -176,8 +190,14 @@ async def _child(mode: str, directory: Path, certs: Path, token: str) -> None:
 
         durability = os.environ.get(_DURABILITY_ENV, "fsync")
         store = Store(str(directory / "state.db"), auto_flush=False, durability=durability)
-        server = await serve(Registry(store, clock=SystemClock()), "127.0.0.1", 0, token=token,
-                             tls_cert=str(files.cert), tls_key=str(files.key))
+        server = await serve(
+            Registry(store, clock=SystemClock()),
+            "127.0.0.1",
+            0,
+            token=token,
+            tls_cert=str(files.cert),
+            tls_key=str(files.key),
+        )
         print(f"READY {server.port}", flush=True)
         await stop.wait()
         await server.close()
@@ -217,8 +237,9 @@ class _Process:
         self.port = port
 
     @classmethod
-    async def start(cls, mode: str, directory: Path, certs: Path, token: str, profile: Path | None,
-                    durability: str = "fsync") -> _Process:
+    async def start(
+        cls, mode: str, directory: Path, certs: Path, token: str, profile: Path | None, durability: str = "fsync"
+    ) -> _Process:
         env = dict(os.environ)
         env[_TOKEN_ENV] = token  # not on the command line, where ps would show it
         env[_DURABILITY_ENV] = durability
@@ -226,8 +247,16 @@ class _Process:
         if profile is not None:
             env[_PROFILE_ENV] = str(profile)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "pykueue.bench.apiserver", "--child", mode, str(directory), str(certs),
-            stdout=asyncio.subprocess.PIPE, env=env)
+            sys.executable,
+            "-m",
+            "pykueue.bench.apiserver",
+            "--child",
+            mode,
+            str(directory),
+            str(certs),
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+        )
         assert proc.stdout is not None
         line = await asyncio.wait_for(proc.stdout.readline(), 60)
         if not line.startswith(b"READY "):
@@ -239,8 +268,13 @@ class _Process:
     def cpu(self) -> float:
         """CPU seconds of every live thread (schedstat: ns resolution; /proc/<pid>/stat ticks are 10 ms)."""
         try:
-            return sum(int((task / "schedstat").read_text().split()[0])
-                       for task in Path(f"/proc/{self.proc.pid}/task").iterdir()) / 1e9
+            return (
+                sum(
+                    int((task / "schedstat").read_text().split()[0])
+                    for task in Path(f"/proc/{self.proc.pid}/task").iterdir()
+                )
+                / 1e9
+            )
         except (OSError, IndexError, ValueError):
             pass
         try:
@@ -269,6 +303,7 @@ class _Process:
 
 # ---------------------------------------------------------------------------- measuring
 
+
 def _pct(values: Sequence[float], q: float) -> float:
     if not values:
         return 0.0
@@ -276,8 +311,9 @@ def _pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000.0
 
 
-async def _concurrent(count: int, concurrency: int,
-                      op: Callable[[int], Awaitable[bool]]) -> tuple[float, list[float], int]:
+async def _concurrent(
+    count: int, concurrency: int, op: Callable[[int], Awaitable[bool]]
+) -> tuple[float, list[float], int]:
     """Run ``op(0..count-1)`` with ``concurrency`` in flight: (wall s, latencies s, failures)."""
     latencies: list[float] = []
     failures = 0
@@ -318,8 +354,15 @@ class _Meter:
 
 
 class _Bench:
-    def __init__(self, api: _Process, echo: _Process, session: aiohttp.ClientSession,
-                 streams: aiohttp.ClientSession, concurrency: int, out: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        api: _Process,
+        echo: _Process,
+        session: aiohttp.ClientSession,
+        streams: aiohttp.ClientSession,
+        concurrency: int,
+        out: Callable[[str], None],
+    ) -> None:
         self.api, self.echo = api, echo
         self.session, self.streams = session, streams
         self.api_url = f"https://127.0.0.1:{api.port}"
@@ -330,6 +373,7 @@ class _Bench:
 
     async def warm_up(self) -> None:
         """Open ``concurrency`` keep-alive connections to each server, so no phase pays TLS handshakes."""
+
         async def get(url: str) -> bool:
             async with self.session.get(url) as resp:
                 await resp.read()
@@ -340,8 +384,9 @@ class _Bench:
         # First use of a kind builds its schema and validators (about a second for Workload): pay it
         # here, in a namespace no phase counts, so the phases measure the steady state.
         for make, path in ((_configmap, _CM), (_workload, _WL)):
-            ok = await self._post(self.api_url + path.format(ns="kube-system"),
-                                  orjson.dumps(make("warm-up-0", "kube-system")))
+            ok = await self._post(
+                self.api_url + path.format(ns="kube-system"), orjson.dumps(make("warm-up-0", "kube-system"))
+            )
             self.errors += 0 if ok else 1
 
     async def _post(self, url: str, body: bytes, status: int = 201) -> bool:
@@ -351,8 +396,9 @@ class _Bench:
 
     async def create(self, ns: str, names: Sequence[str]) -> tuple[float, list[float], int]:
         url = self.api_url + _CM.format(ns=ns)
-        return await _concurrent(len(names), self.concurrency,
-                                 lambda i: self._post(url, orjson.dumps(_configmap(names[i], ns))))
+        return await _concurrent(
+            len(names), self.concurrency, lambda i: self._post(url, orjson.dumps(_configmap(names[i], ns)))
+        )
 
     async def creates(self, count: int, *, workloads: bool = False) -> Row:
         """``count`` ConfigMaps ``bench-<i>`` (or Workloads ``wl-<i>``) by concurrent POSTs, after as many
@@ -366,13 +412,25 @@ class _Bench:
         url = self.api_url + path.format(ns="default")
         meter = _Meter(self.api)
         _, lat, fail = await _concurrent(
-            count, self.concurrency, lambda i: self._post(url, orjson.dumps(make(f"{prefix}-{i:06d}", "default"))))
+            count, self.concurrency, lambda i: self._post(url, orjson.dumps(make(f"{prefix}-{i:06d}", "default")))
+        )
         wall, cpu, own = meter.stop()
         self.errors += fail + ref_fail
         name = f"creates (POST {'workloads' if workloads else 'configmaps'})"
-        return Row(name, count, count / wall, _pct(lat, 0.5), _pct(lat, 0.99),
-                   cpu * 1e6 / count, cpu / wall, own / wall, meter.wait, ref_per_s=count / ref_wall,
-                   ref_p50_ms=_pct(ref_lat, 0.5), ref_us=ref_cpu * 1e6 / count)
+        return Row(
+            name,
+            count,
+            count / wall,
+            _pct(lat, 0.5),
+            _pct(lat, 0.99),
+            cpu * 1e6 / count,
+            cpu / wall,
+            own / wall,
+            meter.wait,
+            ref_per_s=count / ref_wall,
+            ref_p50_ms=_pct(ref_lat, 0.5),
+            ref_us=ref_cpu * 1e6 / count,
+        )
 
     async def _list_once(self, limit: int | None) -> tuple[float, int, int, int]:
         """(seconds, items, bytes, pages) of one full traversal of the default namespace's ConfigMaps.
@@ -418,22 +476,36 @@ class _Bench:
             for _ in range(runs):  # the same bytes in the same number of responses, served raw
                 t = time.perf_counter()
                 for _ in range(pages):
-                    async with self.session.get(self.echo_url + "/blob",
-                                                params={"bytes": str(size // max(pages, 1))}) as resp:
+                    async with self.session.get(
+                        self.echo_url + "/blob", params={"bytes": str(size // max(pages, 1))}
+                    ) as resp:
                         await resp.read()
                 ref.append(time.perf_counter() - t)
             _, ref_cpu, _ = meter.stop()
-            rows.append(Row(label % expected, runs, 0.0, _pct(latencies, 0.5), _pct(latencies, 0.99),
-                            cpu * 1e6 / runs, cpu / wall, own / wall, wait, ref_p50_ms=_pct(ref, 0.5),
-                            ref_us=ref_cpu * 1e6 / runs))
+            rows.append(
+                Row(
+                    label % expected,
+                    runs,
+                    0.0,
+                    _pct(latencies, 0.5),
+                    _pct(latencies, 0.99),
+                    cpu * 1e6 / runs,
+                    cpu / wall,
+                    own / wall,
+                    wait,
+                    ref_p50_ms=_pct(ref, 0.5),
+                    ref_us=ref_cpu * 1e6 / runs,
+                )
+            )
         return rows
 
     async def _resource_version(self) -> str:
         async with self.session.get(self.api_url + _CM.format(ns="default"), params={"limit": "1"}) as resp:
             return str(orjson.loads(await resp.read())["metadata"]["resourceVersion"])
 
-    async def _watch(self, ns: str, rv: str, expected: int, limit_s: float, ready: asyncio.Event,
-                     done: list[float]) -> int:
+    async def _watch(
+        self, ns: str, rv: str, expected: int, limit_s: float, ready: asyncio.Event, done: list[float]
+    ) -> int:
         """Read one watch stream until ``expected`` events arrive; return how many came in rv order."""
         url = self.api_url + _CM.format(ns=ns)
         params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": str(int(limit_s) + 1)}
@@ -469,8 +541,7 @@ class _Bench:
         rv = await self._resource_version()
         done: list[float] = []
         readies = [asyncio.Event() for _ in range(watchers)]
-        tasks = [asyncio.create_task(self._watch(ns, rv, events, limit_s, readies[i], done))
-                 for i in range(watchers)]
+        tasks = [asyncio.create_task(self._watch(ns, rv, events, limit_s, readies[i], done)) for i in range(watchers)]
         async with asyncio.timeout(limit_s):
             await asyncio.gather(*(r.wait() for r in readies))
         meter = _Meter(self.api)
@@ -484,9 +555,20 @@ class _Bench:
         self.errors += failed_creates + failed_patches + sum(1 for r in results if isinstance(r, BaseException))
         ref_per_s, ref_cpu = await self._stream_reference(watchers, events)
         total = watchers * events
-        return Row(f"watch {watchers} watcher{'s' if watchers != 1 else ''} ({events} writes)",
-                   total, received / wall, 0.0, 0.0, cpu * 1e6 / max(received, 1), cpu / wall, own / wall, wait,
-                   ref_per_s=ref_per_s, ref_us=ref_cpu * 1e6 / total, dropped=total - received)
+        return Row(
+            f"watch {watchers} watcher{'s' if watchers != 1 else ''} ({events} writes)",
+            total,
+            received / wall,
+            0.0,
+            0.0,
+            cpu * 1e6 / max(received, 1),
+            cpu / wall,
+            own / wall,
+            wait,
+            ref_per_s=ref_per_s,
+            ref_us=ref_cpu * 1e6 / total,
+            dropped=total - received,
+        )
 
     async def _stream_reference(self, watchers: int, events: int) -> tuple[float, float]:
         """W raw chunked streams of ``events`` lines of a watch event's size: (events/s, server CPU s)."""
@@ -494,8 +576,9 @@ class _Bench:
 
         async def one() -> int:
             got = 0
-            async with self.streams.get(self.echo_url + "/stream",
-                                        params={"n": str(events), "bytes": str(size)}) as resp:
+            async with self.streams.get(
+                self.echo_url + "/stream", params={"n": str(events), "bytes": str(size)}
+            ) as resp:
                 async for line in resp.content:
                     orjson.loads(line)
                     got += 1
@@ -512,6 +595,7 @@ class _Bench:
 
 # ---------------------------------------------------------------------------- report
 
+
 def _fmt(value: float, spec: str = ".1f") -> str:
     return format(value, spec) if value else "-"
 
@@ -521,19 +605,33 @@ def _load() -> str:
 
 
 def _print(rows: list[Row], out: Callable[[str], None]) -> None:
-    out(f"{'phase':<32} {'count':>6} {'per_s':>8} {'p50_ms':>7} {'p99_ms':>7} {'srv_us':>8} {'srv_cpu':>7} "
+    out(
+        f"{'phase':<32} {'count':>6} {'per_s':>8} {'p50_ms':>7} {'p99_ms':>7} {'srv_us':>8} {'srv_cpu':>7} "
         f"{'srv_wait':>8} {'cli_cpu':>7} {'ref_per_s':>9} {'ref_p50':>7} {'ref_us':>7} {'ratio':>6} {'cpu_rt':>6} "
-        f"{'dropped':>7}")
+        f"{'dropped':>7}"
+    )
     for r in rows:
-        out(f"{r.name:<32} {r.count:>6} {_fmt(r.per_s):>8} {_fmt(r.p50_ms, '.1f'):>7} {_fmt(r.p99_ms, '.1f'):>7} "
+        out(
+            f"{r.name:<32} {r.count:>6} {_fmt(r.per_s):>8} {_fmt(r.p50_ms, '.1f'):>7} {_fmt(r.p99_ms, '.1f'):>7} "
             f"{_fmt(r.server_us, '.0f'):>8} {r.server_cpu:>7.2f} {r.server_wait:>8.2f} {r.client_cpu:>7.2f} "
             f"{_fmt(r.ref_per_s):>9} {_fmt(r.ref_p50_ms, '.1f'):>7} {_fmt(r.ref_us, '.0f'):>7} "
-            f"{_fmt(r.ratio, '.3f'):>6} {_fmt(r.cpu_ratio, '.3f'):>6} {r.dropped:>7}")
+            f"{_fmt(r.ratio, '.3f'):>6} {_fmt(r.cpu_ratio, '.3f'):>6} {r.dropped:>7}"
+        )
 
 
-async def _run(objects: int, list_objects: int, watchers: Sequence[int], events: int, concurrency: int,
-               runs: int, duration: float, profile: Path | None, out: Callable[[str], None],
-               workloads: int, durability: str) -> ApiserverResult:
+async def _run(
+    objects: int,
+    list_objects: int,
+    watchers: Sequence[int],
+    events: int,
+    concurrency: int,
+    runs: int,
+    duration: float,
+    profile: Path | None,
+    out: Callable[[str], None],
+    workloads: int,
+    durability: str,
+) -> ApiserverResult:
     result = ApiserverResult()
     token = secrets.token_urlsafe(24)
     with tempfile.TemporaryDirectory(prefix="pykueue-bench-") as tmp:
@@ -551,14 +649,18 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
             headers = {"Authorization": f"Bearer {token}"}
             timeout = aiohttp.ClientTimeout(total=max(duration, 60.0))
             pool = aiohttp.TCPConnector(limit=0, limit_per_host=concurrency, ssl=tls)
-            async with aiohttp.ClientSession(connector=pool,
-                                             headers=headers, timeout=timeout) as session, \
-                    aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, ssl=tls),
-                                          headers=headers, timeout=timeout) as streams:
+            async with (
+                aiohttp.ClientSession(connector=pool, headers=headers, timeout=timeout) as session,
+                aiohttp.ClientSession(
+                    connector=aiohttp.TCPConnector(limit=0, ssl=tls), headers=headers, timeout=timeout
+                ) as streams,
+            ):
                 bench = _Bench(api, echo, session, streams, concurrency, out)
-                out(f"pykueue bench apiserver: server and reference in subprocesses (SQLite in a temp dir, "
+                out(
+                    f"pykueue bench apiserver: server and reference in subprocesses (SQLite in a temp dir, "
                     f"TLS, bearer token, API only); client: aiohttp, keep-alive, {concurrency} in flight; "
-                    f"{os.cpu_count()} cores, load average {_load()}")
+                    f"{os.cpu_count()} cores, load average {_load()}"
+                )
                 await bench.warm_up()
                 row = await bench.creates(objects)
                 result.rows.append(row)
@@ -582,34 +684,48 @@ async def _run(objects: int, list_objects: int, watchers: Sequence[int], events:
             await api.stop()
             await echo.stop()
     _print(result.rows, out)
-    out("per_s: creates/s, or watch events/s delivered to all watchers; lists: ms per full traversal "
+    out(
+        "per_s: creates/s, or watch events/s delivered to all watchers; lists: ms per full traversal "
         f"(requests to last byte, client parsing excluded), {runs} runs; srv_us/ref_us: server CPU us per "
         "create, list traversal or delivered event; srv_cpu/cli_cpu: server/client CPU s per wall s; srv_wait: "
         "server s spent waiting for a CPU per wall s; ratio: pykueue/reference rate (lists: reference/pykueue "
-        "p50); cpu_rt: reference/pykueue server CPU per operation")
+        "p50); cpu_rt: reference/pykueue server CPU per operation"
+    )
     if profile is not None:
         out(f"cProfile stats of the API server: {profile}")
 
     def verdict(value: float, target: float) -> str:
         return "met" if value >= target else "MISSED"
 
-    out(f"summary: creates/s {result.creates_per_s:.0f} (target {TARGET_CREATES:.0f}: "
+    out(
+        f"summary: creates/s {result.creates_per_s:.0f} (target {TARGET_CREATES:.0f}: "
         f"{verdict(result.creates_per_s, TARGET_CREATES)}), watch events/s {result.watch_per_s:.0f} "
         f"(target {TARGET_WATCH:.0f}: {verdict(result.watch_per_s, TARGET_WATCH)}), "
         f"dropped {result.dropped}, errors {result.errors}; per server CPU-second: "
         f"{result.creates_per_cpu_s:.0f} creates, {result.watch_per_cpu_s:.0f} watch events "
-        f"(load average {_load()})")
+        f"(load average {_load()})"
+    )
     return result
 
 
-def run_apiserver(objects: int = 5_000, list_objects: int = 10_000, watchers: Sequence[int] = (1, 10),
-                  events: int = 2_000, concurrency: int = 32, runs: int = 5, duration: float = 60.0,
-                  profile: Path | None = None, out: Callable[[str], None] = print,
-                  workloads: int = 1_000, durability: str = "fsync") -> ApiserverResult:
+def run_apiserver(
+    objects: int = 5_000,
+    list_objects: int = 10_000,
+    watchers: Sequence[int] = (1, 10),
+    events: int = 2_000,
+    concurrency: int = 32,
+    runs: int = 5,
+    duration: float = 60.0,
+    profile: Path | None = None,
+    out: Callable[[str], None] = print,
+    workloads: int = 1_000,
+    durability: str = "fsync",
+) -> ApiserverResult:
     """Run every phase, print the table and the summary line, return the figures (``workloads=0``
     skips the Workload creates; ``durability`` is the store's, as ``pykueue up --durability``)."""
-    return asyncio.run(_run(objects, list_objects, watchers, events, concurrency, runs, duration, profile, out,
-                            workloads, durability))
+    return asyncio.run(
+        _run(objects, list_objects, watchers, events, concurrency, runs, duration, profile, out, workloads, durability)
+    )
 
 
 if __name__ == "__main__":

@@ -151,14 +151,18 @@ class _Meter:
         gc.callbacks.remove(self._on_gc)
 
 
-def _cq(name: str, cohort: str, nominal: str, borrowing_limit: str | None = None,
-        preemption: dict[str, str] | None = None) -> dict[str, Any]:
+def _cq(
+    name: str, cohort: str, nominal: str, borrowing_limit: str | None = None, preemption: dict[str, str] | None = None
+) -> dict[str, Any]:
     res: dict[str, Any] = {"name": "cpu", "nominalQuota": nominal}
     if borrowing_limit is not None:
         res["borrowingLimit"] = borrowing_limit
-    spec: dict[str, Any] = {"cohortName": cohort, "namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
-                            "resourceGroups": [{"coveredResources": ["cpu"],
-                                                "flavors": [{"name": "rf", "resources": [res]}]}]}
+    spec: dict[str, Any] = {
+        "cohortName": cohort,
+        "namespaceSelector": {},
+        "queueingStrategy": "BestEffortFIFO",
+        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "rf", "resources": [res]}]}],
+    }
     if preemption:
         spec["preemption"] = preemption
     return {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
@@ -170,35 +174,60 @@ def _setup(s: Scheduler, cq_objs: list[dict[str, Any]]) -> None:
     for cq in cq_objs:
         name = cq["metadata"]["name"]
         s.upsert_cluster_queue(cq)
-        s.upsert_local_queue({"apiVersion": API, "kind": "LocalQueue",
-                              "metadata": {"name": name, "namespace": "bench"}, "spec": {"clusterQueue": name}})
+        s.upsert_local_queue(
+            {
+                "apiVersion": API,
+                "kind": "LocalQueue",
+                "metadata": {"name": name, "namespace": "bench"},
+                "spec": {"clusterQueue": name},
+            }
+        )
 
 
 def _pod_sets(cpu: str) -> list[dict[str, Any]]:
-    return [{"name": "main", "count": 1, "template": {"spec": {"containers": [
-        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}}}]
+    return [
+        {
+            "name": "main",
+            "count": 1,
+            "template": {
+                "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}
+            },
+        }
+    ]
 
 
 def _workload(name: str, queue: str, created: float, priority: int, pod_sets: list[dict[str, Any]]) -> dict[str, Any]:
     # pod_sets is shared between workloads: the engine treats input dicts as read-only
-    return {"apiVersion": API, "kind": "Workload",
-            "metadata": {"name": name, "namespace": "bench", "uid": name, "creationTimestamp": format_time(created)},
-            "spec": {"queueName": queue, "priority": priority, "podSets": pod_sets}}
+    return {
+        "apiVersion": API,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "bench", "uid": name, "creationTimestamp": format_time(created)},
+        "spec": {"queueName": queue, "priority": priority, "podSets": pod_sets},
+    }
 
 
 def _with_status(wl: dict[str, Any], admission: dict[str, Any], now: float, finished: bool) -> dict[str, Any]:
     when = format_time(now)
-    conds = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
-              "lastTransitionTime": when},
-             {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "", "lastTransitionTime": when}]
+    conds = [
+        {
+            "type": "QuotaReserved",
+            "status": "True",
+            "reason": "QuotaReserved",
+            "message": "",
+            "lastTransitionTime": when,
+        },
+        {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "", "lastTransitionTime": when},
+    ]
     if finished:
-        conds.append({"type": "Finished", "status": "True", "reason": "Succeeded", "message": "",
-                      "lastTransitionTime": when})
+        conds.append(
+            {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "", "lastTransitionTime": when}
+        )
     return {**wl, "status": {"admission": admission, "conditions": conds}}
 
 
-def run_scale(workloads: int, cqs: int, cohorts: int, *, wall_clock: Timer = WALL,
-              cpu_clock: Timer = CPU, freeze_gc: bool = False) -> ScaleResult:
+def run_scale(
+    workloads: int, cqs: int, cohorts: int, *, wall_clock: Timer = WALL, cpu_clock: Timer = CPU, freeze_gc: bool = False
+) -> ScaleResult:
     """Drain ``workloads`` 1-cpu workloads through ``cqs`` CQs; finished work frees quota each cycle.
 
     ``freeze_gc``: after setup (the informer cache's initial sync: every workload dict built and
@@ -225,13 +254,22 @@ def run_scale(workloads: int, cqs: int, cohorts: int, *, wall_clock: Timer = WAL
     finally:
         if freeze_gc:
             gc.unfreeze()
-    return ScaleResult(workloads, decisions, cycles, meter.wall, meter.cpu,
-                       meter.phase_cpu.get("schedule", 0.0), meter.phase_cpu.get("upsert", 0.0), meter.gc_cpu,
-                       meter.gc_outside_cpu)
+    return ScaleResult(
+        workloads,
+        decisions,
+        cycles,
+        meter.wall,
+        meter.cpu,
+        meter.phase_cpu.get("schedule", 0.0),
+        meter.phase_cpu.get("upsert", 0.0),
+        meter.gc_cpu,
+        meter.gc_outside_cpu,
+    )
 
 
-def _drain(s: Scheduler, meter: _Meter, clock: ManualClock, objs: dict[tuple[str, str], dict[str, Any]],
-           workloads: int) -> tuple[int, int]:
+def _drain(
+    s: Scheduler, meter: _Meter, clock: ManualClock, objs: dict[tuple[str, str], dict[str, Any]], workloads: int
+) -> tuple[int, int]:
     """Schedule until every workload was admitted; the previous cycle's admissions finish each cycle."""
     decisions = cycles = 0
     running: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -275,8 +313,11 @@ class BaselineResult:
 
 
 # (class, count per CQ, interval s, runtime s, priority, cpu) — Kueue's scheduler performance baseline
-BASELINE_CLASSES = (("small", 350, 0.1, 0.2, 50, 1), ("medium", 100, 0.5, 0.5, 100, 5),
-                    ("large", 50, 1.2, 1.0, 200, 20))
+BASELINE_CLASSES = (
+    ("small", 350, 0.1, 0.2, 50, 1),
+    ("medium", 100, 0.5, 0.5, 100, 5),
+    ("large", 50, 1.2, 1.0, 200, 20),
+)
 BASELINE_LOWER_BOUND_S = 66.84
 # Kueue's rangespec thresholds for the average time to admission, for comparison
 KUEUE_MAX_AVG_TIME_TO_ADMISSION_MS = {"small": 260_000, "medium": 90_000, "large": 23_000}
@@ -318,10 +359,22 @@ def run_baseline(scale: float = 1.0, *, wall_clock: Timer = WALL, cpu_clock: Tim
             elif kind == "finish" and finish_at.get(key) == at:  # not preempted since it was admitted
                 del finish_at[key]
                 obj = info[key][0]
-                finished = {**obj, "status": {**obj["status"], "conditions": [
-                    *obj["status"]["conditions"],
-                    {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "",
-                     "lastTransitionTime": format_time(now)}]}}
+                finished = {
+                    **obj,
+                    "status": {
+                        **obj["status"],
+                        "conditions": [
+                            *obj["status"]["conditions"],
+                            {
+                                "type": "Finished",
+                                "status": "True",
+                                "reason": "Succeeded",
+                                "message": "",
+                                "lastTransitionTime": format_time(now),
+                            },
+                        ],
+                    },
+                }
                 info[key] = (finished, *info[key][1:])
                 meter.call("upsert", s.upsert_workload, finished)
                 last_finish = max(last_finish, now)
@@ -334,11 +387,27 @@ def run_baseline(scale: float = 1.0, *, wall_clock: Timer = WALL, cpu_clock: Tim
             if started is not None:
                 busy_cpu_s -= (started - now) * _cpu_of(info[key][1])  # the unrun part is given back
             obj = info[key][0]
-            evicted = {**obj, "status": {"conditions": [
-                {"type": "Evicted", "status": "True", "reason": "Preempted", "message": pre.message,
-                 "lastTransitionTime": format_time(now)},
-                {"type": "Requeued", "status": "True", "reason": "Preempted", "message": "",
-                 "lastTransitionTime": format_time(now)}]}}
+            evicted = {
+                **obj,
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Evicted",
+                            "status": "True",
+                            "reason": "Preempted",
+                            "message": pre.message,
+                            "lastTransitionTime": format_time(now),
+                        },
+                        {
+                            "type": "Requeued",
+                            "status": "True",
+                            "reason": "Preempted",
+                            "message": "",
+                            "lastTransitionTime": format_time(now),
+                        },
+                    ]
+                },
+            }
             info[key] = (evicted, *info[key][1:])
             meter.call("upsert", s.upsert_workload, evicted)
         for adm in result.admitted:
@@ -364,8 +433,17 @@ def run_baseline(scale: float = 1.0, *, wall_clock: Timer = WALL, cpu_clock: Tim
         per_class.setdefault(cls, []).append((last_admit[key] - created) if key in last_admit else 0.0)
     avg = {cls: int(sum(v) * 1000 // len(v)) for cls, v in per_class.items()}
     capacity = 5 * 6 * 20 * makespan
-    return BaselineResult(len(info), admissions, preemptions, cycles, makespan, avg,
-                          100.0 * busy_cpu_s / capacity if capacity else 0.0, meter.wall, meter.cpu)
+    return BaselineResult(
+        len(info),
+        admissions,
+        preemptions,
+        cycles,
+        makespan,
+        avg,
+        100.0 * busy_cpu_s / capacity if capacity else 0.0,
+        meter.wall,
+        meter.cpu,
+    )
 
 
 def _cpu_of(cls: str) -> int:
@@ -383,55 +461,83 @@ def fresh_process(isolate: bool, fn: Callable[..., _R], *args: Any, **kwargs: An
         return pool.submit(fn, *args, **kwargs).result()
 
 
-def run_core(workloads: int = 100_000, cqs: int = 1_000, cohorts: int = 10, *, baseline_scale: float = 1.0,
-             out: Callable[[str], None] = print, wall_clock: Timer = WALL,
-             cpu_clock: Timer = CPU, isolate: bool = False) -> float:
+def run_core(
+    workloads: int = 100_000,
+    cqs: int = 1_000,
+    cohorts: int = 10,
+    *,
+    baseline_scale: float = 1.0,
+    out: Callable[[str], None] = print,
+    wall_clock: Timer = WALL,
+    cpu_clock: Timer = CPU,
+    isolate: bool = False,
+) -> float:
     """Print the report; return (and print last) decisions/s of the full-size run.
 
     ``wall_clock``/``cpu_clock`` are the clocks read around engine calls (tests inject deterministic
     ones, in process); ``isolate`` runs every measurement in a fresh interpreter (the CLI does).
     """
-    out(f"pykueue bench core: {workloads} workloads of 1 cpu, {cqs} ClusterQueues ({NOMINAL_PER_CQ} cpu each) "
-        f"in {cohorts} cohorts; finished work frees quota every cycle")
+    out(
+        f"pykueue bench core: {workloads} workloads of 1 cpu, {cqs} ClusterQueues ({NOMINAL_PER_CQ} cpu each) "
+        f"in {cohorts} cohorts; finished work frees quota every cycle"
+    )
     out("  per decision: schedule() plus the two write-backs a controller does (admitted status, finish);")
     out("  gc_cpu_us: the garbage collector's part of that time (collections that start inside engine calls);")
     out("  gc_out_us: collections during the run outside engine calls (not charged: started by the benchmark's")
     out("  own stand-in for the API server's objects)" + ("; each run in a fresh interpreter" if isolate else ""))
     sizes = sorted({max(1, workloads // 10), max(1, workloads // 5), max(1, workloads // 2), workloads})
-    out(f"{'workloads':>10} {'decisions':>10} {'cycles':>7} {'wall_s':>9} {'cpu_s':>9} {'decisions/s':>12} "
+    out(
+        f"{'workloads':>10} {'decisions':>10} {'cycles':>7} {'wall_s':>9} {'cpu_s':>9} {'decisions/s':>12} "
         f"{'us/decision':>12} {'cpu_us/decision':>16} {'schedule_cpu_us':>16} {'upsert_cpu_us':>14} {'gc_cpu_us':>10} "
-        f"{'gc_out_us':>10}")
+        f"{'gc_out_us':>10}"
+    )
     results = []
     for n in sizes:
         r = fresh_process(isolate, run_scale, n, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock)
         results.append(r)
-        out(f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
+        out(
+            f"{r.workloads:>10} {r.decisions:>10} {r.cycles:>7} {r.wall_s:>9.3f} {r.cpu_s:>9.3f} "
             f"{r.per_second:>12.1f} {r.wall_us:>12.2f} {r.cpu_us:>16.2f} {r.schedule_cpu_us:>16.2f} "
-            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f} {r.gc_outside_cpu_us:>10.2f}")
+            f"{r.upsert_cpu_us:>14.2f} {r.gc_cpu_us:>10.2f} {r.gc_outside_cpu_us:>10.2f}"
+        )
     first, last = results[0], results[-1]
     wall_ratio = last.wall_us / first.wall_us if first.wall_us else 0.0
     cpu_ratio = last.cpu_us / first.cpu_us if first.cpu_us else 0.0
     out(f"per-decision cost ratio {last.workloads} vs {first.workloads}: wall {wall_ratio:.3f}, cpu {cpu_ratio:.3f}")
     b = fresh_process(isolate, run_baseline, baseline_scale, wall_clock=wall_clock, cpu_clock=cpu_clock)
-    out(f"baseline shape (Kueue's scheduler baseline, scale {baseline_scale:g}): 5 cohorts x 6 CQs, "
-        f"{b.workloads} workloads, virtual time")
-    bound = f" (lower bound {BASELINE_LOWER_BOUND_S}; ratio {b.makespan_s / BASELINE_LOWER_BOUND_S:.3f})" \
-        if baseline_scale == 1.0 else ""
+    out(
+        f"baseline shape (Kueue's scheduler baseline, scale {baseline_scale:g}): 5 cohorts x 6 CQs, "
+        f"{b.workloads} workloads, virtual time"
+    )
+    bound = (
+        f" (lower bound {BASELINE_LOWER_BOUND_S}; ratio {b.makespan_s / BASELINE_LOWER_BOUND_S:.3f})"
+        if baseline_scale == 1.0
+        else ""
+    )
     out(f"  makespan_s: {b.makespan_s:.2f}{bound}")
     for cls, avg in b.avg_time_to_admission_ms.items():
-        out(f"  class {cls}: avg time to admission {avg} ms (Kueue's threshold "
-            f"{KUEUE_MAX_AVG_TIME_TO_ADMISSION_MS[cls]} ms)")
+        out(
+            f"  class {cls}: avg time to admission {avg} ms (Kueue's threshold "
+            f"{KUEUE_MAX_AVG_TIME_TO_ADMISSION_MS[cls]} ms)"
+        )
     out(f"  cq usage: {b.cq_usage_pct:.1f}%")
     rate = b.admissions / b.wall_s if b.wall_s > 0 else 0.0
-    out(f"  decisions: {b.admissions} admissions, {b.preemptions} preemptions, {b.cycles} cycles in "
-        f"{b.wall_s:.3f} s wall / {b.cpu_s:.3f} s cpu ({rate:.1f} admissions/s)")
-    frozen = fresh_process(isolate, run_scale, workloads, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock,
-                    freeze_gc=True)
-    out(f"with gc.freeze() after setup (as a controller does after its initial sync), {frozen.workloads} "
+    out(
+        f"  decisions: {b.admissions} admissions, {b.preemptions} preemptions, {b.cycles} cycles in "
+        f"{b.wall_s:.3f} s wall / {b.cpu_s:.3f} s cpu ({rate:.1f} admissions/s)"
+    )
+    frozen = fresh_process(
+        isolate, run_scale, workloads, cqs, cohorts, wall_clock=wall_clock, cpu_clock=cpu_clock, freeze_gc=True
+    )
+    out(
+        f"with gc.freeze() after setup (as a controller does after its initial sync), {frozen.workloads} "
         f"workloads: cpu_us/decision {frozen.cpu_us:.2f} (gc {frozen.gc_cpu_us:.2f}), "
-        f"{frozen.cpu_per_second:.1f} decisions per cpu second, decisions/s {frozen.per_second:.1f}")
-    out(f"decisions per cpu second ({last.workloads} workloads; wall also counts other processes): "
-        f"{last.cpu_per_second:.1f}")
+        f"{frozen.cpu_per_second:.1f} decisions per cpu second, decisions/s {frozen.per_second:.1f}"
+    )
+    out(
+        f"decisions per cpu second ({last.workloads} workloads; wall also counts other processes): "
+        f"{last.cpu_per_second:.1f}"
+    )
     out(f"decisions/s with gc.freeze() after setup: {frozen.per_second:.1f}")
     out(f"decisions/s: {last.per_second:.1f}")
     return last.per_second

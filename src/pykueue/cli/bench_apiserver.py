@@ -30,22 +30,33 @@ def parse_watchers(value: str) -> list[int]:
 
 def apiserver(
     objects: int = typer.Option(5_000, "--objects", min=1, help="ConfigMaps created by concurrent POSTs."),
-    workloads: int = typer.Option(1_000, "--workloads", min=0,
-                                  help="Workloads created by concurrent POSTs (a CRD create); 0 skips."),
-    list_objects: int = typer.Option(10_000, "--list-objects", min=1,
-                                     help="Objects in the listed namespace (topped up after the creates)."),
+    workloads: int = typer.Option(
+        1_000, "--workloads", min=0, help="Workloads created by concurrent POSTs (a CRD create); 0 skips."
+    ),
+    list_objects: int = typer.Option(
+        10_000, "--list-objects", min=1, help="Objects in the listed namespace (topped up after the creates)."
+    ),
     watchers: str = typer.Option("1,10", "--watchers", help="Watcher counts, one watch phase each: '1,10'."),
-    events: int = typer.Option(2_000, "--events", min=2,
-                               help="Writes per watch phase (half creates, half merge patches)."),
+    events: int = typer.Option(
+        2_000, "--events", min=2, help="Writes per watch phase (half creates, half merge patches)."
+    ),
     concurrency: int = typer.Option(32, "--concurrency", min=1, help="Requests in flight."),
     runs: int = typer.Option(5, "--runs", min=1, help="List traversals per list phase (p50/p99 over them)."),
-    duration: float = typer.Option(60.0, "--duration", min=1.0,
-                                   help="Seconds a watcher may wait for its events; what has not arrived "
-                                        "by then counts as dropped."),
-    durability: Annotated[str, typer.Option(
-        help="The API server's store durability, as pykueue up's: 'fsync' or 'os'.")] = "fsync",
-    profile: Annotated[Path | None, typer.Option(
-        "--profile", help="Run the API server under cProfile (CPU time) and write its stats to this file.")] = None,
+    duration: float = typer.Option(
+        60.0,
+        "--duration",
+        min=1.0,
+        help="Seconds a watcher may wait for its events; what has not arrived by then counts as dropped.",
+    ),
+    durability: Annotated[
+        str, typer.Option(help="The API server's store durability, as pykueue up's: 'fsync' or 'os'.")
+    ] = "fsync",
+    profile: Annotated[
+        Path | None,
+        typer.Option(
+            "--profile", help="Run the API server under cProfile (CPU time) and write its stats to this file."
+        ),
+    ] = None,
 ) -> None:
     """Creates/s, list latency and watch events/s of the embedded API server over HTTPS, each next to a
     raw aiohttp handler doing the same work. The last line is ``summary: ...`` with the targets; the exit
@@ -59,8 +70,19 @@ def apiserver(
         raise typer.Exit(2)
     counts = parse_watchers(watchers)
     try:
-        result = run_apiserver(objects, list_objects, counts, events, concurrency, runs, duration, profile,
-                               out=typer.echo, workloads=workloads, durability=durability)
+        result = run_apiserver(
+            objects,
+            list_objects,
+            counts,
+            events,
+            concurrency,
+            runs,
+            duration,
+            profile,
+            out=typer.echo,
+            workloads=workloads,
+            durability=durability,
+        )
     except (aiohttp.ClientError, RuntimeError, TimeoutError, OSError) as err:
         # a server that died or never came up: one line, not a stack trace
         typer.echo(f"bench apiserver failed: {type(err).__name__}: {err}", err=True)

@@ -41,39 +41,94 @@ def resolve(value: str, file_name: str) -> Path:
 
 
 def scheduler(
-    config: Annotated[str, typer.Option("--config", "-c", help="Generator YAML (Kueue's format) or a packaged "
-                                        "scenario name: baseline, large-scale, saturated-large, "
-                                        "saturated-large-full, smoke.")] = "baseline",
-    virtual_time: Annotated[bool, typer.Option("--virtual-time/--real-time", help="Drive the scheduler engine in "
-                                               "virtual time (fast, deterministic) instead of a real pykueue up "
-                                               "over HTTP.")] = False,
+    config: Annotated[
+        str,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Generator YAML (Kueue's format) or a packaged "
+            "scenario name: baseline, large-scale, saturated-large, "
+            "saturated-large-full, smoke.",
+        ),
+    ] = "baseline",
+    virtual_time: Annotated[
+        bool,
+        typer.Option(
+            "--virtual-time/--real-time",
+            help="Drive the scheduler engine in "
+            "virtual time (fast, deterministic) instead of a real pykueue up "
+            "over HTTP.",
+        ),
+    ] = False,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write DIR/summary.yaml here.")] = None,
-    check: Annotated[str | None, typer.Option("--check", help="Kueue rangespec YAML (or scenario name) to check "
-                                              "the run against; exit 1 naming each violated range.")] = None,
-    summary_file: Annotated[Path | None, typer.Option("--summary", help="Check this existing summary.yaml "
-                                                      "instead of running.")] = None,
+    check: Annotated[
+        str | None,
+        typer.Option(
+            "--check",
+            help="Kueue rangespec YAML (or scenario name) to check the run against; exit 1 naming each violated range.",
+        ),
+    ] = None,
+    summary_file: Annotated[
+        Path | None, typer.Option("--summary", help="Check this existing summary.yaml instead of running.")
+    ] = None,
     scale: Annotated[float, typer.Option("--scale", min=0.001, help="Multiply every workload set's count.")] = 1.0,
-    growth: Annotated[bool, typer.Option("--growth", help="Run at 1x, 2x and 4x --scale (virtual time) and print "
-                                         "cost per workload as ratios.")] = False,
-    heads_per_cycle: Annotated[int, typer.Option("--heads-per-cycle", min=0, help="0 = pykueue (many heads per "
-                                                 "ClusterQueue per cycle), 1 = Kueue's one head.")] = 0,
-    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="Real time: use this running cluster "
-                                                    "instead of starting pykueue up.")] = None,
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Real time: give up after this many "
-                                           "seconds.")] = 600.0,
-    controllers: Annotated[str, typer.Option("--controllers", help="Real time: start pykueue up with its "
-                                             "controllers in a second process ('process', like Kueue's "
-                                             "controller-manager) or in the server's ('in-process').")] = "in-process",
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Real time: a live line "
-                                                  "(admitted / pending / finished / elapsed) on stderr; default: "
-                                                  "only when stderr is a terminal.")] = None,
-    finish_with: Annotated[str, typer.Option("--finish-with", help="Real time: how the runner marks a workload "
-                                             "Finished: 'patch' (a JSON patch to /status) or 'apply' (server-side "
-                                             "apply to /status with the resourceVersion, as Kueue's runner does).")
-                           ] = "patch",
-    profile: Annotated[Path | None, typer.Option("--profile", help="Virtual time: run the simulation under "
-                                                 "cProfile (CPU time), write its stats to this file and print "
-                                                 "the top functions by cumulative time.")] = None,
+    growth: Annotated[
+        bool,
+        typer.Option(
+            "--growth", help="Run at 1x, 2x and 4x --scale (virtual time) and print cost per workload as ratios."
+        ),
+    ] = False,
+    heads_per_cycle: Annotated[
+        int,
+        typer.Option(
+            "--heads-per-cycle",
+            min=0,
+            help="0 = pykueue (many heads per ClusterQueue per cycle), 1 = Kueue's one head.",
+        ),
+    ] = 0,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option("--kubeconfig", help="Real time: use this running cluster instead of starting pykueue up."),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1.0, help="Real time: give up after this many seconds.")
+    ] = 600.0,
+    controllers: Annotated[
+        str,
+        typer.Option(
+            "--controllers",
+            help="Real time: start pykueue up with its "
+            "controllers in a second process ('process', like Kueue's "
+            "controller-manager) or in the server's ('in-process').",
+        ),
+    ] = "in-process",
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="Real time: a live line "
+            "(admitted / pending / finished / elapsed) on stderr; default: "
+            "only when stderr is a terminal.",
+        ),
+    ] = None,
+    finish_with: Annotated[
+        str,
+        typer.Option(
+            "--finish-with",
+            help="Real time: how the runner marks a workload "
+            "Finished: 'patch' (a JSON patch to /status) or 'apply' (server-side "
+            "apply to /status with the resourceVersion, as Kueue's runner does).",
+        ),
+    ] = "patch",
+    profile: Annotated[
+        Path | None,
+        typer.Option(
+            "--profile",
+            help="Virtual time: run the simulation under "
+            "cProfile (CPU time), write its stats to this file and print "
+            "the top functions by cumulative time.",
+        ),
+    ] = None,
 ) -> None:
     """Kueue's scheduler benchmark (generator, runner, recorder, checker) on pykueue; prints the wall time
     beside the theoretical lower bound and writes Kueue's summary.yaml fields."""
@@ -108,9 +163,17 @@ def scheduler(
         if profile is not None and not virtual_time:
             typer.echo("error: --profile profiles the virtual-time run; add --virtual-time", err=True)
             raise typer.Exit(2)
-        summary = _run(generator, sched_config, virtual_time=virtual_time, kubeconfig=kubeconfig, timeout=timeout,
-                       controllers=controllers, progress=progress,
-                       finish_with=finish_with, profile=profile)
+        summary = _run(
+            generator,
+            sched_config,
+            virtual_time=virtual_time,
+            kubeconfig=kubeconfig,
+            timeout=timeout,
+            controllers=controllers,
+            progress=progress,
+            finish_with=finish_with,
+            profile=profile,
+        )
         if output is not None:
             from pykueue.bench.scheduler.report import write_summary
 
@@ -124,22 +187,44 @@ def scheduler(
         typer.echo(f"check: all ranges of {check} hold")
 
 
-def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_time: bool,
-         kubeconfig: Path | None, timeout: float, controllers: str = "in-process",
-         progress: bool | None = None, finish_with: str = "patch",
-         profile: Path | None = None) -> dict[str, Any]:
+def _run(
+    generator: GeneratorConfig,
+    sched_config: SchedulerConfig,
+    *,
+    virtual_time: bool,
+    kubeconfig: Path | None,
+    timeout: float,
+    controllers: str = "in-process",
+    progress: bool | None = None,
+    finish_with: str = "patch",
+    profile: Path | None = None,
+) -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
 
     plan = expand(generator)
     bound = theoretical_bound(plan)
-    typer.echo(f"{len(plan.cluster_queues)} ClusterQueues in {len(plan.cohorts)} cohorts, {len(plan.workloads)} "
-               f"workloads; theoretical bound {bound.ms / 1000:.2f} s")
+    typer.echo(
+        f"{len(plan.cluster_queues)} ClusterQueues in {len(plan.cohorts)} cohorts, {len(plan.workloads)} "
+        f"workloads; theoretical bound {bound.ms / 1000:.2f} s"
+    )
     if virtual_time:
-        r = simulate(plan, sched_config) if profile is None else \
-            _profiled(profile, lambda: simulate(plan, sched_config))
-        stats = RunStats("virtual-time", r.wall_ms, r.run_wall_s, r.run_cpu_s, r.admissions, r.preemptions, r.cycles,
-                         r.engine_wall_s, r.engine_cpu_s)
+        r = (
+            simulate(plan, sched_config)
+            if profile is None
+            else _profiled(profile, lambda: simulate(plan, sched_config))
+        )
+        stats = RunStats(
+            "virtual-time",
+            r.wall_ms,
+            r.run_wall_s,
+            r.run_cpu_s,
+            r.admissions,
+            r.preemptions,
+            r.cycles,
+            r.engine_wall_s,
+            r.engine_cpu_s,
+        )
         summary = summarize(r.recorder, bound, stats)
     else:
         import sys
@@ -148,9 +233,16 @@ def _run(generator: GeneratorConfig, sched_config: SchedulerConfig, *, virtual_t
         from pykueue.bench.scheduler.realtime import RealtimeError, run_realtime
 
         try:
-            summary = run_realtime(plan, bound, kubeconfig=kubeconfig, timeout=timeout, out=typer.echo,
-                                   controllers=controllers, progress=wanted(progress, sys.stderr),
-                                   finish_with=finish_with)
+            summary = run_realtime(
+                plan,
+                bound,
+                kubeconfig=kubeconfig,
+                timeout=timeout,
+                out=typer.echo,
+                controllers=controllers,
+                progress=wanted(progress, sys.stderr),
+                finish_with=finish_with,
+            )
         except RealtimeError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None

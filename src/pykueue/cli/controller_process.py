@@ -72,10 +72,20 @@ def mode_error(value: str) -> str | None:
 class ControllerProcess:
     """Runs and supervises the controller child of one embedded server."""
 
-    def __init__(self, kubeconfig: Path, config: Path | None = None, *, log_level: str = "info",
-                 log_format: str = "text") -> None:
-        self._argv = [sys.executable, "-m", "pykueue.cli.controller_process", "--kubeconfig", str(kubeconfig),
-                      "--log-level", log_level, "--log-format", log_format]
+    def __init__(
+        self, kubeconfig: Path, config: Path | None = None, *, log_level: str = "info", log_format: str = "text"
+    ) -> None:
+        self._argv = [
+            sys.executable,
+            "-m",
+            "pykueue.cli.controller_process",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--log-level",
+            log_level,
+            "--log-format",
+            log_format,
+        ]
         if config is not None:
             self._argv += ["--config", str(config)]
         self.metrics_url: str | None = None
@@ -105,10 +115,14 @@ class ControllerProcess:
         # A session of its own: Ctrl-C reaches the server only, which stops the child in order; and
         # with Linux's autogroup scheduling (on by default), the kernel shares the CPU between the
         # server and the controllers as two programs rather than as halves of one.
-        proc = await asyncio.create_subprocess_exec(*self._argv, stdin=asyncio.subprocess.PIPE,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=None,
-                                                    start_new_session=True,
-                                                    env={**os.environ, TOKEN_ENV: self._token})
+        proc = await asyncio.create_subprocess_exec(
+            *self._argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,
+            start_new_session=True,
+            env={**os.environ, TOKEN_ENV: self._token},
+        )
         self._visibility_url = None
         self._proc = proc
         self.metrics_url = None
@@ -118,11 +132,13 @@ class ControllerProcess:
                 while True:
                     line = await proc.stdout.readline()
                     if not line:
-                        raise RuntimeError(f"the controller process exited with code {await proc.wait()} "
-                                           "before it was running (its output is above)")
+                        raise RuntimeError(
+                            f"the controller process exited with code {await proc.wait()} "
+                            "before it was running (its output is above)"
+                        )
                     text = line.decode(errors="replace").strip()
                     if text.startswith(METRICS_LINE):
-                        self.metrics_url = text[len(METRICS_LINE):]
+                        self.metrics_url = text[len(METRICS_LINE) :]
                         continue
                     text = _echo(line)
                     if text.startswith(VISIBILITY_LINE):
@@ -142,7 +158,7 @@ class ControllerProcess:
             proc = self._proc
             assert proc is not None
             assert proc.stdout is not None
-            while line := await proc.stdout.readline():   # pass its output on until it ends
+            while line := await proc.stdout.readline():  # pass its output on until it ends
                 _echo(line)
             code = await proc.wait()
             self.metrics_url = None
@@ -196,6 +212,7 @@ def _echo(line: bytes) -> str:
 
 # ---------------------------------------------------------------------- the child
 
+
 async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     from prometheus_client import CollectorRegistry
 
@@ -217,11 +234,12 @@ async def _run(kubeconfig: Path, config: KueueConfig) -> None:
     orphaned = asyncio.create_task(_wait_for_eof(), name="parent-watch")
     orphaned.add_done_callback(lambda _: stop.set())
     await manager.start()
-    visibility, url = await serve_backend(EngineBackend(manager.scheduler), os.environ.get(TOKEN_ENV, "")
-                                          or secrets.token_urlsafe(32))
+    visibility, url = await serve_backend(
+        EngineBackend(manager.scheduler), os.environ.get(TOKEN_ENV, "") or secrets.token_urlsafe(32)
+    )
     print(VISIBILITY_LINE + url, flush=True)
     gc.collect()
-    gc.freeze()   # the caches are full: keep them out of the collector's way (see cli/gcpolicy)
+    gc.freeze()  # the caches are full: keep them out of the collector's way (see cli/gcpolicy)
     policy = asyncio.create_task(run_gc_policy(), name="gc-policy")
     print(f"{METRICS_LINE}http://127.0.0.1:{port}/metrics", flush=True)
     print(READY_LINE, flush=True)
@@ -246,8 +264,10 @@ async def _wait_for_eof() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pykueue.cli.controller_process",
-                                     description="pykueue's controllers, for `pykueue up --controllers process`.")
+    parser = argparse.ArgumentParser(
+        prog="python -m pykueue.cli.controller_process",
+        description="pykueue's controllers, for `pykueue up --controllers process`.",
+    )
     parser.add_argument("--kubeconfig", type=Path, required=True)
     parser.add_argument("--config", type=Path, default=None)
     parser.add_argument("--log-level", default="info", choices=LEVELS)

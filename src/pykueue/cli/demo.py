@@ -109,8 +109,13 @@ def _table(workloads: list[dict[str, Any]]) -> Table:
     now = time.time()
     for wl in sorted(workloads, key=lambda w: w["metadata"]["creationTimestamp"]):
         age = int(now - parse_time(wl["metadata"]["creationTimestamp"]))
-        table.add_row(wl["metadata"]["name"], wl.get("spec", {}).get("queueName", ""),
-                      wl.get("status", {}).get("admission", {}).get("clusterQueue", ""), _state(wl), f"{age}s")
+        table.add_row(
+            wl["metadata"]["name"],
+            wl.get("spec", {}).get("queueName", ""),
+            wl.get("status", {}).get("admission", {}).get("clusterQueue", ""),
+            _state(wl),
+            f"{age}s",
+        )
     return table
 
 
@@ -120,9 +125,13 @@ async def _pod_log(client: HttpClient, embedded: Embedded, job: str) -> str:
         return ""
     name = pods[0]["metadata"]["name"]
     connection = load_kubeconfig(embedded.options.kubeconfig)
-    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {connection.token}"},
-                                     connector=aiohttp.TCPConnector(ssl=connection.ssl_context())) as session, \
-            session.get(f"{connection.server}/api/v1/namespaces/default/pods/{name}/log") as resp:
+    async with (
+        aiohttp.ClientSession(
+            headers={"Authorization": f"Bearer {connection.token}"},
+            connector=aiohttp.TCPConnector(ssl=connection.ssl_context()),
+        ) as session,
+        session.get(f"{connection.server}/api/v1/namespaces/default/pods/{name}/log") as resp,
+    ):
         return await resp.text() if resp.status == 200 else ""
 
 
@@ -141,8 +150,10 @@ async def _run(console: Console, give_up_after: float) -> bool:
                 for _ in range(2):
                     created = await client.create(JOBS, job, "default")
                     names.append(created["metadata"]["name"])
-                    console.print(f"$ kubectl create -f sample-job.yaml → job {created['metadata']['name']} created "
-                                  "(3 of the 4 CPUs each)")
+                    console.print(
+                        f"$ kubectl create -f sample-job.yaml → job {created['metadata']['name']} created "
+                        "(3 of the 4 CPUs each)"
+                    )
                 story = _Story(console)
                 deadline = time.monotonic() + give_up_after
                 with Live(_table([]), console=console, refresh_per_second=4, transient=True) as live:

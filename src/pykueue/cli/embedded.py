@@ -127,33 +127,44 @@ class Embedded:
             # in-process, the controllers' metrics join the server's registry; in process mode the
             # child serves its own and /metrics fetches them (see the controller_process module)
             in_process = opts.controllers != "process"
-            self._manager = ControllerManager(LocalClient(registry), opts.config, self.clock,
-                                              metrics_registry=self.metrics.registry if in_process else None)
+            self._manager = ControllerManager(
+                LocalClient(registry),
+                opts.config,
+                self.clock,
+                metrics_registry=self.metrics.registry if in_process else None,
+            )
             for hook in self._manager.admission_hooks():
                 registry.add_admission_hook(hook)
         self._server = await serve(
-            registry, opts.address, port, token=self.token,
-            tls_cert=str(tls.cert), tls_key=str(tls.key), tls_options=opts.config.tls, metrics=self.metrics,
-            access_log=opts.access_log, users=opts.users,
+            registry,
+            opts.address,
+            port,
+            token=self.token,
+            tls_cert=str(tls.cert),
+            tls_key=str(tls.key),
+            tls_options=opts.config.tls,
+            metrics=self.metrics,
+            access_log=opts.access_log,
+            users=opts.users,
             audit_log=AuditLog(opts.audit_log) if opts.audit_log is not None else None,
         )
         self._server.add_readiness_check("store", self._store.health)
         host = opts.address if ":" not in opts.address else f"[{opts.address}]"
         self.url = f"https://{host}:{self._server.port}"
-        write_kubeconfig(opts.kubeconfig, server=self.url, token=self.token,
-                         ca_cert=tls.ca_cert)
+        write_kubeconfig(opts.kubeconfig, server=self.url, token=self.token, ca_cert=tls.ca_cert)
         if opts.cluster:
             log_root = opts.data_dir / "logs" if opts.data_dir is not None else None  # kubectl logs survive restarts
-            self._cluster = EmbeddedCluster(LocalClient(registry), opts.nodes, self.clock, log_root=log_root,
-                                            allow_root_pods=opts.allow_root_pods)
+            self._cluster = EmbeddedCluster(
+                LocalClient(registry), opts.nodes, self.clock, log_root=log_root, allow_root_pods=opts.allow_root_pods
+            )
             await self._cluster.start()
             self._server.set_pod_log_handler(self._cluster.open_pod_log)
         if self._manager is not None:
             if opts.controllers == "process":
-                await self._manager.start_admission_caches()   # the webhooks stay here
-                self.controller_process = process = ControllerProcess(opts.kubeconfig, opts.config_path,
-                                                                        log_level=opts.log_level,
-                                                                        log_format=opts.log_format)
+                await self._manager.start_admission_caches()  # the webhooks stay here
+                self.controller_process = process = ControllerProcess(
+                    opts.kubeconfig, opts.config_path, log_level=opts.log_level, log_format=opts.log_format
+                )
                 self.metrics.add_source(RemoteSource(lambda: process.metrics_url, self.token))
                 self._server.add_readiness_check("controllers", process.health)
                 await self.controller_process.start()

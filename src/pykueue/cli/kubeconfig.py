@@ -25,8 +25,9 @@ def write_kubeconfig(path: Path, *, server: str, token: str, ca_cert: Path | Non
         "kind": "Config",
         "clusters": [{"name": "pykueue", "cluster": cluster}],
         "users": [{"name": "pykueue-admin", "user": {"token": token}}],
-        "contexts": [{"name": "pykueue",
-                      "context": {"cluster": "pykueue", "user": "pykueue-admin", "namespace": "default"}}],
+        "contexts": [
+            {"name": "pykueue", "context": {"cluster": "pykueue", "user": "pykueue-admin", "namespace": "default"}}
+        ],
         "current-context": "pykueue",
         "preferences": {},
     }

@@ -28,8 +28,12 @@ from pykueue.cli.simulate import simulate_app
 from pykueue.cli.simulate_eta import eta
 from pykueue.cli.up import up
 
-app = typer.Typer(no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False,
-                  help="Kueue-compatible job queueing, with an embedded Kubernetes-compatible API server.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    help="Kueue-compatible job queueing, with an embedded Kubernetes-compatible API server.",
+)
 
 
 def _print_version(value: bool) -> None:
@@ -43,13 +47,24 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global_options(
     ctx: typer.Context,
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                          help="Print pykueue's version and exit.")] = False,
-    log_level: Annotated[str, typer.Option(envvar="PYKUEUE_LOG_LEVEL", show_envvar=True,
-                                           help="Least severe log records shown: debug, info, warning, "
-                                                "error.")] = "info",
-    log_format: Annotated[str, typer.Option(envvar="PYKUEUE_LOG_FORMAT", show_envvar=True,
-                                            help="Log lines as 'text' or 'json' (one object per line).")] = "text",
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print pykueue's version and exit."),
+    ] = False,
+    log_level: Annotated[
+        str,
+        typer.Option(
+            envvar="PYKUEUE_LOG_LEVEL",
+            show_envvar=True,
+            help="Least severe log records shown: debug, info, warning, error.",
+        ),
+    ] = "info",
+    log_format: Annotated[
+        str,
+        typer.Option(
+            envvar="PYKUEUE_LOG_FORMAT", show_envvar=True, help="Log lines as 'text' or 'json' (one object per line)."
+        ),
+    ] = "text",
 ) -> None:
     from pykueue.cli.logsetup import configure_logging, log_option_error
 
@@ -68,8 +83,11 @@ app.command()(install)
 app.command("rbac-check")(rbac_check)
 app.add_typer(bench_app, name="bench", help="Benchmarks (pykueue bench core | apiserver | scheduler).")
 simulate_app.command("eta")(eta)  # here, not in cli/simulate.py: simulate_eta imports that module
-app.add_typer(simulate_app, name="simulate", help="What-if trace replays and start-time estimates "
-              "(pykueue simulate init | run | eta).")
+app.add_typer(
+    simulate_app,
+    name="simulate",
+    help="What-if trace replays and start-time estimates (pykueue simulate init | run | eta).",
+)
 add_verbs(app)  # kueuectl's verbs (create, list, stop, resume, delete, get/describe/edit/patch) and explain
 app.command()(version)
 
@@ -78,13 +96,13 @@ def main() -> None:
     args = hoist_flags(sys.argv[1:])
     passthrough(args)
     try:
-        code = app(args=args, standalone_mode=False, prog_name="pykueue")   # typer.Exit(n) comes back as n
+        code = app(args=args, standalone_mode=False, prog_name="pykueue")  # typer.Exit(n) comes back as n
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(1)
     except TyperException as exc:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        if message:   # an empty one (no arguments: help was printed) needs no second line
+        if message:  # an empty one (no arguments: help was printed) needs no second line
             ctx = getattr(exc, "ctx", None)
             hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
             typer.echo(f"error: {message}{hint}", err=True)

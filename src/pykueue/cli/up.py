@@ -69,36 +69,76 @@ def _env(name: str) -> dict[str, Any]:
 
 def up(
     ctx: typer.Context,
-    data_dir: Annotated[Path | None, typer.Option(help="Keep state here (SQLite); default: in memory.",
-                                                  **_env("DATA_DIR"))] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Keep state here (SQLite); default: in memory.", **_env("DATA_DIR"))
+    ] = None,
     port: Annotated[int, typer.Option(help="Port to listen on (0 = any free port).", **_env("PORT"))] = 6443,
-    address: Annotated[str, typer.Option(help="Address to listen on; non-loopback requires TLS.",
-                                         **_env("ADDRESS"))] = "127.0.0.1",
-    kubeconfig: Annotated[Path, typer.Option(help="Where to write the kubeconfig.",
-                                             **_env("KUBECONFIG"))] = Path("pykueue.kubeconfig"),
+    address: Annotated[
+        str, typer.Option(help="Address to listen on; non-loopback requires TLS.", **_env("ADDRESS"))
+    ] = "127.0.0.1",
+    kubeconfig: Annotated[Path, typer.Option(help="Where to write the kubeconfig.", **_env("KUBECONFIG"))] = Path(
+        "pykueue.kubeconfig"
+    ),
     config: Annotated[Path | None, typer.Option(help="A Kueue-style Configuration YAML.", **_env("CONFIG"))] = None,
-    nodes: Annotated[Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).",
-                                               **_env("NODES"))] = None,
-    no_kueue: Annotated[bool, typer.Option(
-        "--no-kueue", help="A bare cluster: the API server alone, no pykueue controllers and no Kueue or "
-                           "JobSet kinds until their CRDs are applied.", **_env("NO_KUEUE"))] = False,
-    controllers: Annotated[str, typer.Option(
-        help="Where the controllers run: 'in-process' (one process) or 'process' (a second process, "
-             "like Kueue's controller-manager: uses a second core).", **_env("CONTROLLERS"))] = "in-process",
-    access_log: Annotated[bool, typer.Option("--access-log", help="Log one line per API request (client, request, "
-                                             "status, bytes, seconds, user agent).", **_env("ACCESS_LOG"))] = False,
-    allow_root_pods: Annotated[bool, typer.Option(
-        "--allow-root-pods", help="When pykueue runs as root, let process nodes run pods as root (by default "
-                                  "they run as 'nobody', or the node's 'user').", **_env("ALLOW_ROOT_PODS"))] = False,
-    audit_log: Annotated[Path | None, typer.Option(
-        help="Write one audit.k8s.io/v1 Event per API request to this file, as JSON lines (level Metadata).",
-        **_env("AUDIT_LOG"))] = None,
-    token_auth_file: Annotated[Path | None, typer.Option(
-        help='Further bearer tokens, in kube-apiserver\'s CSV format: token,user,uid,"group1,group2".',
-        **_env("TOKEN_AUTH_FILE"))] = None,
-    durability: Annotated[str, typer.Option(
-        help="With --data-dir: 'fsync' (an acknowledged write survives power loss) or 'os' (it survives a "
-             "crash of pykueue, kill -9 included, but not of the machine; faster).", **_env("DURABILITY"))] = "fsync",
+    nodes: Annotated[
+        Path | None, typer.Option(help="YAML declaring embedded nodes (process/simulated).", **_env("NODES"))
+    ] = None,
+    no_kueue: Annotated[
+        bool,
+        typer.Option(
+            "--no-kueue",
+            help="A bare cluster: the API server alone, no pykueue controllers and no Kueue or "
+            "JobSet kinds until their CRDs are applied.",
+            **_env("NO_KUEUE"),
+        ),
+    ] = False,
+    controllers: Annotated[
+        str,
+        typer.Option(
+            help="Where the controllers run: 'in-process' (one process) or 'process' (a second process, "
+            "like Kueue's controller-manager: uses a second core).",
+            **_env("CONTROLLERS"),
+        ),
+    ] = "in-process",
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log",
+            help="Log one line per API request (client, request, status, bytes, seconds, user agent).",
+            **_env("ACCESS_LOG"),
+        ),
+    ] = False,
+    allow_root_pods: Annotated[
+        bool,
+        typer.Option(
+            "--allow-root-pods",
+            help="When pykueue runs as root, let process nodes run pods as root (by default "
+            "they run as 'nobody', or the node's 'user').",
+            **_env("ALLOW_ROOT_PODS"),
+        ),
+    ] = False,
+    audit_log: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write one audit.k8s.io/v1 Event per API request to this file, as JSON lines (level Metadata).",
+            **_env("AUDIT_LOG"),
+        ),
+    ] = None,
+    token_auth_file: Annotated[
+        Path | None,
+        typer.Option(
+            help='Further bearer tokens, in kube-apiserver\'s CSV format: token,user,uid,"group1,group2".',
+            **_env("TOKEN_AUTH_FILE"),
+        ),
+    ] = None,
+    durability: Annotated[
+        str,
+        typer.Option(
+            help="With --data-dir: 'fsync' (an acknowledged write survives power loss) or 'os' (it survives a "
+            "crash of pykueue, kill -9 included, but not of the machine; faster).",
+            **_env("DURABILITY"),
+        ),
+    ] = "fsync",
 ) -> None:
     """Run a local, Kubernetes-compatible control plane with pykueue inside; kubectl works against it."""
     problem = mode_error(controllers) or port_error(port) or durability_error(durability)
@@ -125,17 +165,34 @@ def up(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     log_level, log_format = _log_options(ctx)
-    options = EmbeddedOptions(data_dir=data_dir, address=address, port=port, kubeconfig=kubeconfig,
-                              config=kueue_config, nodes=node_specs, kueue=not no_kueue,
-                              controllers=controllers, config_path=config.resolve() if config is not None else None,
-                              durability=durability, allow_root_pods=allow_root_pods, access_log=access_log,
-                              log_level=log_level, log_format=log_format, users=users, audit_log=audit_log)
+    options = EmbeddedOptions(
+        data_dir=data_dir,
+        address=address,
+        port=port,
+        kubeconfig=kubeconfig,
+        config=kueue_config,
+        nodes=node_specs,
+        kueue=not no_kueue,
+        controllers=controllers,
+        config_path=config.resolve() if config is not None else None,
+        durability=durability,
+        allow_root_pods=allow_root_pods,
+        access_log=access_log,
+        log_level=log_level,
+        log_format=log_format,
+        users=users,
+        audit_log=audit_log,
+    )
     if kueue_config.integrations.not_implemented and not no_kueue:
-        typer.echo("warning: not implemented by pykueue, objects of these kinds are not queued: "
-                   + ", ".join(kueue_config.integrations.not_implemented), err=True)
+        typer.echo(
+            "warning: not implemented by pykueue, objects of these kinds are not queued: "
+            + ", ".join(kueue_config.integrations.not_implemented),
+            err=True,
+        )
     if not is_loopback(address):
-        typer.echo(non_loopback_warning(address, [spec.name for spec in node_specs if spec.kind == "process"]),
-                   err=True)
+        typer.echo(
+            non_loopback_warning(address, [spec.name for spec in node_specs if spec.kind == "process"]), err=True
+        )
     try:
         run_loop(_run(options))
     except EventLoopError as exc:
@@ -149,14 +206,18 @@ def up(
 def non_loopback_warning(address: str, process_nodes: list[str]) -> str:
     """What ``pykueue up`` says when it listens beyond this machine: who may come in, and what a
     ``process`` node hands them (a command on this host, not a container)."""
-    text = (f"warning: listening on non-loopback address {address}; anyone who can reach it needs the token "
-            "in the kubeconfig")
+    text = (
+        f"warning: listening on non-loopback address {address}; anyone who can reach it needs the token "
+        "in the kubeconfig"
+    )
     if not process_nodes:
         return text
-    return (f"{text}. Whoever has the token can run any command on this machine through the process node(s) "
-            f"{', '.join(process_nodes)}: a process node runs each container's command directly on this host "
-            "(the image is ignored), with the host's network, kernel and the files its user may read. "
-            "It is not a container and not isolation: pods never run as root unless --allow-root-pods, work "
-            "outside the data dir and get their memory limit as an rlimit; that is "
-            "containment for trusted work on your own machine. For anyone else use simulated nodes or a real "
-            "cluster (see README).")
+    return (
+        f"{text}. Whoever has the token can run any command on this machine through the process node(s) "
+        f"{', '.join(process_nodes)}: a process node runs each container's command directly on this host "
+        "(the image is ignored), with the host's network, kernel and the files its user may read. "
+        "It is not a container and not isolation: pods never run as root unless --allow-root-pods, work "
+        "outside the data dir and get their memory limit as an rlimit; that is "
+        "containment for trusted work on your own machine. For anyone else use simulated nodes or a real "
+        "cluster (see README)."
+    )

@@ -55,16 +55,31 @@ class BatchingClient:
     async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
         return await self.http.get(res, name, namespace)
 
-    async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
-                   field_selector: str = "") -> tuple[Items, str]:
+    async def list(
+        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+    ) -> tuple[Items, str]:
         return await self.http.list(res, namespace, label_selector=label_selector, field_selector=field_selector)
 
-    def watch(self, res: Res, namespace: str = "", *, resource_version: str = "",
-              label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,
-              timeout_seconds: int | None = None) -> AsyncIterator[WatchEvent]:
-        return self.http.watch(res, namespace, resource_version=resource_version, label_selector=label_selector,
-                               field_selector=field_selector, allow_bookmarks=allow_bookmarks,
-                               timeout_seconds=timeout_seconds)
+    def watch(
+        self,
+        res: Res,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        allow_bookmarks: bool = False,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        return self.http.watch(
+            res,
+            namespace,
+            resource_version=resource_version,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            allow_bookmarks=allow_bookmarks,
+            timeout_seconds=timeout_seconds,
+        )
 
     async def close(self) -> None:
         if self._sending:
@@ -80,17 +95,36 @@ class BatchingClient:
     async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         return await self._write({"op": "update", **_res(res), "subresource": subresource, "body": obj})
 
-    async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
-                    patch_type: str = "merge", subresource: str = "", field_manager: str = "",
-                    force: bool = False) -> dict[str, Any]:
-        return await self._write({"op": "patch", **_res(res), "name": name, "namespace": namespace,
-                                  "subresource": subresource, "body": patch, "patchType": patch_type,
-                                  "fieldManager": field_manager, "force": force})
+    async def patch(
+        self,
+        res: Res,
+        name: str,
+        patch: Patch,
+        *,
+        namespace: str = "",
+        patch_type: str = "merge",
+        subresource: str = "",
+        field_manager: str = "",
+        force: bool = False,
+    ) -> dict[str, Any]:
+        return await self._write(
+            {
+                "op": "patch",
+                **_res(res),
+                "name": name,
+                "namespace": namespace,
+                "subresource": subresource,
+                "body": patch,
+                "patchType": patch_type,
+                "fieldManager": field_manager,
+                "force": force,
+            }
+        )
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *,
-                     propagation: str = "Background") -> None:
-        await self._write({"op": "delete", **_res(res), "name": name, "namespace": namespace,
-                           "propagation": propagation})
+    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
+        await self._write(
+            {"op": "delete", **_res(res), "name": name, "namespace": namespace, "propagation": propagation}
+        )
 
     def _write(self, item: JSONDict) -> asyncio.Future[JSONDict]:
         loop = asyncio.get_running_loop()
@@ -103,8 +137,9 @@ class BatchingClient:
     def _flush(self) -> None:
         queued, self._queue = self._queue, []
         for start in range(0, len(queued), MAX_BATCH):
-            task = asyncio.get_running_loop().create_task(self._send(queued[start:start + MAX_BATCH]),
-                                                           name="batching-client-send")
+            task = asyncio.get_running_loop().create_task(
+                self._send(queued[start : start + MAX_BATCH]), name="batching-client-send"
+            )
             self._sending.add(task)
             task.add_done_callback(self._sending.discard)
 
@@ -133,19 +168,26 @@ class BatchingClient:
 
     async def _post(self, items: Items) -> Items:
         http = self.http
-        async with http.session().post(http.config.server + BATCH_PATH,
-                                       data=orjson.dumps({"fieldManager": self.field_manager, "items": items}),
-                                       headers={"Content-Type": "application/json"},
-                                       timeout=http.request_timeout) as resp:
+        async with http.session().post(
+            http.config.server + BATCH_PATH,
+            data=orjson.dumps({"fieldManager": self.field_manager, "items": items}),
+            headers={"Content-Type": "application/json"},
+            timeout=http.request_timeout,
+        ) as resp:
             raw = await resp.read()
             if resp.status >= 400:
                 raise error_from_response(resp.status, raw)
         answer: Any = orjson.loads(raw)
         results: Any = answer.get("results") if isinstance(answer, dict) else None
-        if not isinstance(results, list) or len(results) != len(items) \
-                or not all(isinstance(result, dict) for result in results):
-            raise ApiError(f"the batch answer holds {len(results) if isinstance(results, list) else 'no'} "
-                           f"results for {len(items)} writes")
+        if (
+            not isinstance(results, list)
+            or len(results) != len(items)
+            or not all(isinstance(result, dict) for result in results)
+        ):
+            raise ApiError(
+                f"the batch answer holds {len(results) if isinstance(results, list) else 'no'} "
+                f"results for {len(items)} writes"
+            )
         return results
 
 

@@ -51,10 +51,13 @@ def keepalive_socket(addr_info: Any) -> socket.socket:
     family, type_, proto, _, _ = addr_info
     sock = socket.socket(family=family, type=type_, proto=proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    for option, value in (("TCP_KEEPIDLE", KEEPALIVE_IDLE_S), ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL_S),
-                          ("TCP_KEEPCNT", KEEPALIVE_PROBES),
-                          ("TCP_USER_TIMEOUT", 1000 * (KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_PROBES))):
-        if hasattr(socket, option):   # Linux has them all; elsewhere the OS defaults stay
+    for option, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE_S),
+        ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL_S),
+        ("TCP_KEEPCNT", KEEPALIVE_PROBES),
+        ("TCP_USER_TIMEOUT", 1000 * (KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_PROBES)),
+    ):
+        if hasattr(socket, option):  # Linux has them all; elsewhere the OS defaults stay
             sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
     return sock
 
@@ -73,14 +76,22 @@ def with_type_meta(items: list[dict[str, Any]], list_obj: dict[str, Any], res: R
 class HttpClient:
     """Talks to ``server`` with a bearer token; ``ca``/``insecure`` control TLS verification."""
 
-    def __init__(self, server: str | ConnectionConfig, *, token: str = "", ca: bytes | None = None,
-                 insecure: bool = False, field_manager: str = "pykueue",
-                 user_agent: str = "pykueue", qps: float = 0.0, burst: int = 0) -> None:
+    def __init__(
+        self,
+        server: str | ConnectionConfig,
+        *,
+        token: str = "",
+        ca: bytes | None = None,
+        insecure: bool = False,
+        field_manager: str = "pykueue",
+        user_agent: str = "pykueue",
+        qps: float = 0.0,
+        burst: int = 0,
+    ) -> None:
         if isinstance(server, ConnectionConfig):
             self.config = server
         else:
-            self.config = ConnectionConfig(server=server.rstrip("/"), token=token, ca_data=ca,
-                                           insecure=insecure)
+            self.config = ConnectionConfig(server=server.rstrip("/"), token=token, ca_data=ca, insecure=insecure)
         self.field_manager = field_manager
         self._headers = {"Accept": "application/json", "User-Agent": user_agent}
         if self.config.token:
@@ -92,8 +103,9 @@ class HttpClient:
         """Client-side QPS/burst for requests (not for watches), as client-go's; None: unlimited."""
 
     @classmethod
-    def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, *, context: str = "",
-                        field_manager: str = "pykueue") -> HttpClient:
+    def from_kubeconfig(
+        cls, path: str | os.PathLike[str] | None = None, *, context: str = "", field_manager: str = "pykueue"
+    ) -> HttpClient:
         return cls(load_kubeconfig(path, context=context), field_manager=field_manager)
 
     @classmethod
@@ -112,8 +124,9 @@ class HttpClient:
         if self._session is None or self._session.closed:
             # Every informer holds one connection for its watch: leave ample room for requests.
             connector = aiohttp.TCPConnector(limit=256, ssl=self._ssl, socket_factory=keepalive_socket)
-            self._session = aiohttp.ClientSession(headers=self._headers, connector=connector,
-                                                  json_serialize=lambda o: orjson.dumps(o).decode())
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, connector=connector, json_serialize=lambda o: orjson.dumps(o).decode()
+            )
         return self._session
 
     async def close(self) -> None:
@@ -129,8 +142,15 @@ class HttpClient:
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    async def _request(self, method: str, path: str, *, params: dict[str, str] | None = None,
-                       body: Any = None, content_type: str = "application/json") -> dict[str, Any]:
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> dict[str, Any]:
         data = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
         if self.config.auth is not None:
@@ -138,8 +158,8 @@ class HttpClient:
         if self._limiter is not None:
             await self._limiter.acquire()
         async with self._client_session().request(
-                method, self.config.server + path, params=params, data=data, headers=headers,
-                timeout=_REQUEST_TIMEOUT) as resp:
+            method, self.config.server + path, params=params, data=data, headers=headers, timeout=_REQUEST_TIMEOUT
+        ) as resp:
             raw = await resp.read()
             if resp.status >= 400:
                 raise _error(resp.status, raw)
@@ -158,8 +178,9 @@ class HttpClient:
     async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
         return await self._request("GET", res.path(namespace, name))
 
-    async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
-                   field_selector: str = "") -> tuple[Items, str]:
+    async def list(
+        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+    ) -> tuple[Items, str]:
         params = _selectors(label_selector, field_selector)
         params["limit"] = str(LIST_PAGE_SIZE)
         items: Items = []
@@ -185,9 +206,18 @@ class HttpClient:
         path = res.path(meta.get("namespace") or "", meta["name"], subresource)
         return await self._request("PUT", path, params=dict(_STRICT), body=obj)
 
-    async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
-                    patch_type: str = "merge", subresource: str = "", field_manager: str = "",
-                    force: bool = False) -> dict[str, Any]:
+    async def patch(
+        self,
+        res: Res,
+        name: str,
+        patch: Patch,
+        *,
+        namespace: str = "",
+        patch_type: str = "merge",
+        subresource: str = "",
+        field_manager: str = "",
+        force: bool = False,
+    ) -> dict[str, Any]:
         content_type = PATCH_CONTENT_TYPES.get(patch_type)
         if content_type is None:
             raise BadRequest(f"unknown patch type {patch_type!r}: use one of {sorted(PATCH_CONTENT_TYPES)}")
@@ -198,17 +228,25 @@ class HttpClient:
                 params["force"] = "true"
         elif field_manager:
             params["fieldManager"] = field_manager
-        return await self._request("PATCH", res.path(namespace, name, subresource), params=params,
-                                   body=patch, content_type=content_type)
+        return await self._request(
+            "PATCH", res.path(namespace, name, subresource), params=params, body=patch, content_type=content_type
+        )
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *,
-                     propagation: str = "Background") -> None:
+    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
         await self._request("DELETE", res.path(namespace, name), body=body)
 
-    async def watch(self, res: Res, namespace: str = "", *, resource_version: str = "",
-                    label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,
-                    timeout_seconds: int | None = None) -> AsyncIterator[WatchEvent]:
+    async def watch(
+        self,
+        res: Res,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        allow_bookmarks: bool = False,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
         params = _selectors(label_selector, field_selector)
         params["watch"] = "true"
         if resource_version:
@@ -219,8 +257,9 @@ class HttpClient:
             params["timeoutSeconds"] = str(timeout_seconds)
         session = self._client_session()
         headers = {"Authorization": self.config.auth()} if self.config.auth is not None else None
-        async with session.get(self.config.server + res.path(namespace), params=params, headers=headers,
-                               timeout=_WATCH_TIMEOUT) as resp:
+        async with session.get(
+            self.config.server + res.path(namespace), params=params, headers=headers, timeout=_WATCH_TIMEOUT
+        ) as resp:
             if resp.status >= 400:
                 raise _error(resp.status, await resp.read())
             buffer = b""

@@ -130,9 +130,13 @@ class Informer:
         while True:
             try:
                 async for kind, obj in self.client.watch(
-                        self.res, self.namespace, resource_version=self._rv,
-                        label_selector=self.label_selector, allow_bookmarks=True,
-                        timeout_seconds=_WATCH_TIMEOUT):
+                    self.res,
+                    self.namespace,
+                    resource_version=self._rv,
+                    label_selector=self.label_selector,
+                    allow_bookmarks=True,
+                    timeout_seconds=_WATCH_TIMEOUT,
+                ):
                     self._apply(kind, obj)
                     backoff = 0.1
             except asyncio.CancelledError:

@@ -59,14 +59,23 @@ class LocalClient:
     async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
         kind = self._kind(res)
         obj = await self._call(kind, res, lambda: self.registry.get(kind, namespace, name, version=res.version))
-        return obj   # fresh: the registry decodes every object it returns from the store's bytes
+        return obj  # fresh: the registry decodes every object it returns from the store's bytes
 
-    async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
-                   field_selector: str = "") -> tuple[Items, str]:
+    async def list(
+        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+    ) -> tuple[Items, str]:
         kind = self._kind(res)
-        body = await self._call(kind, res, lambda: self.registry.list(
-            kind, namespace or None, version=res.version, label_selector=label_selector or None,
-            field_selector=field_selector or None))
+        body = await self._call(
+            kind,
+            res,
+            lambda: self.registry.list(
+                kind,
+                namespace or None,
+                version=res.version,
+                label_selector=label_selector or None,
+                field_selector=field_selector or None,
+            ),
+        )
         body = _copy(body)
         items = with_type_meta(list(body.get("items") or []), body, res)
         return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
@@ -74,42 +83,87 @@ class LocalClient:
     async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
         kind = self._kind(res)
-        created, _ = await self._call(kind, res, lambda: self.registry.create(
-            kind, namespace, _copy(obj), version=res.version, field_manager=self.field_manager, owned=True))
-        return created   # fresh (see get)
+        created, _ = await self._call(
+            kind,
+            res,
+            lambda: self.registry.create(
+                kind, namespace, _copy(obj), version=res.version, field_manager=self.field_manager, owned=True
+            ),
+        )
+        return created  # fresh (see get)
 
     async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         if not meta.get("name"):
             raise BadRequest("update: the object has no metadata.name")
         kind = self._kind(res)
-        updated, _ = await self._call(kind, res, lambda: self.registry.update(
-            kind, meta.get("namespace") or "", meta["name"], _copy(obj), version=res.version,
-            subresource=subresource or None, field_manager=self.field_manager, owned=True))
-        return updated   # fresh (see get)
+        updated, _ = await self._call(
+            kind,
+            res,
+            lambda: self.registry.update(
+                kind,
+                meta.get("namespace") or "",
+                meta["name"],
+                _copy(obj),
+                version=res.version,
+                subresource=subresource or None,
+                field_manager=self.field_manager,
+                owned=True,
+            ),
+        )
+        return updated  # fresh (see get)
 
-    async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
-                    patch_type: str = "merge", subresource: str = "", field_manager: str = "",
-                    force: bool = False) -> dict[str, Any]:
+    async def patch(
+        self,
+        res: Res,
+        name: str,
+        patch: Patch,
+        *,
+        namespace: str = "",
+        patch_type: str = "merge",
+        subresource: str = "",
+        field_manager: str = "",
+        force: bool = False,
+    ) -> dict[str, Any]:
         content_type = PATCH_CONTENT_TYPES.get(patch_type)
         if content_type is None:
             raise BadRequest(f"unknown patch type {patch_type!r}: use one of {sorted(PATCH_CONTENT_TYPES)}")
         manager = field_manager or (self.field_manager if patch_type == "apply" else None)
         kind = self._kind(res)
-        patched, _ = await self._call(kind, res, lambda: self.registry.patch(
-            kind, namespace, name, orjson.dumps(patch), content_type, version=res.version,
-            subresource=subresource or None, field_manager=manager, force=force))
-        return patched   # fresh (see get)
+        patched, _ = await self._call(
+            kind,
+            res,
+            lambda: self.registry.patch(
+                kind,
+                namespace,
+                name,
+                orjson.dumps(patch),
+                content_type,
+                version=res.version,
+                subresource=subresource or None,
+                field_manager=manager,
+                force=force,
+            ),
+        )
+        return patched  # fresh (see get)
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *,
-                     propagation: str = "Background") -> None:
+    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
         kind = self._kind(res)
-        await self._call(kind, res, lambda: self.registry.delete(kind, namespace, name, version=res.version,
-                                                                 propagation=propagation))
+        await self._call(
+            kind, res, lambda: self.registry.delete(kind, namespace, name, version=res.version, propagation=propagation)
+        )
 
-    async def watch(self, res: Res, namespace: str = "", *, resource_version: str = "",
-                    label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,
-                    timeout_seconds: int | None = None) -> AsyncIterator[WatchEvent]:
+    async def watch(
+        self,
+        res: Res,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        allow_bookmarks: bool = False,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
         kind = self._kind(res)
         resource = kind.resource_key
         scope = namespace if kind.namespaced else ""
@@ -143,13 +197,19 @@ class LocalClient:
                     raise BadRequest(f"invalid resourceVersion {resource_version!r}") from None
                 # (cast: Registry.list shadows the builtin in the registry's own annotations)
                 since: Iterable[StoreEvent] = cast(
-                    Any, self.registry.watch_events_since(kind, scope, start, version=res.version))
+                    Any, self.registry.watch_events_since(kind, scope, start, version=res.version)
+                )
                 backlog = [(e.type, e.object, e.resource_version) for e in since]
             matcher = _Matcher(label_selector, field_selector, knows_all=resource_version in ("", "0"))
             if matcher.active and resource_version not in ("", "0"):
                 # No await since the backlog was read: this list is the state right after it.
-                present = self.registry.list(kind, scope, version=res.version, label_selector=label_selector or None,
-                                             field_selector=field_selector or None)
+                present = self.registry.list(
+                    kind,
+                    scope,
+                    version=res.version,
+                    label_selector=label_selector or None,
+                    field_selector=field_selector or None,
+                )
                 matcher.seed(present.get("items") or [], exclude={_key(obj) for _, obj, _ in backlog})
             last = start
             for event_type, obj, rv in backlog:
@@ -167,8 +227,11 @@ class LocalClient:
                 try:
                     # Drain what is queued without yielding: ``wait_for`` wraps every get in a task,
                     # so one event per loop iteration would let a busy loop fall seconds behind.
-                    event = pending.get_nowait() if not pending.empty() else \
-                        await asyncio.wait_for(pending.get(), remaining)
+                    event = (
+                        pending.get_nowait()
+                        if not pending.empty()
+                        else await asyncio.wait_for(pending.get(), remaining)
+                    )
                 except TimeoutError:
                     if allow_bookmarks:
                         yield "BOOKMARK", self._bookmark(kind, res, last)
@@ -188,7 +251,6 @@ class LocalClient:
                     yield "BOOKMARK", self._bookmark(kind, res, last)
         finally:
             unsubscribe()
-
 
     @staticmethod
     def _bookmark(kind: KindInfo, res: Res, rv: int) -> dict[str, Any]:

@@ -37,8 +37,9 @@ class Client(Protocol):
         """The object; raises ``NotFound``."""
         ...
 
-    async def list(self, res: Res, namespace: str = "", *, label_selector: str = "",
-                   field_selector: str = "") -> tuple[Items, str]:
+    async def list(
+        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+    ) -> tuple[Items, str]:
         """``(items, resourceVersion)``; items carry ``apiVersion`` and ``kind``."""
         ...
 
@@ -50,21 +51,37 @@ class Client(Protocol):
         """Replace (PUT); ``metadata.resourceVersion`` set means optimistic concurrency (``Conflict``)."""
         ...
 
-    async def patch(self, res: Res, name: str, patch: Patch, *, namespace: str = "",
-                    patch_type: str = "merge", subresource: str = "", field_manager: str = "",
-                    force: bool = False) -> dict[str, Any]:
+    async def patch(
+        self,
+        res: Res,
+        name: str,
+        patch: Patch,
+        *,
+        namespace: str = "",
+        patch_type: str = "merge",
+        subresource: str = "",
+        field_manager: str = "",
+        force: bool = False,
+    ) -> dict[str, Any]:
         """``patch_type`` is merge|json|strategic|apply; apply needs a field manager (the client's default
         is used when ``field_manager`` is empty) and honours ``force``."""
         ...
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *,
-                     propagation: str = "Background") -> None:
+    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
         """Delete (or mark for deletion when finalizers remain); raises ``NotFound``."""
         ...
 
-    def watch(self, res: Res, namespace: str = "", *, resource_version: str = "",
-              label_selector: str = "", field_selector: str = "", allow_bookmarks: bool = False,
-              timeout_seconds: int | None = None) -> AsyncIterator[WatchEvent]:
+    def watch(
+        self,
+        res: Res,
+        namespace: str = "",
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        allow_bookmarks: bool = False,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
         """Stream changes after ``resource_version`` ("" = the current state as ADDED events first).
 
         BOOKMARK events are yielded only with ``allow_bookmarks`` (the informer uses them to keep its

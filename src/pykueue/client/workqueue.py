@@ -138,8 +138,9 @@ class WorkQueue(Generic[K]):
                 return
 
 
-async def run_workers(queue: WorkQueue[K], reconcile: Callable[[K], Awaitable[float | None]], *,
-                      workers: int = 1) -> None:
+async def run_workers(
+    queue: WorkQueue[K], reconcile: Callable[[K], Awaitable[float | None]], *, workers: int = 1
+) -> None:
     """Drain ``queue`` with ``workers`` concurrent loops until it is shut down (or this is cancelled).
 
     ``reconcile`` returns None when done or a delay in seconds to look again; an exception logs,
@@ -166,8 +167,7 @@ async def run_workers(queue: WorkQueue[K], reconcile: Callable[[K], Awaitable[fl
                     queue.add_after(key, requeue_after)
             queue.done(key)
 
-    tasks = [asyncio.create_task(worker(), name=f"{queue.name or 'queue'}-worker-{i}")
-             for i in range(workers)]
+    tasks = [asyncio.create_task(worker(), name=f"{queue.name or 'queue'}-worker-{i}") for i in range(workers)]
     try:
         await asyncio.gather(*tasks)
     finally:

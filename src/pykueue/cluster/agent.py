@@ -64,8 +64,9 @@ class NodeAgent:
 
     kind = "base"
 
-    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock, *,
-                 record: Record = no_record) -> None:
+    def __init__(
+        self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock, *, record: Record = no_record
+    ) -> None:
         self.client = client
         self.record = record
         self.spec = spec
@@ -113,17 +114,20 @@ class NodeAgent:
     async def register(self) -> None:
         """Create (or take over) this node's Node object and report it Ready."""
         node = {
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": self.name, "labels": self.spec.node_labels(),
-                         "annotations": {"pykueue.io/node-kind": self.spec.kind}},
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": self.name,
+                "labels": self.spec.node_labels(),
+                "annotations": {"pykueue.io/node-kind": self.spec.kind},
+            },
             "spec": {"taints": list(self.spec.taints)} if self.spec.taints else {},
         }
         try:
             await self.client.create(NODES, node)
         except AlreadyExists:
             current = await self.client.get(NODES, self.name)
-            current["metadata"]["labels"] = {**(current["metadata"].get("labels") or {}),
-                                             **self.spec.node_labels()}
+            current["metadata"]["labels"] = {**(current["metadata"].get("labels") or {}), **self.spec.node_labels()}
             current["spec"] = {**(current.get("spec") or {}), "taints": list(self.spec.taints)}
             if not self.spec.taints:
                 current["spec"].pop("taints")
@@ -136,17 +140,28 @@ class NodeAgent:
             "capacity": dict(self.spec.capacity),
             "allocatable": dict(self.spec.capacity),
             "conditions": [
-                {"type": "Ready", "status": "True", "reason": "KubeletReady",
-                 "message": f"pykueue {self.spec.kind} node agent is posting ready status",
-                 "lastHeartbeatTime": now, "lastTransitionTime": now},
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": f"pykueue {self.spec.kind} node agent is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                },
             ],
-            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
-                          {"type": "Hostname", "address": self.name}],
-            "nodeInfo": {"kubeletVersion": "v1.32.0-pykueue", "operatingSystem": "linux",
-                         "architecture": self.spec.node_labels()["kubernetes.io/arch"],
-                         "containerRuntimeVersion": f"pykueue-{self.spec.kind}://0.1",
-                         "osImage": socket.gethostname(), "kernelVersion": "", "kubeProxyVersion": "",
-                         "machineID": "", "systemUUID": "", "bootID": ""},
+            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": self.name}],
+            "nodeInfo": {
+                "kubeletVersion": "v1.32.0-pykueue",
+                "operatingSystem": "linux",
+                "architecture": self.spec.node_labels()["kubernetes.io/arch"],
+                "containerRuntimeVersion": f"pykueue-{self.spec.kind}://0.1",
+                "osImage": socket.gethostname(),
+                "kernelVersion": "",
+                "kubeProxyVersion": "",
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
+            },
         }
         await self.client.patch(NODES, self.name, {"status": status}, subresource="status")
 
@@ -172,13 +187,14 @@ class NodeAgent:
     async def _renew_lease(self) -> None:
         renew = format_time(self.clock.now()).replace("Z", ".000000Z")
         try:
-            await self.client.patch(LEASES, self.name, {"spec": {"renewTime": renew}},
-                                    namespace="kube-node-lease")
+            await self.client.patch(LEASES, self.name, {"spec": {"renewTime": renew}}, namespace="kube-node-lease")
         except NotFound:
-            lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                     "metadata": {"name": self.name, "namespace": "kube-node-lease"},
-                     "spec": {"holderIdentity": self.name, "leaseDurationSeconds": LEASE_SECONDS,
-                              "renewTime": renew}}
+            lease = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": "kube-node-lease"},
+                "spec": {"holderIdentity": self.name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": renew},
+            }
             with contextlib.suppress(AlreadyExists):
                 await self.client.create(LEASES, lease, "kube-node-lease")
 
@@ -223,8 +239,10 @@ class NodeAgent:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         now = self.clock.now()
-        results = [ContainerResult(str(c.get("name", "")), 143, "Error", "the pod was deleted", now, now)
-                   for c in (pod.get("spec") or {}).get("containers") or []]
+        results = [
+            ContainerResult(str(c.get("name", "")), 143, "Error", "the pod was deleted", now, now)
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ]
         with contextlib.suppress(NotFound):
             await self._report_finished(pod, results)
 
@@ -254,8 +272,9 @@ class NodeAgent:
         """Run the pod's containers; await ``running()`` once they are up. Cancellation = pod deleted."""
         raise NotImplementedError
 
-    async def supervise(self, pod: JSONDict, name: str,
-                        run_once: Callable[[], Awaitable[ContainerResult]]) -> ContainerResult:
+    async def supervise(
+        self, pod: JSONDict, name: str, run_once: Callable[[], Awaitable[ContainerResult]]
+    ) -> ContainerResult:
         """Run one container under the pod's ``restartPolicy``: Always restarts it whatever its exit
         code, OnFailure on a non-zero one, Never not at all; restarts back off like CrashLoopBackOff."""
         policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
@@ -263,8 +282,15 @@ class NodeAgent:
         while True:
             result = await run_once()
             if not (policy == "Always" or (policy == "OnFailure" and result.exit_code != 0)):
-                return ContainerResult(result.name, result.exit_code, result.reason, result.message,
-                                       result.started_at, result.finished_at, restarts)
+                return ContainerResult(
+                    result.name,
+                    result.exit_code,
+                    result.reason,
+                    result.message,
+                    result.started_at,
+                    result.finished_at,
+                    restarts,
+                )
             restarts += 1
             await self._report_restart(pod, name, result, restarts)
             await asyncio.sleep(delay)
@@ -274,14 +300,17 @@ class NodeAgent:
     async def resume(self, pod: JSONDict) -> list[ContainerResult]:
         """A pod found Running after a restart of the agent. Default: it was lost."""
         now = self.clock.now()
-        return [ContainerResult(c["name"], 137, "Error", "the container was lost when its node agent restarted",
-                                now, now) for c in (pod.get("spec") or {}).get("containers") or []]
+        return [
+            ContainerResult(c["name"], 137, "Error", "the container was lost when its node agent restarted", now, now)
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ]
 
     def forget(self, key: str) -> None:
         """The pod is gone for good: drop what the agent kept for it (logs)."""
 
-    def log_reader(self, pod: JSONDict, container: str, options: LogReadOptions, *,
-                   previous: bool = False) -> tuple[LogReader, Callable[[], bool]]:
+    def log_reader(
+        self, pod: JSONDict, container: str, options: LogReadOptions, *, previous: bool = False
+    ) -> tuple[LogReader, Callable[[], bool]]:
         """A reader of the container's log (opened: placed at ``tailLines``) and a check whether the
         container still runs (a follower stops once it does not); ``BadRequest`` when there is none."""
         raise BadRequest(f'container "{container}" has no log on node {self.name}')
@@ -307,27 +336,56 @@ class NodeAgent:
         for kind in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"):
             conditions = set_condition(conditions, kind, "True", "", "", now)
         conditions = [{k: v for k, v in c.items() if v != ""} for c in conditions]
-        statuses = [{"name": c["name"], "image": c.get("image", ""), "imageID": "",
-                     "containerID": f"pykueue://{self.name}/{c['name']}", "ready": True, "started": True,
-                     "restartCount": 0, "state": {"running": {"startedAt": started_at}}}
-                    for c in (pod.get("spec") or {}).get("containers") or []]
+        statuses = [
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": "",
+                "containerID": f"pykueue://{self.name}/{c['name']}",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": started_at}},
+            }
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ]
         self._statuses[key_of(pod)] = {str(st["name"]): st for st in statuses}
         for container in (pod.get("spec") or {}).get("containers") or []:
             self.record(pod, "Normal", "Started", f"Started container {container.get('name')}")
-        await self._patch_status(pod, {"phase": "Running", "conditions": conditions, "hostIP": "127.0.0.1",
-                                       "hostIPs": [{"ip": "127.0.0.1"}], "podIP": "127.0.0.1",
-                                       "podIPs": [{"ip": "127.0.0.1"}], "startTime": started_at,
-                                       "containerStatuses": statuses})
+        await self._patch_status(
+            pod,
+            {
+                "phase": "Running",
+                "conditions": conditions,
+                "hostIP": "127.0.0.1",
+                "hostIPs": [{"ip": "127.0.0.1"}],
+                "podIP": "127.0.0.1",
+                "podIPs": [{"ip": "127.0.0.1"}],
+                "startTime": started_at,
+                "containerStatuses": statuses,
+            },
+        )
 
     async def _report_restart(self, pod: JSONDict, name: str, result: ContainerResult, restarts: int) -> None:
         """The container exited and will restart: CrashLoopBackOff while it waits, lastState kept."""
         statuses = self._statuses.setdefault(key_of(pod), {})
         status = dict(statuses.get(name) or {"name": name, "image": "", "imageID": ""})
-        status.update(ready=False, started=False, restartCount=restarts, lastState={"terminated": {
-            "exitCode": result.exit_code, "reason": result.reason or ("Error" if result.exit_code else "Completed"),
-            "startedAt": format_time(result.started_at), "finishedAt": format_time(result.finished_at)}},
-            state={"waiting": {"reason": "CrashLoopBackOff",
-                               "message": f"back-off restarting failed container {name}"}})
+        status.update(
+            ready=False,
+            started=False,
+            restartCount=restarts,
+            lastState={
+                "terminated": {
+                    "exitCode": result.exit_code,
+                    "reason": result.reason or ("Error" if result.exit_code else "Completed"),
+                    "startedAt": format_time(result.started_at),
+                    "finishedAt": format_time(result.finished_at),
+                }
+            },
+            state={
+                "waiting": {"reason": "CrashLoopBackOff", "message": f"back-off restarting failed container {name}"}
+            },
+        )
         statuses[name] = status
         self.record(pod, "Warning", "BackOff", f"Back-off restarting failed container {name}")
         await self._write_container_statuses(pod, ready=False)
@@ -344,14 +402,20 @@ class NodeAgent:
         now = self.now()
         conditions = self._conditions(pod)
         for kind in ("Ready", "ContainersReady"):
-            conditions = set_condition(conditions, kind, "True" if ready else "False",
-                                       "" if ready else "ContainersNotReady",
-                                       "" if ready else "containers with unready status", now)
+            conditions = set_condition(
+                conditions,
+                kind,
+                "True" if ready else "False",
+                "" if ready else "ContainersNotReady",
+                "" if ready else "containers with unready status",
+                now,
+            )
         conditions = [{k: v for k, v in c.items() if v != ""} for c in conditions]
         order = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or []]
         statuses = self._statuses.get(key_of(pod), {})
-        await self._patch_status(pod, {"conditions": conditions,
-                                       "containerStatuses": [statuses[n] for n in order if n in statuses]})
+        await self._patch_status(
+            pod, {"conditions": conditions, "containerStatuses": [statuses[n] for n in order if n in statuses]}
+        )
 
     async def _report_finished(self, pod: JSONDict, results: list[ContainerResult]) -> None:
         failed = any(r.exit_code != 0 for r in results)
@@ -364,22 +428,34 @@ class NodeAgent:
         images = {c["name"]: c.get("image", "") for c in (pod.get("spec") or {}).get("containers") or []}
         statuses = []
         for r in results:
-            terminated: JSONDict = {"exitCode": r.exit_code, "reason": r.reason or ("Error" if r.exit_code else
-                                                                               "Completed"),
-                                "startedAt": format_time(r.started_at or self.clock.now()),
-                                "finishedAt": format_time(r.finished_at or self.clock.now()),
-                                "containerID": f"pykueue://{self.name}/{r.name}"}
+            terminated: JSONDict = {
+                "exitCode": r.exit_code,
+                "reason": r.reason or ("Error" if r.exit_code else "Completed"),
+                "startedAt": format_time(r.started_at or self.clock.now()),
+                "finishedAt": format_time(r.finished_at or self.clock.now()),
+                "containerID": f"pykueue://{self.name}/{r.name}",
+            }
             if r.message:
                 terminated["message"] = r.message
-            entry: JSONDict = {"name": r.name, "image": images.get(r.name, ""), "imageID": "",
-                           "containerID": f"pykueue://{self.name}/{r.name}", "ready": False, "started": False,
-                           "restartCount": r.restart_count, "state": {"terminated": terminated}}
+            entry: JSONDict = {
+                "name": r.name,
+                "image": images.get(r.name, ""),
+                "imageID": "",
+                "containerID": f"pykueue://{self.name}/{r.name}",
+                "ready": False,
+                "started": False,
+                "restartCount": r.restart_count,
+                "state": {"terminated": terminated},
+            }
             last = ((self._statuses.get(key_of(pod)) or {}).get(r.name) or {}).get("lastState")
             if last:
                 entry["lastState"] = last
             statuses.append(entry)
-        status: JSONDict = {"phase": "Failed" if failed else "Succeeded", "conditions": conditions,
-                        "containerStatuses": statuses}
+        status: JSONDict = {
+            "phase": "Failed" if failed else "Succeeded",
+            "conditions": conditions,
+            "containerStatuses": statuses,
+        }
         latest = self.pods.get_by_key(key_of(pod)) or pod
         if not (latest.get("status") or {}).get("startTime"):
             status["startTime"] = now

@@ -35,22 +35,28 @@ __all__ = ["PodBinder"]
 log = logging.getLogger(__name__)
 
 
-
 def _needs_binding(pod: JSONDict) -> bool:
     spec, meta = pod.get("spec") or {}, pod.get("metadata") or {}
-    return (not spec.get("nodeName") and not spec.get("schedulingGates") and not meta.get("deletionTimestamp")
-            and (pod.get("status") or {}).get("phase", "Pending") == "Pending"
-            and spec.get("schedulerName", "default-scheduler") == "default-scheduler")
+    return (
+        not spec.get("nodeName")
+        and not spec.get("schedulingGates")
+        and not meta.get("deletionTimestamp")
+        and (pod.get("status") or {}).get("phase", "Pending") == "Pending"
+        and spec.get("schedulerName", "default-scheduler") == "default-scheduler"
+    )
 
 
 def _holds_resources(pod: JSONDict) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName")) and (pod.get("status") or {}).get("phase") not in (
-        "Succeeded", "Failed")
+        "Succeeded",
+        "Failed",
+    )
 
 
 class PodBinder:
-    def __init__(self, client: Client, pods: Informer, nodes: Informer, clock: Clock, *,
-                 record: Record = no_record) -> None:
+    def __init__(
+        self, client: Client, pods: Informer, nodes: Informer, clock: Clock, *, record: Record = no_record
+    ) -> None:
         self.client = client
         self.record = record
         self.pods = pods
@@ -86,12 +92,12 @@ class PodBinder:
             self.queue.add(key)
 
     def _on_node(self, kind: str, node: JSONDict, old: JSONDict | None) -> None:
-        if old is None or (old.get("spec") != node.get("spec")
-                           or (old.get("metadata") or {}).get("labels") != (node.get("metadata") or {}).get(
-                               "labels")
-                           or (old.get("status") or {}).get("allocatable") != (node.get("status") or {}).get(
-                               "allocatable")
-                           or condition(old, "Ready") != condition(node, "Ready")):
+        if old is None or (
+            old.get("spec") != node.get("spec")
+            or (old.get("metadata") or {}).get("labels") != (node.get("metadata") or {}).get("labels")
+            or (old.get("status") or {}).get("allocatable") != (node.get("status") or {}).get("allocatable")
+            or condition(old, "Ready") != condition(node, "Ready")
+        ):
             self._retry_unschedulable()
 
     def _retry_unschedulable(self) -> None:
@@ -152,8 +158,9 @@ class PodBinder:
         key = key_of(pod)
         namespace, name = split_key(key)
         now = format_time(self.clock.now())
-        conditions = set_condition(list((pod.get("status") or {}).get("conditions") or []), "PodScheduled",
-                                   "True", "", "", now)
+        conditions = set_condition(
+            list((pod.get("status") or {}).get("conditions") or []), "PodScheduled", "True", "", "", now
+        )
         for cond in conditions:
             if cond["type"] == "PodScheduled":
                 cond.pop("reason", None)
@@ -161,8 +168,9 @@ class PodBinder:
         self._charge(key, node, requests)
         self._assumed.add(key)
         try:
-            await self.client.patch(PODS, name, {"status": {"conditions": conditions}}, namespace=namespace,
-                                    subresource="status")
+            await self.client.patch(
+                PODS, name, {"status": {"conditions": conditions}}, namespace=namespace, subresource="status"
+            )
             await self.client.patch(PODS, name, {"spec": {"nodeName": node}}, namespace=namespace)
         except (NotFound, Conflict):
             self._uncharge(key)
@@ -179,11 +187,23 @@ class PodBinder:
         if current and current.get("status") == "False" and current.get("message") == message:
             return
         namespace, name = split_key(key_of(pod))
-        conditions = set_condition(list((pod.get("status") or {}).get("conditions") or []), "PodScheduled",
-                                   "False", "Unschedulable", message, format_time(self.clock.now()), probe=True)
+        conditions = set_condition(
+            list((pod.get("status") or {}).get("conditions") or []),
+            "PodScheduled",
+            "False",
+            "Unschedulable",
+            message,
+            format_time(self.clock.now()),
+            probe=True,
+        )
         try:
-            await self.client.patch(PODS, name, {"status": {"phase": "Pending", "conditions": conditions}},
-                                    namespace=namespace, subresource="status")
+            await self.client.patch(
+                PODS,
+                name,
+                {"status": {"phase": "Pending", "conditions": conditions}},
+                namespace=namespace,
+                subresource="status",
+            )
         except NotFound:
             return
         self.record(pod, "Warning", "FailedScheduling", message)

@@ -107,13 +107,27 @@ def _same_process(pid: object, start: object) -> bool:
     return isinstance(pid, int) and pid > 0 and start is not None and container_shim.start_time(pid) == start
 
 
-async def start(files: ContainerFiles, argv: list[str], *, workdir: Path, env: dict[str, str], run_as: RunAs,
-                data_limit: int | None) -> asyncio.subprocess.Process:
+async def start(
+    files: ContainerFiles, argv: list[str], *, workdir: Path, env: dict[str, str], run_as: RunAs, data_limit: int | None
+) -> asyncio.subprocess.Process:
     """Start the container's shim (in a session of its own, so it survives the server)."""
     files.clear()
-    command = [sys.executable, "-I", "-S", str(_SHIM), "--state", str(files.state), "--name", files.name,
-               "--workdir", str(workdir), "--log-max-bytes", str(LOG_MAX_BYTES), "--log-max-files",
-               str(LOG_MAX_FILES)]
+    command = [
+        sys.executable,
+        "-I",
+        "-S",
+        str(_SHIM),
+        "--state",
+        str(files.state),
+        "--name",
+        files.name,
+        "--workdir",
+        str(workdir),
+        "--log-max-bytes",
+        str(LOG_MAX_BYTES),
+        "--log-max-files",
+        str(LOG_MAX_FILES),
+    ]
     if run_as.switches:
         command += ["--uid", str(run_as.uid), "--gid", str(run_as.gid)]
     if data_limit is not None:
@@ -121,8 +135,15 @@ async def start(files: ContainerFiles, argv: list[str], *, workdir: Path, env: d
     errors = os.open(files.errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         return await asyncio.create_subprocess_exec(
-            *command, "--", *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=errors, env=env, start_new_session=True)
+            *command,
+            "--",
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=errors,
+            env=env,
+            start_new_session=True,
+        )
     finally:
         os.close(errors)
 
@@ -187,6 +208,7 @@ async def stop(files: ContainerFiles, grace: float, shim: asyncio.subprocess.Pro
 
     ``shim`` is our child when this agent started it (it is reaped here); None for an adopted one.
     """
+
     async def shim_ended() -> None:
         if shim is not None:
             await shim.wait()
@@ -202,7 +224,7 @@ async def stop(files: ContainerFiles, grace: float, shim: asyncio.subprocess.Pro
 
     if not _signal_command(files, signal.SIGTERM) and shim is not None and shim.returncode is None:
         with contextlib.suppress(ProcessLookupError):
-            shim.send_signal(signal.SIGTERM)   # not started yet: the shim ends without starting it
+            shim.send_signal(signal.SIGTERM)  # not started yet: the shim ends without starting it
     hurried = False
     try:
         await asyncio.wait_for(shim_ended(), grace)
@@ -210,7 +232,7 @@ async def stop(files: ContainerFiles, grace: float, shim: asyncio.subprocess.Pro
     except TimeoutError:
         pass
     except asyncio.CancelledError:
-        hurried = True   # told to hurry (the agent is stopping): kill now
+        hurried = True  # told to hurry (the agent is stopping): kill now
     kill()
     # After SIGKILL the shim ends at once; see it end even if cancelled again, so it is reaped
     # and its record written, never left to the garbage collector.

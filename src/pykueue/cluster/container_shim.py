@@ -41,7 +41,7 @@ import sys
 import time
 from pathlib import Path
 
-try:   # loaded before the fork: the child only calls it
+try:  # loaded before the fork: the child only calls it
     _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
 except OSError:
     _LIBC = None
@@ -59,7 +59,7 @@ def start_time(pid: int) -> int | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return int(fields[19])
 
 
@@ -101,7 +101,7 @@ class RotatingLog:
         self._partial = lines.pop()
         prefix = _timestamp() + b" stdout "
         out: list[bytes] = []
-        if lines and max(map(len, lines)) <= MAX_LINE:   # the common case: one join, no loop per line
+        if lines and max(map(len, lines)) <= MAX_LINE:  # the common case: one join, no loop per line
             full = prefix + b"F "
             out.append(full + (b"\n" + full).join(lines) + b"\n")
         else:
@@ -131,7 +131,7 @@ class RotatingLog:
                     if self._size > 0:
                         self._rotate()
                         continue
-                    cut = records.find(b"\n") + 1 or len(records)   # one record longer than a file
+                    cut = records.find(b"\n") + 1 or len(records)  # one record longer than a file
                 piece, records = records[:cut], records[cut:]
             else:
                 piece, records = records, b""
@@ -146,7 +146,8 @@ class RotatingLog:
         for index in range(self.max_files - 2, 0, -1):
             with contextlib.suppress(FileNotFoundError):
                 self.path.with_name(f"{self.path.name}.{index}").rename(
-                    self.path.with_name(f"{self.path.name}.{index + 1}"))
+                    self.path.with_name(f"{self.path.name}.{index + 1}")
+                )
         if self.max_files > 1:
             self.path.rename(self.path.with_name(f"{self.path.name}.1"))
         else:
@@ -163,7 +164,7 @@ def _die_with_shim() -> None:
     """The container gets SIGKILL if its shim dies (``prctl(PR_SET_PDEATHSIG)``): a container never
     runs on without the process that records its end."""
     if _LIBC is not None:
-        _LIBC.prctl(1, int(signal.SIGKILL), 0, 0, 0)   # PR_SET_PDEATHSIG = 1
+        _LIBC.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
 
 
 def _limits(data_bytes: int | None, nofile: int | None) -> None:
@@ -177,11 +178,12 @@ def _limits(data_bytes: int | None, nofile: int | None) -> None:
 
 
 def _exit_code(returncode: int) -> int:
-    return returncode if returncode >= 0 else 128 - returncode   # killed by signal N -> 128+N
+    return returncode if returncode >= 0 else 128 - returncode  # killed by signal N -> 128+N
 
 
-def _record_not_started(log: RotatingLog, exit_path: Path, message: str, *, code: int = 143,
-                        reason: str = "Error") -> int:
+def _record_not_started(
+    log: RotatingLog, exit_path: Path, message: str, *, code: int = 143, reason: str = "Error"
+) -> int:
     log.write((message + "\n").encode())
     log.close()
     _write_json(exit_path, {"exitCode": code, "reason": reason, "message": message, "finishedAt": time.time()})
@@ -205,10 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     log = RotatingLog(state / f"{args.name}.log", args.log_max_bytes, args.log_max_files)
     exit_path, pid_path = state / f"{args.name}.exit", state / f"{args.name}.pid"
     switch = os.geteuid() == 0 and args.uid is not None and args.uid != 0
-    pending: list[int] = []   # signals that arrive before the command exists are delivered once it does
+    pending: list[int] = []  # signals that arrive before the command exists are delivered once it does
     proc: subprocess.Popen[bytes] | None = None
 
-    def forward(signum: int, _frame: object) -> None:   # a signal meant for the container reaches it
+    def forward(signum: int, _frame: object) -> None:  # a signal meant for the container reaches it
         if proc is None:
             pending.append(signum)
             return
@@ -221,16 +223,26 @@ def main(argv: list[str] | None = None) -> int:
         return _record_not_started(log, exit_path, "the container was stopped before it started")
     try:
         proc = subprocess.Popen(
-            args.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            cwd=args.workdir, env=dict(os.environ), process_group=0, close_fds=True,
-            user=args.uid if switch else None, group=args.gid if switch else None,
+            args.command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=args.workdir,
+            env=dict(os.environ),
+            process_group=0,
+            close_fds=True,
+            user=args.uid if switch else None,
+            group=args.gid if switch else None,
             extra_groups=[] if switch else None,
-            preexec_fn=lambda: _limits(args.rlimit_data, args.rlimit_nofile))
+            preexec_fn=lambda: _limits(args.rlimit_data, args.rlimit_nofile),
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         message = f"failed to start {args.command[0]!r}: {getattr(exc, 'strerror', None) or exc}"
         return _record_not_started(log, exit_path, message, code=127, reason="StartError")
-    _write_json(pid_path, {"shim": os.getpid(), "shimStart": start_time(os.getpid()),
-                           "pid": proc.pid, "start": start_time(proc.pid)})
+    _write_json(
+        pid_path,
+        {"shim": os.getpid(), "shimStart": start_time(os.getpid()), "pid": proc.pid, "start": start_time(proc.pid)},
+    )
     for early in pending:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, early)
@@ -248,16 +260,23 @@ def main(argv: list[str] | None = None) -> int:
                 break
             log.write(chunk)
         elif drain_until is not None and time.monotonic() >= drain_until:
-            with contextlib.suppress(ProcessLookupError):   # leftovers die with the container
+            with contextlib.suppress(ProcessLookupError):  # leftovers die with the container
                 os.killpg(proc.pid, signal.SIGKILL)
             break
         else:
-            log.flush_partial()   # quiet in the middle of a line: show what there is
+            log.flush_partial()  # quiet in the middle of a line: show what there is
     code = _exit_code(proc.wait())
     log.close()
-    with contextlib.suppress(FileNotFoundError):   # the pod's folder is gone: nobody wants the record
-        _write_json(exit_path, {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                                "message": "", "finishedAt": time.time()})
+    with contextlib.suppress(FileNotFoundError):  # the pod's folder is gone: nobody wants the record
+        _write_json(
+            exit_path,
+            {
+                "exitCode": code,
+                "reason": "Completed" if code == 0 else "Error",
+                "message": "",
+                "finishedAt": time.time(),
+            },
+        )
     return 0
 
 

@@ -45,8 +45,16 @@ log = logging.getLogger(__name__)
 
 
 class EmbeddedCluster:
-    def __init__(self, client: Client, nodes: list[NodeSpec], clock: Clock, *,
-                 log_root: Path | None = None, workers: int = 4, allow_root_pods: bool = False) -> None:
+    def __init__(
+        self,
+        client: Client,
+        nodes: list[NodeSpec],
+        clock: Clock,
+        *,
+        log_root: Path | None = None,
+        workers: int = 4,
+        allow_root_pods: bool = False,
+    ) -> None:
         self.client = client
         self.allow_root_pods = allow_root_pods
         """Process nodes may run pods as root (``pykueue up --allow-root-pods``); never by default."""
@@ -58,12 +66,16 @@ class EmbeddedCluster:
         self.nodes = Informer(client, NODES)
         self.jobs = Informer(client, JOBS)
         self.jobsets: Informer | None = None
-        self._recorders = {name: EventRecorder(client, clock, component=name)
-                           for name in ("job-controller", "jobset-controller", "default-scheduler", "kubelet")}
-        self.job_controller = JobController(client, self.jobs, self.pods, clock,
-                                            record=self._recorders["job-controller"].record)
-        self.binder = PodBinder(client, self.pods, self.nodes, clock,
-                                record=self._recorders["default-scheduler"].record)
+        self._recorders = {
+            name: EventRecorder(client, clock, component=name)
+            for name in ("job-controller", "jobset-controller", "default-scheduler", "kubelet")
+        }
+        self.job_controller = JobController(
+            client, self.jobs, self.pods, clock, record=self._recorders["job-controller"].record
+        )
+        self.binder = PodBinder(
+            client, self.pods, self.nodes, clock, record=self._recorders["default-scheduler"].record
+        )
         self.jobset_controller: JobSetController | None = None
         self.agents: dict[str, NodeAgent] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -78,8 +90,9 @@ class EmbeddedCluster:
             log.info("JobSet is not served: the embedded JobSet controller stays off")
         else:
             self.jobsets = Informer(self.client, JOBSETS)
-            self.jobset_controller = JobSetController(self.client, self.jobsets, self.jobs, self.clock,
-                                                      record=self._recorders["jobset-controller"].record)
+            self.jobset_controller = JobSetController(
+                self.client, self.jobsets, self.jobs, self.clock, record=self._recorders["jobset-controller"].record
+            )
         for informer in self._informers():
             await informer.start()
         await self._retire_stale_nodes()
@@ -97,9 +110,12 @@ class EmbeddedCluster:
         delete them, and fail their unfinished pods, as the node lifecycle controller and pod GC would,
         so nothing is bound to, or waits forever on, a node no agent runs."""
         wanted = {spec.name for spec in self.node_specs}
-        stale = {str(n["metadata"]["name"]) for n in self.nodes.list()
-                 if n["metadata"]["name"] not in wanted
-                 and "pykueue.io/node-kind" in (n["metadata"].get("annotations") or {})}
+        stale = {
+            str(n["metadata"]["name"])
+            for n in self.nodes.list()
+            if n["metadata"]["name"] not in wanted
+            and "pykueue.io/node-kind" in (n["metadata"].get("annotations") or {})
+        }
         for name in stale:
             with contextlib.suppress(NotFound):
                 await self.client.delete(NODES, name)
@@ -108,13 +124,29 @@ class EmbeddedCluster:
         for pod in self.pods.list():
             node = (pod.get("spec") or {}).get("nodeName")
             if node in stale and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-                conditions = set_condition(list((pod.get("status") or {}).get("conditions") or []),
-                                           "DisruptionTarget", "True", "DeletionByPodGC",
-                                           f"PodGC: node {node} no longer exists", now)
+                conditions = set_condition(
+                    list((pod.get("status") or {}).get("conditions") or []),
+                    "DisruptionTarget",
+                    "True",
+                    "DeletionByPodGC",
+                    f"PodGC: node {node} no longer exists",
+                    now,
+                )
                 with contextlib.suppress(NotFound):
-                    await self.client.patch(PODS, pod["metadata"]["name"], {"status": {
-                        "phase": "Failed", "reason": "NodeLost", "message": f"node {node} no longer exists",
-                        "conditions": conditions}}, namespace=pod["metadata"]["namespace"], subresource="status")
+                    await self.client.patch(
+                        PODS,
+                        pod["metadata"]["name"],
+                        {
+                            "status": {
+                                "phase": "Failed",
+                                "reason": "NodeLost",
+                                "message": f"node {node} no longer exists",
+                                "conditions": conditions,
+                            }
+                        },
+                        namespace=pod["metadata"]["namespace"],
+                        subresource="status",
+                    )
 
     def _agent(self, spec: NodeSpec) -> NodeAgent:
         record = self._recorders["kubelet"].record
@@ -123,8 +155,15 @@ class EmbeddedCluster:
         root = self.log_root / spec.name if self.log_root is not None else None
         if root is not None:
             root.mkdir(parents=True, exist_ok=True)
-        return ProcessNodeAgent(self.client, spec, self.pods, self.clock, root=root, record=record,
-                                run_as=resolve_run_as(spec.user, allow_root=self.allow_root_pods))
+        return ProcessNodeAgent(
+            self.client,
+            spec,
+            self.pods,
+            self.clock,
+            root=root,
+            record=record,
+            run_as=resolve_run_as(spec.user, allow_root=self.allow_root_pods),
+        )
 
     def _informers(self) -> list[Informer]:
         informers = [self.nodes, self.pods, self.jobs]
@@ -132,11 +171,11 @@ class EmbeddedCluster:
             informers.append(self.jobsets)
         return informers
 
-    def _run(self, queue: WorkQueue[str], reconcile: Callable[[str], Awaitable[float | None]],
-             workers: int) -> None:
+    def _run(self, queue: WorkQueue[str], reconcile: Callable[[str], Awaitable[float | None]], workers: int) -> None:
         self._queues.append(queue)
-        self._tasks.append(asyncio.create_task(run_workers(queue, reconcile, workers=workers),
-                                               name=f"{queue.name}-workers"))
+        self._tasks.append(
+            asyncio.create_task(run_workers(queue, reconcile, workers=workers), name=f"{queue.name}-workers")
+        )
 
     async def stop(self) -> None:
         for queue in self._queues:
@@ -166,8 +205,9 @@ class EmbeddedCluster:
         init = [str(c.get("name")) for c in (pod.get("spec") or {}).get("initContainers") or []]
         if not container:
             if len(containers) != 1:
-                raise BadRequest(f"a container name must be specified for pod {name}, choose one of: "
-                                 f"[{' '.join(containers)}]")
+                raise BadRequest(
+                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+                )
             container = containers[0]
         elif container not in containers and container not in init:
             raise BadRequest(f"container {container} is not valid for pod {name}")
@@ -185,8 +225,7 @@ class EmbeddedCluster:
         pod, container, agent = self._agent_for(namespace, name, options.container)
         since = None if options.since is None else cri_log.timestamp(int(options.since * 1_000_000_000))
         read = LogReadOptions(timestamps=options.timestamps, tail_lines=options.tail_lines, since=since)
-        reader, running = await asyncio.to_thread(agent.log_reader, pod, container, read,
-                                                  previous=options.previous)
+        reader, running = await asyncio.to_thread(agent.log_reader, pod, container, read, previous=options.previous)
         return stream_log(reader, follow=options.follow and not options.previous, running=running)
 
     def pod_log(self, namespace: str, name: str, container: str = "") -> str:

@@ -51,8 +51,9 @@ def _matches_affinity(pod: JSONDict, node: JSONDict) -> bool:
     for key, value in (spec.get("nodeSelector") or {}).items():
         if labels.get(key) != value:
             return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if not required:
         return True
     fields = {"metadata.name": str((node.get("metadata") or {}).get("name") or "")}
@@ -60,8 +61,7 @@ def _matches_affinity(pod: JSONDict, node: JSONDict) -> bool:
         exprs, field_exprs = term.get("matchExpressions") or [], term.get("matchFields") or []
         if not exprs and not field_exprs:
             continue  # an empty term matches no node
-        if all(_match_expression(e, labels) for e in exprs) and all(
-                _match_expression(e, fields) for e in field_exprs):
+        if all(_match_expression(e, labels) for e in exprs) and all(_match_expression(e, fields) for e in field_exprs):
             return True
     return False
 

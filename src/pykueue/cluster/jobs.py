@@ -95,20 +95,28 @@ def _past_backoff_limit_on_failure(spec: JSONDict, active: list[JSONDict], backo
     (kube-controller-manager's pastBackoffLimitOnFailure)."""
     if ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy") != "OnFailure":
         return False
-    restarts = sum(int(cs.get("restartCount") or 0) for pod in active
-                   for cs in [*((pod.get("status") or {}).get("initContainerStatuses") or []),
-                              *((pod.get("status") or {}).get("containerStatuses") or [])])
+    restarts = sum(
+        int(cs.get("restartCount") or 0)
+        for pod in active
+        for cs in [
+            *((pod.get("status") or {}).get("initContainerStatuses") or []),
+            *((pod.get("status") or {}).get("containerStatuses") or []),
+        ]
+    )
     return restarts > 0 if backoff_limit == 0 else restarts >= backoff_limit
 
 
 def _finished(job: JSONDict) -> bool:
-    return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in (job.get("status") or {}).get("conditions") or []
+    )
 
 
 class JobController:
-    def __init__(self, client: Client, jobs: Informer, pods: Informer, clock: Clock, *,
-                 record: Record = no_record) -> None:
+    def __init__(
+        self, client: Client, jobs: Informer, pods: Informer, clock: Clock, *, record: Record = no_record
+    ) -> None:
         self.client = client
         self.record = record
         self._lost: dict[str, set[str]] = {}
@@ -237,8 +245,12 @@ class JobController:
             elif kind == "Failed" and value == "True":
                 self.record(job, "Warning", str(cond.get("reason")), str(cond.get("message")))
             elif kind == "Suspended":
-                self.record(job, "Normal", "Suspended" if value == "True" else "Resumed",
-                            "Job suspended" if value == "True" else "Job resumed")
+                self.record(
+                    job,
+                    "Normal",
+                    "Suspended" if value == "True" else "Resumed",
+                    "Job suspended" if value == "True" else "Job resumed",
+                )
 
     def _failure(self, spec: JSONDict, failed: int, start_time: str, active: list[JSONDict]) -> tuple[str, str] | None:
         backoff_limit = int(spec.get("backoffLimit", 6))
@@ -259,8 +271,9 @@ class JobController:
         return succeeded > 0 and not active  # work-queue Jobs: done once one succeeded and none run
 
     @staticmethod
-    def _plan(spec: JSONDict, indexed: bool, completed: set[int], succeeded: int,
-              active: list[JSONDict]) -> tuple[list[int | None], list[JSONDict]]:
+    def _plan(
+        spec: JSONDict, indexed: bool, completed: set[int], succeeded: int, active: list[JSONDict]
+    ) -> tuple[list[int | None], list[JSONDict]]:
         """Pods to create (their indexes; None for NonIndexed) and active pods to delete."""
         parallelism = int(spec.get("parallelism", 1))
         completions = spec.get("completions")
@@ -276,8 +289,13 @@ class JobController:
         if len(active) < want:
             return [None] * (want - len(active)), []
         # Too many: delete the least advanced first (pending before running, newest first).
-        surplus = sorted(active, key=lambda p: ((p.get("status") or {}).get("phase") == "Running",
-                                                str(p["metadata"].get("creationTimestamp", ""))))
+        surplus = sorted(
+            active,
+            key=lambda p: (
+                (p.get("status") or {}).get("phase") == "Running",
+                str(p["metadata"].get("creationTimestamp", "")),
+            ),
+        )
         return [], surplus[: len(active) - want]
 
     # -- writes -----------------------------------------------------------------------------------
@@ -323,8 +341,13 @@ class JobController:
         name, uid = str(meta["name"]), str(meta["uid"])
         template = copy.deepcopy(job["spec"].get("template") or {})
         tmeta = template.get("metadata") or {}
-        labels = {**(tmeta.get("labels") or {}), "batch.kubernetes.io/controller-uid": uid,
-                  "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
+        labels = {
+            **(tmeta.get("labels") or {}),
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": name,
+            "controller-uid": uid,
+            "job-name": name,
+        }
         annotations = dict(tmeta.get("annotations") or {})
         pod_spec = dict(template.get("spec") or {})
         prefix = name[:57] if index is None else f"{name}-{index}"[:57]
@@ -332,24 +355,37 @@ class JobController:
             labels[INDEX_KEY] = str(index)
             annotations[INDEX_KEY] = str(index)
             pod_spec.setdefault("hostname", f"{name}-{index}"[:63])
-            env_var = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-                "fieldPath": f"metadata.annotations['{INDEX_KEY}']"}}}
+            env_var = {
+                "name": "JOB_COMPLETION_INDEX",
+                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_KEY}']"}},
+            }
             pod_spec["containers"] = [
                 {**c, "env": [*(c.get("env") or []), env_var]}
-                if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or []) else c
-                for c in pod_spec.get("containers") or []]
+                if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or [])
+                else c
+                for c in pod_spec.get("containers") or []
+            ]
         metadata: JSONDict = {
-            "name": f"{prefix}-{random_suffix()}", "namespace": meta.get("namespace"), "labels": labels,
-            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
-                                 "controller": True, "blockOwnerDeletion": True}],
+            "name": f"{prefix}-{random_suffix()}",
+            "namespace": meta.get("namespace"),
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": name,
+                    "uid": uid,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         }
         if annotations:
             metadata["annotations"] = annotations
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
     async def _write_status(self, job: JSONDict, status: JSONDict, desired: _Status) -> None:
-        patch = {k: v for k, v in desired.fields.items() if status.get(k) != v and not (
-            v is None and k not in status)}
+        patch = {k: v for k, v in desired.fields.items() if status.get(k) != v and not (v is None and k not in status)}
         if not patch:
             return
         namespace, name = split_key(key_of(job))
@@ -364,9 +400,12 @@ class _Status:
 
     def __init__(self, status: JSONDict, clock: Clock) -> None:
         self.now = format_time(clock.now())
-        self.fields: JSONDict = {"startTime": status.get("startTime"),
-                             "conditions": list(status.get("conditions") or [])}
+        self.fields: JSONDict = {
+            "startTime": status.get("startTime"),
+            "conditions": list(status.get("conditions") or []),
+        }
 
     def set_condition(self, kind: str, value: str, reason: str, message: str) -> None:
-        self.fields["conditions"] = set_condition(self.fields["conditions"], kind, value, reason, message,
-                                                  self.now, probe=True)
+        self.fields["conditions"] = set_condition(
+            self.fields["conditions"], kind, value, reason, message, self.now, probe=True
+        )

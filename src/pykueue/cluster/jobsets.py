@@ -46,8 +46,9 @@ def _succeeded(spec: JSONDict, jobs: list[JSONDict]) -> bool:
     policy = spec.get("successPolicy") or {}
     rjobs = list(spec.get("replicatedJobs") or [])
     targets = set(policy.get("targetReplicatedJobs") or [str(r.get("name")) for r in rjobs])
-    complete = [j for j in jobs if _true(j, "Complete")
-                and (j["metadata"].get("labels") or {}).get(RJOB_NAME) in targets]
+    complete = [
+        j for j in jobs if _true(j, "Complete") and (j["metadata"].get("labels") or {}).get(RJOB_NAME) in targets
+    ]
     if policy.get("operator") == "Any":
         return bool(complete)
     expected = sum(int(r.get("replicas", 1)) for r in rjobs if str(r.get("name")) in targets)
@@ -65,8 +66,9 @@ def _true(obj: JSONDict, kind: str) -> bool:
 
 
 class JobSetController:
-    def __init__(self, client: Client, jobsets: Informer, jobs: Informer, clock: Clock, *,
-                 record: Record = no_record) -> None:
+    def __init__(
+        self, client: Client, jobsets: Informer, jobs: Informer, clock: Clock, *, record: Record = no_record
+    ) -> None:
         self.client = client
         self.record = record
         self.jobsets = jobsets
@@ -104,8 +106,11 @@ class JobSetController:
         now = format_time(self.clock.now())
         conditions = list(status.get("conditions") or [])
         restarts = int(status.get("restarts") or 0)
-        current = [j for j in children if (j["metadata"].get("labels") or {}).get(RESTART_ATTEMPT,
-                                                                                   str(restarts)) == str(restarts)]
+        current = [
+            j
+            for j in children
+            if (j["metadata"].get("labels") or {}).get(RESTART_ATTEMPT, str(restarts)) == str(restarts)
+        ]
         stale = [j for j in children if j not in current]
         desired: JSONDict = {}
         if stale:
@@ -118,8 +123,9 @@ class JobSetController:
                 current = []
             else:
                 await self._delete(key, [j for j in current if not _true(j, "Complete") and not _true(j, "Failed")])
-                conditions = set_condition(conditions, "Failed", "True", "FailedJobs",
-                                           "jobset failed due to one or more job failures", now)
+                conditions = set_condition(
+                    conditions, "Failed", "True", "FailedJobs", "jobset failed due to one or more job failures", now
+                )
                 desired["terminalState"] = "Failed"
         suspend = bool(spec.get("suspend"))
         if "terminalState" not in desired:
@@ -127,8 +133,9 @@ class JobSetController:
         desired["replicatedJobsStatus"] = self._replicated_status(spec, current)
         if "terminalState" not in desired and _succeeded(spec, current):
             await self._delete(key, [j for j in current if not _true(j, "Complete") and not _true(j, "Failed")])
-            conditions = set_condition(conditions, "Completed", "True", "AllJobsCompleted",
-                                       "jobset completed successfully", now)
+            conditions = set_condition(
+                conditions, "Completed", "True", "AllJobsCompleted", "jobset completed successfully", now
+            )
             desired["terminalState"] = "Completed"
         if suspend:
             conditions = set_condition(conditions, "Suspended", "True", "SuspendedJobs", "jobset is suspended", now)
@@ -139,8 +146,7 @@ class JobSetController:
         if patch:
             namespace, name = split_key(key)
             try:
-                await self.client.patch(JOBSETS, name, {"status": patch}, namespace=namespace,
-                                        subresource="status")
+                await self.client.patch(JOBSETS, name, {"status": patch}, namespace=namespace, subresource="status")
             except NotFound:
                 return None
         return None
@@ -198,8 +204,14 @@ class JobSetController:
         js_name, uid = str(meta["name"]), str(meta["uid"])
         rname = str(rjob.get("name", ""))
         template = copy.deepcopy(rjob.get("template") or {})
-        labels = {JOBSET_NAME: js_name, RJOB_NAME: rname, RJOB_REPLICAS: str(rjob.get("replicas", 1)),
-                  JOB_INDEX: str(index), RESTART_ATTEMPT: str(restarts), JOBSET_UID: uid}
+        labels = {
+            JOBSET_NAME: js_name,
+            RJOB_NAME: rname,
+            RJOB_REPLICAS: str(rjob.get("replicas", 1)),
+            JOB_INDEX: str(index),
+            RESTART_ATTEMPT: str(restarts),
+            JOBSET_UID: uid,
+        }
         tmeta = template.get("metadata") or {}
         job_spec = dict(template.get("spec") or {})
         job_spec["suspend"] = bool((js.get("spec") or {}).get("suspend"))
@@ -210,14 +222,23 @@ class JobSetController:
         pod_template["metadata"] = pmeta
         job_spec["template"] = pod_template
         return {
-            "apiVersion": "batch/v1", "kind": "Job",
+            "apiVersion": "batch/v1",
+            "kind": "Job",
             "metadata": {
-                "name": f"{js_name}-{rname}-{index}", "namespace": meta.get("namespace"),
+                "name": f"{js_name}-{rname}-{index}",
+                "namespace": meta.get("namespace"),
                 "labels": {**(tmeta.get("labels") or {}), **labels},
                 "annotations": {**(tmeta.get("annotations") or {}), **labels},
-                "ownerReferences": [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-                                     "name": js_name, "uid": uid, "controller": True,
-                                     "blockOwnerDeletion": True}],
+                "ownerReferences": [
+                    {
+                        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                        "kind": "JobSet",
+                        "name": js_name,
+                        "uid": uid,
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
             },
             "spec": job_spec,
         }
@@ -246,12 +267,16 @@ class JobSetController:
             expected = min(parallelism, completions)
 
             finished = [j for j in mine if _true(j, "Complete") or _true(j, "Failed")]
-            out.append({
-                "name": rname,
-                "ready": sum(1 for j in mine if j not in finished and _ready(j, expected)),
-                "succeeded": sum(1 for j in mine if _true(j, "Complete")),
-                "failed": sum(1 for j in mine if _true(j, "Failed")),
-                "active": sum(1 for j in mine if j not in finished and int((j.get("status") or {}).get("active") or 0)),
-                "suspended": sum(1 for j in mine if (j.get("spec") or {}).get("suspend")),
-            })
+            out.append(
+                {
+                    "name": rname,
+                    "ready": sum(1 for j in mine if j not in finished and _ready(j, expected)),
+                    "succeeded": sum(1 for j in mine if _true(j, "Complete")),
+                    "failed": sum(1 for j in mine if _true(j, "Failed")),
+                    "active": sum(
+                        1 for j in mine if j not in finished and int((j.get("status") or {}).get("active") or 0)
+                    ),
+                    "suspended": sum(1 for j in mine if (j.get("spec") or {}).get("suspend")),
+                }
+            )
         return out

@@ -134,5 +134,6 @@ def _parse_entry(entry: dict[str, Any], where: str) -> list[NodeSpec]:
         return [NodeSpec(name, kind, capacity, labels, taints, duration, user)]
     if not isinstance(count, int) or count < 1:
         raise ValueError(f"{where}.count: must be a positive integer")
-    return [NodeSpec(f"{name}-{i}", kind, dict(capacity), dict(labels), list(taints), duration, user)
-            for i in range(count)]
+    return [
+        NodeSpec(f"{name}-{i}", kind, dict(capacity), dict(labels), list(taints), duration, user) for i in range(count)
+    ]

@@ -64,11 +64,15 @@ def resolve_run_as(user: str | None, *, allow_root: bool) -> RunAs:
     if os.geteuid() != 0:
         me = RunAs(os.geteuid(), os.getegid(), pwd.getpwuid(os.geteuid()).pw_name)
         if user is not None and _lookup(user).uid != me.uid:
-            raise ValueError(f"pods cannot run as {user!r}: pykueue runs as {me.name}, not root, so it cannot "
-                             "switch users (remove 'user' or run pykueue as root)")
+            raise ValueError(
+                f"pods cannot run as {user!r}: pykueue runs as {me.name}, not root, so it cannot "
+                "switch users (remove 'user' or run pykueue as root)"
+            )
         return me
     chosen = _lookup(user if user is not None else ("0" if allow_root else DEFAULT_POD_USER))
     if chosen.uid == 0 and not allow_root:
-        raise ValueError("pods would run as root, with the power to read pykueue's secrets and change the "
-                         "machine: pass --allow-root-pods if that is really meant")
+        raise ValueError(
+            "pods would run as root, with the power to read pykueue's secrets and change the "
+            "machine: pass --allow-root-pods if that is really meant"
+        )
     return chosen

@@ -87,8 +87,9 @@ def is_ready(pod: JSONDict) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
-def set_condition(conditions: list[JSONDict], kind: str, status: str, reason: str, message: str, now: str,
-                  *, probe: bool = False) -> list[JSONDict]:
+def set_condition(
+    conditions: list[JSONDict], kind: str, status: str, reason: str, message: str, now: str, *, probe: bool = False
+) -> list[JSONDict]:
     """Return ``conditions`` with ``kind`` set; lastTransitionTime moves only when the status changes."""
     out = [dict(c) for c in conditions]
     for cond in out:

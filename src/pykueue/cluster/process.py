@@ -65,10 +65,15 @@ def _field_value(pod: JSONDict, path: str, node: str) -> str:
     match = _FIELD.match(path)
     if match:
         return str((meta.get(match[1]) or {}).get(match[2], ""))
-    simple = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
-              "metadata.uid": meta.get("uid"), "spec.nodeName": node,
-              "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", "default"),
-              "status.podIP": "127.0.0.1", "status.hostIP": "127.0.0.1"}
+    simple = {
+        "metadata.name": meta.get("name"),
+        "metadata.namespace": meta.get("namespace"),
+        "metadata.uid": meta.get("uid"),
+        "spec.nodeName": node,
+        "spec.serviceAccountName": (pod.get("spec") or {}).get("serviceAccountName", "default"),
+        "status.podIP": "127.0.0.1",
+        "status.hostIP": "127.0.0.1",
+    }
     return str(simple.get(path) or "")
 
 
@@ -112,14 +117,19 @@ def _lookup(sources: Sources, plural: str, ref: JSONDict) -> str | None:
     return data[key]
 
 
-def container_env(pod: JSONDict, container: JSONDict, node: str, workdir: str,
-                  sources: Sources | None = None) -> dict[str, str]:
+def container_env(
+    pod: JSONDict, container: JSONDict, node: str, workdir: str, sources: Sources | None = None
+) -> dict[str, str]:
     """The process environment: host PATH, kube-like HOSTNAME/HOME, then ``envFrom``, then ``env`` in
     order (literal values with ``$(VAR)`` expansion, fieldRef, configMapKeyRef, secretKeyRef).
     Raises :class:`EnvError` for a missing, non-optional reference."""
     sources = sources or {}
-    env = {"PATH": POD_PATH, "HOME": workdir,
-           "HOSTNAME": str((pod.get("metadata") or {}).get("name", "")), "LANG": "C.UTF-8"}
+    env = {
+        "PATH": POD_PATH,
+        "HOME": workdir,
+        "HOSTNAME": str((pod.get("metadata") or {}).get("name", "")),
+        "LANG": "C.UTF-8",
+    }
     for source in container.get("envFrom") or []:
         prefix = str(source.get("prefix") or "")
         for plural, field in (("configmaps", "configMapRef"), ("secrets", "secretRef")):
@@ -140,13 +150,17 @@ def container_env(pod: JSONDict, container: JSONDict, node: str, workdir: str,
         source = var.get("valueFrom") or {}
         if "value" in var or not source:
             # $(VAR) references to earlier variables expand, as the kubelet does.
-            env[name] = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
-                               lambda m: env.get(m[1], m[0]), str(var.get("value") or ""))
+            env[name] = re.sub(
+                r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m[1], m[0]), str(var.get("value") or "")
+            )
         elif source.get("fieldRef"):
             env[name] = _field_value(pod, str(source["fieldRef"].get("fieldPath", "")), node)
         elif source.get("configMapKeyRef") or source.get("secretKeyRef"):
-            plural, ref = (("configmaps", source["configMapKeyRef"]) if source.get("configMapKeyRef")
-                           else ("secrets", source["secretKeyRef"]))
+            plural, ref = (
+                ("configmaps", source["configMapKeyRef"])
+                if source.get("configMapKeyRef")
+                else ("secrets", source["secretKeyRef"])
+            )
             value = _lookup(sources, plural, ref)
             if value is not None:
                 env[name] = value
@@ -189,8 +203,17 @@ POD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 class ProcessNodeAgent(NodeAgent):
     kind = "process"
 
-    def __init__(self, client: Client, spec: NodeSpec, pods: Informer, clock: Clock, *,
-                 root: Path | None = None, record: Record = no_record, run_as: RunAs | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        spec: NodeSpec,
+        pods: Informer,
+        clock: Clock,
+        *,
+        root: Path | None = None,
+        record: Record = no_record,
+        run_as: RunAs | None = None,
+    ) -> None:
         super().__init__(client, spec, pods, clock, record=record)
         self.run_as = run_as if run_as is not None else resolve_run_as(spec.user, allow_root=False)
         self._own_root = root is None
@@ -199,7 +222,7 @@ class ProcessNodeAgent(NodeAgent):
         self.root.chmod(0o700)
         self.work_root = Path(tempfile.mkdtemp(prefix=f"pykueue-pods-{spec.name}-"))
         """Pods' working directories: outside the data dir, each owned by the pod's user."""
-        self.work_root.chmod(0o711)   # pods may pass through to their own folder, not list the others
+        self.work_root.chmod(0o711)  # pods may pass through to their own folder, not list the others
         self._logs: dict[str, Path] = {}
         """pod key -> its state folder (logs and the shims' records)."""
         self._in_use: dict[Path, int] = {}
@@ -239,7 +262,7 @@ class ProcessNodeAgent(NodeAgent):
         directory = self._logs.pop(key, None)
         if directory is None:
             return
-        if directory in self._in_use:   # a container still stopping needs its shim's records
+        if directory in self._in_use:  # a container still stopping needs its shim's records
             self._remove_when_idle.add(directory)
         else:
             _remove_pod_dir(directory)
@@ -258,15 +281,17 @@ class ProcessNodeAgent(NodeAgent):
                 self._remove_when_idle.discard(pod_dir)
                 _remove_pod_dir(pod_dir)
 
-    def log_reader(self, pod: JSONDict, container: str, options: LogReadOptions, *,
-                   previous: bool = False) -> tuple[FileLogReader, Callable[[], bool]]:
+    def log_reader(
+        self, pod: JSONDict, container: str, options: LogReadOptions, *, previous: bool = False
+    ) -> tuple[FileLogReader, Callable[[], bool]]:
         files = ContainerFiles(self._logs.get(key_of(pod)) or self._pod_dir(pod), container)
         name = pod["metadata"]["name"]
         if previous:
             reader = FileLogReader(files.previous_log, options)
         else:
-            reader = FileLogReader(files.log, options, previous=files.previous_log,
-                                   max_files=container_runs.LOG_MAX_FILES)
+            reader = FileLogReader(
+                files.log, options, previous=files.previous_log, max_files=container_runs.LOG_MAX_FILES
+            )
         try:
             reader.open()
         except FileNotFoundError:
@@ -274,13 +299,17 @@ class ProcessNodeAgent(NodeAgent):
                 raise BadRequest(f'previous terminated container "{container}" in pod "{name}" not found') from None
             started = (pod.get("status") or {}).get("phase") in ("Running", "Succeeded", "Failed")
             if started and not files.state.is_dir():
-                raise BadRequest(f'the log of container "{container}" in pod "{name}" is no longer available '
-                                 "(node agents keep logs only while they run)") from None
-            raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: '
-                             "ContainerCreating") from None
+                raise BadRequest(
+                    f'the log of container "{container}" in pod "{name}" is no longer available '
+                    "(node agents keep logs only while they run)"
+                ) from None
+            raise BadRequest(
+                f'container "{container}" in pod "{name}" is waiting to start: ContainerCreating'
+            ) from None
 
         def running() -> bool:
             return not previous and files.state.is_dir() and not files.exit.exists()
+
         return reader, running
 
     async def _sources(self, pod: JSONDict, container: JSONDict) -> Sources:
@@ -297,8 +326,9 @@ class ProcessNodeAgent(NodeAgent):
                 data = {k: base64.b64decode(v).decode(errors="replace") for k, v in data.items()}
                 data.update({str(k): str(v) for k, v in (obj.get("stringData") or {}).items()})
             elif obj.get("binaryData"):
-                data.update({str(k): base64.b64decode(str(v)).decode(errors="replace")
-                             for k, v in obj["binaryData"].items()})
+                data.update(
+                    {str(k): base64.b64decode(str(v)).decode(errors="replace") for k, v in obj["binaryData"].items()}
+                )
             sources[(plural, name)] = data
         return sources
 
@@ -329,10 +359,14 @@ class ProcessNodeAgent(NodeAgent):
                 return [result]
         containers = list(spec.get("containers") or [])
         await running()
-        results = await asyncio.gather(*(
-            self.supervise(pod, str(c.get("name", "")),
-                           functools.partial(self._run_container, pod, c, pod_dir, work, grace))
-            for c in containers))
+        results = await asyncio.gather(
+            *(
+                self.supervise(
+                    pod, str(c.get("name", "")), functools.partial(self._run_container, pod, c, pod_dir, work, grace)
+                )
+                for c in containers
+            )
+        )
         return list(results)
 
     async def resume(self, pod: JSONDict) -> list[ContainerResult]:
@@ -349,15 +383,15 @@ class ProcessNodeAgent(NodeAgent):
 
             async def run_once() -> ContainerResult:
                 nonlocal adopted
-                if adopted:   # a restart under the pod's restartPolicy starts it afresh
+                if adopted:  # a restart under the pod's restartPolicy starts it afresh
                     return await self._run_container(pod, container, pod_dir, work, grace)
                 adopted = True
                 return await self._adopt(pod, container, pod_dir, grace)
+
             return run_once
 
         containers = list((pod.get("spec") or {}).get("containers") or [])
-        return list(await asyncio.gather(*(self.supervise(pod, str(c.get("name", "")), runs(c))
-                                           for c in containers)))
+        return list(await asyncio.gather(*(self.supervise(pod, str(c.get("name", "")), runs(c)) for c in containers)))
 
     async def _adopt(self, pod: JSONDict, container: JSONDict, pod_dir: Path, grace: float) -> ContainerResult:
         name = str(container.get("name", ""))
@@ -370,21 +404,25 @@ class ProcessNodeAgent(NodeAgent):
                 await container_runs.stop(files, min(grace, STOP_GRACE) if self._stopping else grace)
                 raise
         if ended is None:
-            return ContainerResult(name, 137, "Error", "the container was lost when its node agent restarted",
-                                   started, self.clock.now())
+            return ContainerResult(
+                name, 137, "Error", "the container was lost when its node agent restarted", started, self.clock.now()
+            )
         log.info("node %s: re-adopted container %s of pod %s", self.name, name, key_of(pod))
         return ContainerResult(name, ended.code, ended.reason, ended.message, started, self.clock.now())
 
-    async def _run_container(self, pod: JSONDict, container: JSONDict, pod_dir: Path, work: Path,
-                             grace: float) -> ContainerResult:
+    async def _run_container(
+        self, pod: JSONDict, container: JSONDict, pod_dir: Path, work: Path, grace: float
+    ) -> ContainerResult:
         name = str(container.get("name", ""))
         started = self.clock.now()
         argv = _argv(container)
         files = ContainerFiles(pod_dir, name)
-        files.retire_log()   # a restart: the last instance's log is what --previous shows
+        files.retire_log()  # a restart: the last instance's log is what --previous shows
         if argv is None:
-            message = (f'container "{name}" has no command: pykueue process nodes run the command, not the '
-                       f"image ({container.get('image', '')}); give the container a command")
+            message = (
+                f'container "{name}" has no command: pykueue process nodes run the command, not the '
+                f"image ({container.get('image', '')}); give the container a command"
+            )
             files.log.write_bytes(cri_log.record(message))
             return ContainerResult(name, 128, "ContainerCannotRun", message, started, self.clock.now())
         try:
@@ -393,15 +431,16 @@ class ProcessNodeAgent(NodeAgent):
             files.log.write_bytes(cri_log.record(str(exc)))
             return ContainerResult(name, 1, "CreateContainerConfigError", str(exc), started, self.clock.now())
         with self._using(pod_dir):
-            shim = await container_runs.start(files, argv, workdir=work, env=env, run_as=self.run_as,
-                                              data_limit=memory_limit(container))
+            shim = await container_runs.start(
+                files, argv, workdir=work, env=env, run_as=self.run_as, data_limit=memory_limit(container)
+            )
             try:
                 await shim.wait()
             except asyncio.CancelledError:
                 # Shutting the agent down is not worth a full grace period per stubborn process.
                 await container_runs.stop(files, min(grace, STOP_GRACE) if self._stopping else grace, shim)
                 if self._stopping:
-                    files.clear()   # stopped with the agent: a later agent reports it lost, never re-adopts
+                    files.clear()  # stopped with the agent: a later agent reports it lost, never re-adopts
                 raise
             ended = container_runs.outcome(files)
         return ContainerResult(name, ended.code, ended.reason, ended.message, started, self.clock.now())

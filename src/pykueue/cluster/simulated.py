@@ -60,15 +60,19 @@ class SimulatedNodeAgent(NodeAgent):
     def _results(self, pod: JSONDict, started: float) -> list[ContainerResult]:
         code = self._exit_code(pod)
         now = self.clock.now()
-        return [ContainerResult(str(c.get("name", "")), code, "Completed" if code == 0 else "Error", "",
-                                started, now)
-                for c in (pod.get("spec") or {}).get("containers") or []]
+        return [
+            ContainerResult(str(c.get("name", "")), code, "Completed" if code == 0 else "Error", "", started, now)
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ]
 
     async def execute(self, pod: JSONDict, running: Running) -> list[ContainerResult]:
         await running()
         containers = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
-        return list(await asyncio.gather(*(self.supervise(pod, name, functools.partial(self._run_once, pod, name))
-                                           for name in containers)))
+        return list(
+            await asyncio.gather(
+                *(self.supervise(pod, name, functools.partial(self._run_once, pod, name)) for name in containers)
+            )
+        )
 
     async def _run_once(self, pod: JSONDict, name: str) -> ContainerResult:
         started = self.clock.now()
@@ -84,8 +88,9 @@ class SimulatedNodeAgent(NodeAgent):
             await self._sleep(remaining)
         return self._results(pod, started)
 
-    def log_reader(self, pod: JSONDict, container: str, options: LogReadOptions, *,
-                   previous: bool = False) -> tuple[MemoryLogReader, Callable[[], bool]]:
+    def log_reader(
+        self, pod: JSONDict, container: str, options: LogReadOptions, *, previous: bool = False
+    ) -> tuple[MemoryLogReader, Callable[[], bool]]:
         """One line, stamped with the pod's start: nothing runs, so nothing else is printed."""
         name = (pod.get("metadata") or {}).get("name", "")
         if previous:
@@ -100,4 +105,5 @@ class SimulatedNodeAgent(NodeAgent):
         def running() -> bool:
             latest = self.pods.get_by_key(key)
             return latest is not None and (latest.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
         return reader, running

@@ -30,7 +30,6 @@ from pykueue.registry.admission import AdmissionHook, AdmissionRequest
 __all__ = ["FINALIZER_RESOURCES", "VALIDATING_JOB_WEBHOOKS", "build_hooks"]
 
 
-
 def _resource_key(integration: Integration) -> str:
     res = integration.res
     return f"{res.plural}.{res.group}" if res.group else res.plural
@@ -61,7 +60,8 @@ def _validator(webhook: str, rules: _Rules, config: KueueConfig) -> Callable[[Ad
     def validate(request: AdmissionRequest) -> list[FieldError]:
         obj, old = request.object, request.old_object
         managed = config.manage_jobs_without_queue_name or any(
-            QUEUE_LABEL in ((o.get("metadata") or {}).get("labels") or {}) for o in (obj, old) if o is not None)
+            QUEUE_LABEL in ((o.get("metadata") or {}).get("labels") or {}) for o in (obj, old) if o is not None
+        )
         if not managed:
             return []
         return [replace(e, webhook=webhook) for e in rules(obj, old)]
@@ -71,8 +71,12 @@ def _validator(webhook: str, rules: _Rules, config: KueueConfig) -> Callable[[Ad
 
 def build_hooks(integrations: list[Integration], config: KueueConfig, caches: Caches) -> list[AdmissionHook]:
     hooks = [
-        AdmissionHook(name=f"kueue-{resource.split('.')[0][:-1]}-finalizer", resources=frozenset({resource}),
-                      operations=frozenset({"CREATE"}), mutate=_add_finalizer)
+        AdmissionHook(
+            name=f"kueue-{resource.split('.')[0][:-1]}-finalizer",
+            resources=frozenset({resource}),
+            operations=frozenset({"CREATE"}),
+            mutate=_add_finalizer,
+        )
         for resource in FINALIZER_RESOURCES
     ]
     for integration in integrations:
@@ -82,10 +86,21 @@ def build_hooks(integrations: list[Integration], config: KueueConfig, caches: Ca
             result: JSONDict | None = mutator(request.object, config, caches)
             return result
 
-        hooks.append(AdmissionHook(name=f"kueue-{integration.name}", resources=frozenset({_resource_key(integration)}),
-                                   operations=frozenset({"CREATE"}), mutate=mutate))
+        hooks.append(
+            AdmissionHook(
+                name=f"kueue-{integration.name}",
+                resources=frozenset({_resource_key(integration)}),
+                operations=frozenset({"CREATE"}),
+                mutate=mutate,
+            )
+        )
         if integration.name in VALIDATING_JOB_WEBHOOKS:
             webhook, rules = VALIDATING_JOB_WEBHOOKS[integration.name]
-            hooks.append(AdmissionHook(name=webhook, resources=frozenset({_resource_key(integration)}),
-                                       validate=_validator(webhook, rules, config)))
+            hooks.append(
+                AdmissionHook(
+                    name=webhook,
+                    resources=frozenset({_resource_key(integration)}),
+                    validate=_validator(webhook, rules, config),
+                )
+            )
     return hooks

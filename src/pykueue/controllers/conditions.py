@@ -32,7 +32,6 @@ FINALIZER = "kueue.x-k8s.io/resource-in-use"
 """The finalizer Kueue puts on ClusterQueues, ResourceFlavors and Workloads."""
 
 
-
 def condition(obj: JSONDict, ctype: str) -> JSONDict | None:
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if cond.get("type") == ctype:
@@ -52,8 +51,15 @@ def transition_time(obj: JSONDict, ctype: str) -> float | None:
     return parse_time(cond["lastTransitionTime"])
 
 
-def set_condition(conditions: list[JSONDict], ctype: str, status: str, reason: str, message: str,
-                  now: float, observed_generation: int | None = None) -> bool:
+def set_condition(
+    conditions: list[JSONDict],
+    ctype: str,
+    status: str,
+    reason: str,
+    message: str,
+    now: float,
+    observed_generation: int | None = None,
+) -> bool:
     """Set (or add) a condition in place. Returns True when anything visible changed."""
     for i, cond in enumerate(conditions):
         if cond.get("type") != ctype:
@@ -68,8 +74,13 @@ def set_condition(conditions: list[JSONDict], ctype: str, status: str, reason: s
             return False
         conditions[i] = new
         return True
-    new_cond: JSONDict = {"type": ctype, "status": status, "reason": reason, "message": message,
-                          "lastTransitionTime": format_time(now)}
+    new_cond: JSONDict = {
+        "type": ctype,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": format_time(now),
+    }
     if observed_generation is not None:
         new_cond["observedGeneration"] = observed_generation
     conditions.append(new_cond)

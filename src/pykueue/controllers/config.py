@@ -265,9 +265,21 @@ class _Reader:
 
 
 # Fields of Kueue's Configuration that do not change pykueue's behaviour; accepted, not interpreted.
-_IGNORED_TOP = ("health", "metrics", "webhook", "controller", "clientConnection", "leaderElection",
-                "internalCertManagement", "multiKueue", "resources", "pprofBindAddress",
-                "featureGates", "queueVisibility", "waitForPodsReadyLegacy")
+_IGNORED_TOP = (
+    "health",
+    "metrics",
+    "webhook",
+    "controller",
+    "clientConnection",
+    "leaderElection",
+    "internalCertManagement",
+    "multiKueue",
+    "resources",
+    "pprofBindAddress",
+    "featureGates",
+    "queueVisibility",
+    "waitForPodsReadyLegacy",
+)
 
 
 def parse_config(data: Any) -> KueueConfig:
@@ -297,9 +309,15 @@ def parse_config(data: Any) -> KueueConfig:
     if errors:
         raise ConfigError(errors)
     return KueueConfig(
-        manage_jobs_without_queue_name=manage, managed_jobs_namespace_selector=selector,
-        wait_for_pods_ready=wfpr, fair_sharing=fair, admission_fair_sharing=afs,
-        integrations=integrations, namespace=namespace, retain_finished_workloads_seconds=retain, tls=tls,
+        manage_jobs_without_queue_name=manage,
+        managed_jobs_namespace_selector=selector,
+        wait_for_pods_ready=wfpr,
+        fair_sharing=fair,
+        admission_fair_sharing=afs,
+        integrations=integrations,
+        namespace=namespace,
+        retain_finished_workloads_seconds=retain,
+        tls=tls,
     )
 
 
@@ -313,8 +331,9 @@ def load_config(text: str) -> KueueConfig:
 
 
 def _namespace_selector(root: _Reader, namespace: str, errors: list[tuple[str, str]]) -> NamespaceSelector:
-    default = NamespaceSelector(match_expressions=(
-        ("kubernetes.io/metadata.name", "NotIn", ("kube-system", namespace)),))
+    default = NamespaceSelector(
+        match_expressions=(("kubernetes.io/metadata.name", "NotIn", ("kube-system", namespace)),)
+    )
     if not root.has("managedJobsNamespaceSelector"):
         root.get("managedJobsNamespaceSelector")
         return default
@@ -356,8 +375,9 @@ def _wait_for_pods_ready(root: _Reader, errors: list[tuple[str, str]], *, v1beta
     w = _Reader(root.get("waitForPodsReady"), "waitForPodsReady", errors)
     enable = w.boolean("enable", not v1beta1)
     timeout = _duration(w.get("timeout"), w.sub("timeout"), errors) if w.has("timeout") else 1800.0
-    recovery = (_duration(w.get("recoveryTimeout"), w.sub("recoveryTimeout"), errors)
-                if w.has("recoveryTimeout") else None)
+    recovery = (
+        _duration(w.get("recoveryTimeout"), w.sub("recoveryTimeout"), errors) if w.has("recoveryTimeout") else None
+    )
     block = w.boolean("blockAdmission", False)
     strategy = RequeuingStrategy()
     if w.has("requeuingStrategy"):
@@ -370,15 +390,21 @@ def _wait_for_pods_ready(root: _Reader, errors: list[tuple[str, str]], *, v1beta
         maximum = r.integer("backoffMaxSeconds", 3600) or 3600
         limit = r.integer("backoffLimitCount", None)
         r.done()
-        strategy = RequeuingStrategy(timestamp=timestamp, backoff_base_seconds=base,
-                                     backoff_max_seconds=maximum, backoff_limit_count=limit)
+        strategy = RequeuingStrategy(
+            timestamp=timestamp, backoff_base_seconds=base, backoff_max_seconds=maximum, backoff_limit_count=limit
+        )
     else:
         w.get("requeuingStrategy")
     w.done()
     if timeout is not None and timeout <= 0 and enable:
         errors.append((w.sub("timeout"), "must be positive"))
-    return WaitForPodsReady(enable=enable, timeout_seconds=timeout or 1800.0, block_admission=block,
-                            recovery_timeout_seconds=recovery, requeuing_strategy=strategy)
+    return WaitForPodsReady(
+        enable=enable,
+        timeout_seconds=timeout or 1800.0,
+        block_admission=block,
+        recovery_timeout_seconds=recovery,
+        requeuing_strategy=strategy,
+    )
 
 
 def _fair_sharing(root: _Reader, errors: list[tuple[str, str]], *, v1beta1: bool) -> FairSharingConfig | None:
@@ -386,13 +412,17 @@ def _fair_sharing(root: _Reader, errors: list[tuple[str, str]], *, v1beta1: bool
         root.get("fairSharing")
         return None
     f = _Reader(root.get("fairSharing"), "fairSharing", errors)
-    enable = f.boolean("enable", not v1beta1)   # v1beta1 needs enable: true; v1beta2: presence means on
+    enable = f.boolean("enable", not v1beta1)  # v1beta1 needs enable: true; v1beta2: presence means on
     strategies = f.strings("preemptionStrategies")
     f.done()
     if strategies and strategies not in _ALLOWED_STRATEGIES:
-        errors.append((f.sub("preemptionStrategies"),
-                       "must be one of [LessThanOrEqualToFinalShare], [LessThanInitialShare], "
-                       "[LessThanOrEqualToFinalShare, LessThanInitialShare]"))
+        errors.append(
+            (
+                f.sub("preemptionStrategies"),
+                "must be one of [LessThanOrEqualToFinalShare], [LessThanInitialShare], "
+                "[LessThanOrEqualToFinalShare, LessThanInitialShare]",
+            )
+        )
         strategies = None
     if not enable:
         return None
@@ -404,10 +434,14 @@ def _admission_fair_sharing(root: _Reader, errors: list[tuple[str, str]]) -> Adm
         root.get("admissionFairSharing")
         return None
     a = _Reader(root.get("admissionFairSharing"), "admissionFairSharing", errors)
-    half = _duration(a.get("usageHalfLifeTime"), a.sub("usageHalfLifeTime"), errors) if a.has(
-        "usageHalfLifeTime") else 0.0
-    sampling = _duration(a.get("usageSamplingInterval"), a.sub("usageSamplingInterval"), errors) if a.has(
-        "usageSamplingInterval") else 300.0
+    half = (
+        _duration(a.get("usageHalfLifeTime"), a.sub("usageHalfLifeTime"), errors) if a.has("usageHalfLifeTime") else 0.0
+    )
+    sampling = (
+        _duration(a.get("usageSamplingInterval"), a.sub("usageSamplingInterval"), errors)
+        if a.has("usageSamplingInterval")
+        else 300.0
+    )
     weights_raw = a.get("resourceWeights") or {}
     weights: dict[str, float] = {}
     if not isinstance(weights_raw, dict):
@@ -419,9 +453,9 @@ def _admission_fair_sharing(root: _Reader, errors: list[tuple[str, str]]) -> Adm
             else:
                 weights[str(name)] = float(value)
     a.done()
-    return AdmissionFairSharingConfig(usage_half_life_seconds=half or 0.0,
-                                      usage_sampling_interval_seconds=sampling or 300.0,
-                                      resource_weights=weights)
+    return AdmissionFairSharingConfig(
+        usage_half_life_seconds=half or 0.0, usage_sampling_interval_seconds=sampling or 300.0, resource_weights=weights
+    )
 
 
 def _integrations(root: _Reader, errors: list[tuple[str, str]]) -> IntegrationsConfig:
@@ -439,8 +473,12 @@ def _integrations(root: _Reader, errors: list[tuple[str, str]]) -> IntegrationsC
     for n, name in enumerate(frameworks):
         canonical = _FRAMEWORK_ALIASES.get(name, name)
         if canonical not in KUEUE_FRAMEWORKS:
-            errors.append((f"{i.sub('frameworks')}[{n}]",
-                           f'unsupported framework "{name}"; Kueue\'s frameworks: {", ".join(KUEUE_FRAMEWORKS)}'))
+            errors.append(
+                (
+                    f"{i.sub('frameworks')}[{n}]",
+                    f'unsupported framework "{name}"; Kueue\'s frameworks: {", ".join(KUEUE_FRAMEWORKS)}',
+                )
+            )
         elif canonical not in KNOWN_FRAMEWORKS:
             if canonical not in missing:
                 missing.append(canonical)
@@ -457,7 +495,7 @@ def _retention(root: _Reader, errors: list[tuple[str, str]]) -> float | None:
     workloads = _Reader(policies.get("workloads"), policies.sub("workloads"), errors)
     after = workloads.get("afterFinished")
     retain = _duration(after, workloads.sub("afterFinished"), errors) if after is not None else None
-    workloads.get("afterDeactivatedByKueue")   # accepted; deactivated workloads are kept (not implemented)
+    workloads.get("afterDeactivatedByKueue")  # accepted; deactivated workloads are kept (not implemented)
     workloads.done()
     policies.done()
     return retain
@@ -473,8 +511,9 @@ def _tls(root: _Reader, errors: list[tuple[str, str]]) -> TLSOptions:
     if version is None or version == "":
         version = ""
     elif version not in TLS_VERSIONS:
-        errors.append((t.sub("minVersion"), f'unsupported TLS version "{version}"; supported: '
-                       + ", ".join(TLS_VERSIONS)))
+        errors.append(
+            (t.sub("minVersion"), f'unsupported TLS version "{version}"; supported: ' + ", ".join(TLS_VERSIONS))
+        )
         version = ""
     suites = t.strings("cipherSuites") or ()
     for n, suite in enumerate(suites):
@@ -482,7 +521,7 @@ def _tls(root: _Reader, errors: list[tuple[str, str]]) -> TLSOptions:
             errors.append((f"{t.sub('cipherSuites')}[{n}]", f'unsupported cipher suite "{suite}"'))
     t.done()
     options = TLSOptions(min_version=str(version), cipher_suites=tuple(s for s in suites if s in CIPHER_SUITES))
-    try:   # fail here, with the field's path, rather than when the server starts
+    try:  # fail here, with the field's path, rather than when the server starts
         options.apply(ssl.create_default_context(ssl.Purpose.CLIENT_AUTH))
     except ssl.SSLError:
         errors.append((t.sub("cipherSuites"), "none of these cipher suites is available in this Python's OpenSSL"))

@@ -30,13 +30,14 @@ log = logging.getLogger(__name__)
 
 
 class EventRecorder:
-    def __init__(self, client: Client, clock: Clock, *, component: str = "kueue-admission",
-                 max_backlog: int = 10_000) -> None:
+    def __init__(
+        self, client: Client, clock: Clock, *, component: str = "kueue-admission", max_backlog: int = 10_000
+    ) -> None:
         self._client = client
         self._clock = clock
         self._component = component
         self._queue: OrderedDict[str, tuple[JSONDict, str, str, str]] = OrderedDict()
-        self._counts: dict[str, tuple[str, str, int]] = {}   # key -> (namespace, name, count)
+        self._counts: dict[str, tuple[str, str, int]] = {}  # key -> (namespace, name, count)
         self._max = max_backlog
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -44,9 +45,12 @@ class EventRecorder:
     def record(self, obj: JSONDict, etype: str, reason: str, message: str) -> None:
         meta = obj.get("metadata") or {}
         ref = {
-            "apiVersion": obj.get("apiVersion", ""), "kind": obj.get("kind", ""),
-            "name": meta.get("name", ""), "namespace": meta.get("namespace", ""),
-            "uid": meta.get("uid", ""), "resourceVersion": meta.get("resourceVersion", ""),
+            "apiVersion": obj.get("apiVersion", ""),
+            "kind": obj.get("kind", ""),
+            "name": meta.get("name", ""),
+            "namespace": meta.get("namespace", ""),
+            "uid": meta.get("uid", ""),
+            "resourceVersion": meta.get("resourceVersion", ""),
         }
         key = "\x00".join((ref["namespace"], ref["kind"], ref["name"], ref["uid"], etype, reason, message))
         self._queue[key] = (ref, etype, reason, message)
@@ -86,8 +90,7 @@ class EventRecorder:
             if known is not None:
                 ns, name, count = known
                 try:
-                    await self._client.patch(EVENTS, name, {"count": count + 1, "lastTimestamp": now},
-                                             namespace=ns)
+                    await self._client.patch(EVENTS, name, {"count": count + 1, "lastTimestamp": now}, namespace=ns)
                     self._counts[key] = (ns, name, count + 1)
                     return
                 except NotFound:
@@ -95,19 +98,25 @@ class EventRecorder:
             digest = hashlib.sha1(key.encode()).hexdigest()[:10]
             name = f"{ref['name']}.{digest}"
             event = {
-                "apiVersion": "v1", "kind": "Event",
+                "apiVersion": "v1",
+                "kind": "Event",
                 "metadata": {"name": name, "namespace": namespace},
-                "involvedObject": ref, "reason": reason, "message": message, "type": etype,
-                "source": {"component": self._component}, "reportingComponent": self._component,
-                "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+                "involvedObject": ref,
+                "reason": reason,
+                "message": message,
+                "type": etype,
+                "source": {"component": self._component},
+                "reportingComponent": self._component,
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "count": 1,
             }
             try:
                 await self._client.create(EVENTS, event, namespace)
                 self._counts[key] = (namespace, name, 1)
             except ApiError as exc:
-                if exc.code == 409:   # the same event from an earlier run: aggregate onto it
-                    await self._client.patch(EVENTS, name, {"count": 2, "lastTimestamp": now},
-                                             namespace=namespace)
+                if exc.code == 409:  # the same event from an earlier run: aggregate onto it
+                    await self._client.patch(EVENTS, name, {"count": 2, "lastTimestamp": now}, namespace=namespace)
                     self._counts[key] = (namespace, name, 2)
                 else:
                     raise
@@ -115,5 +124,5 @@ class EventRecorder:
                 self._counts.clear()
         except ApiError as exc:
             log.debug("event %s/%s not written: %s", reason, ref.get("name"), exc)
-        except Exception:   # events are best effort; never take a controller down
+        except Exception:  # events are best effort; never take a controller down
             log.exception("writing event %s failed", reason)

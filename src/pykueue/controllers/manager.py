@@ -58,13 +58,27 @@ log = logging.getLogger(__name__)
 STOP_GRACE = 5.0
 """Seconds ``stop()`` waits for each background piece before giving up on it (and saying so)."""
 
-_CONFIG_KINDS = (NAMESPACES, RESOURCE_FLAVORS, COHORTS, CLUSTER_QUEUES, LOCAL_QUEUES,
-                 WORKLOAD_PRIORITY_CLASSES, PRIORITY_CLASSES)
+_CONFIG_KINDS = (
+    NAMESPACES,
+    RESOURCE_FLAVORS,
+    COHORTS,
+    CLUSTER_QUEUES,
+    LOCAL_QUEUES,
+    WORKLOAD_PRIORITY_CLASSES,
+    PRIORITY_CLASSES,
+)
 
 
 class ControllerManager:
-    def __init__(self, client: Client, config: KueueConfig | None = None, clock: Clock | None = None, *,
-                 workers: int = 4, metrics_registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        config: KueueConfig | None = None,
+        clock: Clock | None = None,
+        *,
+        workers: int = 4,
+        metrics_registry: CollectorRegistry | None = None,
+    ) -> None:
         self.client = client
         self.config = config or KueueConfig()
         self.clock: Clock = clock or SystemClock()
@@ -76,26 +90,56 @@ class ControllerManager:
             QueueGauges(self.scheduler).register(metrics_registry)
         self.informers: dict[Res, Informer] = {res: Informer(client, res) for res in (*_CONFIG_KINDS, WORKLOADS)}
         inf = self.informers
-        self.caches = Caches(workloads=inf[WORKLOADS], local_queues=inf[LOCAL_QUEUES], namespaces=inf[NAMESPACES],
-                             flavors=inf[RESOURCE_FLAVORS], priority_classes=inf[PRIORITY_CLASSES],
-                             workload_priority_classes=inf[WORKLOAD_PRIORITY_CLASSES])
+        self.caches = Caches(
+            workloads=inf[WORKLOADS],
+            local_queues=inf[LOCAL_QUEUES],
+            namespaces=inf[NAMESPACES],
+            flavors=inf[RESOURCE_FLAVORS],
+            priority_classes=inf[PRIORITY_CLASSES],
+            workload_priority_classes=inf[WORKLOAD_PRIORITY_CLASSES],
+        )
         self.recorder = EventRecorder(client, self.clock)
         self.integrations = enabled(self.config.integrations.frameworks)
         self.unqueued = UnqueuedWarner(client, self.recorder, tuple(i.name for i in self.integrations))
         self.job_informers: dict[str, Informer] = {
-            i.name: Informer(client, i.res, label_selector=i.label_selector) for i in self.integrations}
-        self.jobs = [JobReconciler(i, client, self.config, self.clock, self.recorder, self.job_informers[i.name],
-                                   self.caches) for i in self.integrations]
+            i.name: Informer(client, i.res, label_selector=i.label_selector) for i in self.integrations
+        }
+        self.jobs = [
+            JobReconciler(i, client, self.config, self.clock, self.recorder, self.job_informers[i.name], self.caches)
+            for i in self.integrations
+        ]
         wfpr = self.config.wait_for_pods_ready
-        self.scheduling = SchedulerLoop(client, self.scheduler, self.clock, self.recorder, inf[WORKLOADS],
-                                        block_admission=wfpr.enable and wfpr.block_admission, metrics=self.metrics)
-        self.workloads = WorkloadController(client, self.config, self.clock, self.recorder, self.scheduler,
-                                            inf[WORKLOADS], inf[LOCAL_QUEUES], inf[CLUSTER_QUEUES], self._job_owned,
-                                            metrics=self.metrics)
-        self.queues = QueueStatusWriter(client, self.clock, self.scheduler,
-                                        fair_sharing=self.config.fair_sharing is not None,
-                                        cluster_queues=inf[CLUSTER_QUEUES], local_queues=inf[LOCAL_QUEUES],
-                                        cohorts=inf[COHORTS], flavors=inf[RESOURCE_FLAVORS])
+        self.scheduling = SchedulerLoop(
+            client,
+            self.scheduler,
+            self.clock,
+            self.recorder,
+            inf[WORKLOADS],
+            block_admission=wfpr.enable and wfpr.block_admission,
+            metrics=self.metrics,
+        )
+        self.workloads = WorkloadController(
+            client,
+            self.config,
+            self.clock,
+            self.recorder,
+            self.scheduler,
+            inf[WORKLOADS],
+            inf[LOCAL_QUEUES],
+            inf[CLUSTER_QUEUES],
+            self._job_owned,
+            metrics=self.metrics,
+        )
+        self.queues = QueueStatusWriter(
+            client,
+            self.clock,
+            self.scheduler,
+            fair_sharing=self.config.fair_sharing is not None,
+            cluster_queues=inf[CLUSTER_QUEUES],
+            local_queues=inf[LOCAL_QUEUES],
+            cohorts=inf[COHORTS],
+            flavors=inf[RESOURCE_FLAVORS],
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         self._wire()
@@ -173,8 +217,9 @@ class ControllerManager:
             except NotFound:
                 # the kind is not served (e.g. no JobSet CRD on this cluster): the integration stays off,
                 # and must not act on workloads it cannot see the jobs of
-                log.warning("integration %s disabled: %s is not served", reconciler.integration.name,
-                            reconciler.integration.res)
+                log.warning(
+                    "integration %s disabled: %s is not served", reconciler.integration.name, reconciler.integration.res
+                )
                 reconciler.disable()
                 self.jobs.remove(reconciler)
         self.recorder.start()
@@ -182,11 +227,14 @@ class ControllerManager:
         self.scheduling.start()
         self._spawn(self.queues.run(), "queue-status")
         self._spawn(self.workloads.timers.run(), "workload-timers")
-        self._spawn(run_workers(self.workloads.queue, self.workloads.reconcile, workers=self._workers),
-                    "workload-controller")
+        self._spawn(
+            run_workers(self.workloads.queue, self.workloads.reconcile, workers=self._workers), "workload-controller"
+        )
         for reconciler in self.jobs:
-            self._spawn(run_workers(reconciler.queue, reconciler.reconcile, workers=self._workers),
-                        f"jobs-{reconciler.integration.name}")
+            self._spawn(
+                run_workers(reconciler.queue, reconciler.reconcile, workers=self._workers),
+                f"jobs-{reconciler.integration.name}",
+            )
         self.queues.mark_all()
         self.scheduling.wake()
         self._running = True

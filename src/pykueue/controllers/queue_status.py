@@ -63,9 +63,19 @@ def _flavor_list(order: list[tuple[str, list[str]]], usage: Usage, *, borrowed: 
 
 
 class QueueStatusWriter:
-    def __init__(self, client: Client, clock: Clock, scheduler: Scheduler, *, fair_sharing: bool,
-                 cluster_queues: Informer, local_queues: Informer, cohorts: Informer, flavors: Informer,
-                 interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        client: Client,
+        clock: Clock,
+        scheduler: Scheduler,
+        *,
+        fair_sharing: bool,
+        cluster_queues: Informer,
+        local_queues: Informer,
+        cohorts: Informer,
+        flavors: Informer,
+        interval: float = 0.1,
+    ) -> None:
         self._client = client
         self._clock = clock
         self._scheduler = scheduler
@@ -98,8 +108,12 @@ class QueueStatusWriter:
         name = obj["metadata"]["name"]
         if etype != "DELETED":
             self._dirty_cq.add(name)
-        if old is None or old.get("spec") != obj.get("spec") or etype == "DELETED" or (
-                (old.get("status") or {}).get("conditions") != (obj.get("status") or {}).get("conditions")):
+        if (
+            old is None
+            or old.get("spec") != obj.get("spec")
+            or etype == "DELETED"
+            or ((old.get("status") or {}).get("conditions") != (obj.get("status") or {}).get("conditions"))
+        ):
             for lq in self._lqs.list():
                 if (lq.get("spec") or {}).get("clusterQueue") == name:
                     self._dirty_lq.add((lq["metadata"].get("namespace", ""), lq["metadata"]["name"]))
@@ -174,7 +188,7 @@ class QueueStatusWriter:
         results = await asyncio.gather(*jobs, return_exceptions=True)
         for result in results:
             if isinstance(result, ApiError) and result.code == 409:
-                self.mark_all()   # raced with another writer: recompute next round
+                self.mark_all()  # raced with another writer: recompute next round
             elif isinstance(result, BaseException) and not isinstance(result, ApiError):
                 log.error("queue status write failed: %r", result)
 
@@ -197,8 +211,7 @@ class QueueStatusWriter:
             s["admittedWorkloads"] = usage.admitted_workloads
             s["flavorsReservation"] = _flavor_list(order, usage.reservation, borrowed=True)
             s["flavorsUsage"] = _flavor_list(order, usage.usage, borrowed=True)
-            set_condition(s.setdefault("conditions", []), "Active", "True" if active else "False", reason, message,
-                          now)
+            set_condition(s.setdefault("conditions", []), "Active", "True" if active else "False", reason, message, now)
             if share is not None:
                 s["fairSharing"] = {"weightedShare": share}
             return True
@@ -206,20 +219,35 @@ class QueueStatusWriter:
         written = await update_status(self._client, CLUSTER_QUEUES, cq, edit)
         meta = cq.get("metadata") or {}
         if not meta.get("deletionTimestamp") and FINALIZER not in (meta.get("finalizers") or []):
-            await self._add_finalizer(CLUSTER_QUEUES, written or cq)   # no webhook added it (cluster mode)
-        elif meta.get("deletionTimestamp") and FINALIZER in (meta.get("finalizers") or []) \
-                and usage.reserving_workloads == 0:
+            await self._add_finalizer(CLUSTER_QUEUES, written or cq)  # no webhook added it (cluster mode)
+        elif (
+            meta.get("deletionTimestamp")
+            and FINALIZER in (meta.get("finalizers") or [])
+            and usage.reserving_workloads == 0
+        ):
             current = written or cq
-            await self._client.patch(CLUSTER_QUEUES, name, {"metadata": {
-                "finalizers": [f for f in meta.get("finalizers") or [] if f != FINALIZER],
-                "resourceVersion": (current.get("metadata") or {}).get("resourceVersion")}})
+            await self._client.patch(
+                CLUSTER_QUEUES,
+                name,
+                {
+                    "metadata": {
+                        "finalizers": [f for f in meta.get("finalizers") or [] if f != FINALIZER],
+                        "resourceVersion": (current.get("metadata") or {}).get("resourceVersion"),
+                    }
+                },
+            )
 
     def _lq_usage(self, namespace: str, name: str) -> tuple[int, int, int, Usage, Usage]:
         """The engine's incremental view (O(workloads holding quota in the CQ)); scanning the
         LocalQueue's Workloads per write cost 25-60 % of the server with deep queues."""
         usage = self._scheduler.local_queue_usage(namespace, name)
-        return (usage.pending_workloads, usage.reserving_workloads, usage.admitted_workloads,
-                usage.reservation, usage.usage)
+        return (
+            usage.pending_workloads,
+            usage.reserving_workloads,
+            usage.admitted_workloads,
+            usage.reservation,
+            usage.usage,
+        )
 
     async def _write_lq(self, namespace: str, name: str) -> None:
         lq = self._lqs.get(name, namespace)
@@ -252,7 +280,8 @@ class QueueStatusWriter:
             s["reservingWorkloads"] = reserving
             s["admittedWorkloads"] = admitted
             s["flavorsReservation"] = _flavor_list(
-                [o for o in order if o[0] in reserved] or [], reserved, borrowed=False)
+                [o for o in order if o[0] in reserved] or [], reserved, borrowed=False
+            )
             s["flavorsUsage"] = _flavor_list([o for o in order if o[0] in used] or [], used, borrowed=False)
             set_condition(s.setdefault("conditions", []), "Active", active, reason, message, now)
             return True
@@ -269,14 +298,22 @@ class QueueStatusWriter:
             share = self._scheduler.weighted_share("Cohort", name)
         except KeyError:
             return
-        await update_status(self._client, COHORTS, cohort,
-                            lambda s, _: s.update(fairSharing={"weightedShare": share}) is None)
+        await update_status(
+            self._client, COHORTS, cohort, lambda s, _: s.update(fairSharing={"weightedShare": share}) is None
+        )
 
     async def _add_finalizer(self, res: Res, obj: JSONDict) -> None:
         meta = obj.get("metadata") or {}
-        await self._client.patch(res, meta["name"], {"metadata": {
-            "finalizers": [*(meta.get("finalizers") or []), FINALIZER],
-            "resourceVersion": meta.get("resourceVersion")}})
+        await self._client.patch(
+            res,
+            meta["name"],
+            {
+                "metadata": {
+                    "finalizers": [*(meta.get("finalizers") or []), FINALIZER],
+                    "resourceVersion": meta.get("resourceVersion"),
+                }
+            },
+        )
 
     async def _finalize_rf(self, name: str) -> None:
         rf = self._flavors.get(name)
@@ -291,6 +328,13 @@ class QueueStatusWriter:
             return
         if any(name in {f for f, _ in _flavor_order(cq)} for cq in self._cqs.list()):
             return
-        await self._client.patch(RESOURCE_FLAVORS, name, {"metadata": {
-            "finalizers": [f for f in meta.get("finalizers") or [] if f != FINALIZER],
-            "resourceVersion": meta.get("resourceVersion")}})
+        await self._client.patch(
+            RESOURCE_FLAVORS,
+            name,
+            {
+                "metadata": {
+                    "finalizers": [f for f in meta.get("finalizers") or [] if f != FINALIZER],
+                    "resourceVersion": meta.get("resourceVersion"),
+                }
+            },
+        )

@@ -65,8 +65,17 @@ def _rv(obj: JSONDict) -> int | None:
 
 
 class SchedulerLoop:
-    def __init__(self, client: Client, scheduler: Scheduler, clock: Clock, recorder: EventRecorder,
-                 workloads: Informer, *, block_admission: bool = False, metrics: KueueMetrics) -> None:
+    def __init__(
+        self,
+        client: Client,
+        scheduler: Scheduler,
+        clock: Clock,
+        recorder: EventRecorder,
+        workloads: Informer,
+        *,
+        block_admission: bool = False,
+        metrics: KueueMetrics,
+    ) -> None:
         self._client = client
         self._metrics = metrics
         self.scheduler = scheduler
@@ -113,14 +122,17 @@ class SchedulerLoop:
         elif old is None or old.get("spec") != obj.get("spec"):
             self.scheduler.upsert_cohort(obj)
         else:
-            return   # status-only change (our own writes): nothing for the engine
+            return  # status-only change (our own writes): nothing for the engine
         self.wake()
 
     def on_cluster_queue(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
         if etype == "DELETED":
             self.scheduler.delete_cluster_queue(_meta(obj)["name"])
-        elif (old is None or old.get("spec") != obj.get("spec")
-              or _meta(old).get("deletionTimestamp") != _meta(obj).get("deletionTimestamp")):
+        elif (
+            old is None
+            or old.get("spec") != obj.get("spec")
+            or _meta(old).get("deletionTimestamp") != _meta(obj).get("deletionTimestamp")
+        ):
             self.scheduler.upsert_cluster_queue(obj)
         else:
             return
@@ -143,7 +155,7 @@ class SchedulerLoop:
         if ahead is not None and etype != "DELETED":
             rv = _rv(obj)
             if rv is not None and rv < ahead:
-                return        # older than what we wrote and already told the engine: a stale echo
+                return  # older than what we wrote and already told the engine: a stale echo
             self._written_rv.pop(key, None)
         if etype == "DELETED":
             self._written_rv.pop(key, None)
@@ -153,8 +165,7 @@ class SchedulerLoop:
         else:
             self.scheduler.upsert_workload(obj)
             if self._block_admission:
-                if condition_true(obj, "Admitted") and not condition_true(obj, "PodsReady") \
-                        and not is_finished(obj):
+                if condition_true(obj, "Admitted") and not condition_true(obj, "PodsReady") and not is_finished(obj):
                     self._not_ready.add(key)
                 else:
                     self._not_ready.discard(key)
@@ -163,8 +174,10 @@ class SchedulerLoop:
     # ------------------------------------------------------------------ the loop
 
     def start(self) -> None:
-        self._tasks = [asyncio.create_task(self.run(), name="scheduler-loop"),
-                       asyncio.create_task(self._pending_writer(), name="scheduler-pending-writer")]
+        self._tasks = [
+            asyncio.create_task(self.run(), name="scheduler-loop"),
+            asyncio.create_task(self._pending_writer(), name="scheduler-pending-writer"),
+        ]
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -185,26 +198,27 @@ class SchedulerLoop:
             started = time.perf_counter()
             try:
                 result = self.scheduler.schedule()
-            except Exception:   # a bug in one cycle must not stop admission forever
+            except Exception:  # a bug in one cycle must not stop admission forever
                 log.exception("scheduling cycle failed")
                 await asyncio.sleep(MAX_BACKOFF)
                 continue
             took = time.perf_counter() - started
             self.cycles += 1
-            if self.scheduler.stats_nominations != nominations:   # an attempt: the cycle had heads
+            if self.scheduler.stats_nominations != nominations:  # an attempt: the cycle had heads
                 self._metrics.admission_attempt(bool(result.admitted), took)
             admitted = await self.apply(result)
             if admitted:
                 backoff = MIN_BACKOFF
-                self._dirty.set()     # heads behind the admitted ones may fit now
+                self._dirty.set()  # heads behind the admitted ones may fit now
             else:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
 
     async def apply(self, result: CycleResult) -> int:
         """Write a cycle's decisions; returns how many admissions were written."""
-        outcomes = await asyncio.gather(*(self._admit(a) for a in result.admitted),
-                                        *(self._preempt(p) for p in result.preempted))
+        outcomes = await asyncio.gather(
+            *(self._admit(a) for a in result.admitted), *(self._preempt(p) for p in result.preempted)
+        )
         for pending in result.pending:
             if self._pending_differs(pending):
                 self._queue_pending(pending)
@@ -238,9 +252,15 @@ class SchedulerLoop:
         if self._block_admission and self._not_ready - {(ns, name)}:
             # blockAdmission: nothing new is admitted while an admitted workload waits for its pods
             self.scheduler.forget(ns, name)
-            self._queue_pending(Pending(ns, name, "WaitingForPodsReady",
-                                        "Waiting for all admitted workloads to be in PodsReady condition",
-                                        (wl.get("status") or {}).get("resourceRequests") or []))
+            self._queue_pending(
+                Pending(
+                    ns,
+                    name,
+                    "WaitingForPodsReady",
+                    "Waiting for all admitted workloads to be in PodsReady condition",
+                    (wl.get("status") or {}).get("resourceRequests") or [],
+                )
+            )
             return False
         self._pending_out.pop((ns, name), None)
         now = self._clock.now()
@@ -252,7 +272,7 @@ class SchedulerLoop:
             if has_quota(obj) or is_finished(obj):
                 return False
             if _meta(obj).get("generation") != generation:
-                spec_changed = True   # the decision was made on another spec: let the engine see this one
+                spec_changed = True  # the decision was made on another spec: let the engine see this one
                 return False
             reserve_quota(status, decision.admission, decision.admission_checks, now)
             return True
@@ -282,11 +302,16 @@ class SchedulerLoop:
         self._told(written)
         waited = max(0, int(now - parse_time(_meta(wl).get("creationTimestamp") or "1970-01-01T00:00:00Z")))
         cq = decision.cluster_queue
-        self._recorder.record(written, "Normal", "QuotaReserved",
-                              f"Quota reserved in ClusterQueue {cq}, wait time since queued was {waited}s")
+        self._recorder.record(
+            written,
+            "Normal",
+            "QuotaReserved",
+            f"Quota reserved in ClusterQueue {cq}, wait time since queued was {waited}s",
+        )
         if not decision.admission_checks:
-            self._recorder.record(written, "Normal", "Admitted",
-                                  f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s")
+            self._recorder.record(
+                written, "Normal", "Admitted", f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s"
+            )
         observe.quota_reserved(self._metrics, written, cq, now, admitted_too=not decision.admission_checks)
         return True
 
@@ -301,8 +326,9 @@ class SchedulerLoop:
             nonlocal event_reason
             if not has_quota(obj) or is_evicted(obj):
                 return False
-            event_reason = prepare_eviction(status, "Preempted", decision.message, now,
-                                            preempted_reason=decision.reason)
+            event_reason = prepare_eviction(
+                status, "Preempted", decision.message, now, preempted_reason=decision.reason
+            )
             return True
 
         try:
@@ -315,8 +341,13 @@ class SchedulerLoop:
             self._told(written)
             self._recorder.record(written, "Normal", "Preempted", decision.message)
             self._recorder.record(written, "Normal", event_reason, decision.message)
-            observe.preempted(self._metrics, written, f"{decision.preemptor_namespace}/{decision.preemptor_name}",
-                              decision.preemptor_cluster_queue, decision.reason)
+            observe.preempted(
+                self._metrics,
+                written,
+                f"{decision.preemptor_namespace}/{decision.preemptor_name}",
+                decision.preemptor_cluster_queue,
+                decision.reason,
+            )
             observe.evicted(self._metrics, written, "Preempted", "", decision.message)
 
     def _pending_differs(self, pending: Pending) -> bool:
@@ -326,9 +357,12 @@ class SchedulerLoop:
         status = wl.get("status") or {}
         for cond in status.get("conditions") or []:
             if cond.get("type") == "QuotaReserved":
-                return bool(cond.get("status") != "False" or cond.get("reason") != pending.reason
-                            or cond.get("message") != pending.message
-                            or status.get("resourceRequests") != pending.resource_requests)
+                return bool(
+                    cond.get("status") != "False"
+                    or cond.get("reason") != pending.reason
+                    or cond.get("message") != pending.message
+                    or status.get("resourceRequests") != pending.resource_requests
+                )
         return True
 
     def _queue_pending(self, pending: Pending) -> None:
@@ -352,9 +386,9 @@ class SchedulerLoop:
             while due_heap and due_heap[0][0] <= now and len(batch) < 64:
                 _, key = heapq.heappop(due_heap)
                 if key not in self._pending_out:
-                    continue   # admitted, deleted or written since it was queued
+                    continue  # admitted, deleted or written since it was queued
                 ready = self._pending_written.get(key, -PENDING_REFRESH) + PENDING_REFRESH
-                if ready > now:   # a stale heap entry of a key queued again after a write
+                if ready > now:  # a stale heap entry of a key queued again after a write
                     heapq.heappush(due_heap, (ready, key))
                     continue
                 pending = self._pending_out.pop(key)

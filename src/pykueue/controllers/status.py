@@ -38,8 +38,9 @@ def status_diff(old: JSONDict, new: JSONDict) -> JSONDict:
     return diff
 
 
-async def update_status(client: Client, res: Res, obj: JSONDict, edit: StatusEdit, *,
-                        retries: int = 3, guard: bool = True) -> JSONDict | None:
+async def update_status(
+    client: Client, res: Res, obj: JSONDict, edit: StatusEdit, *, retries: int = 3, guard: bool = True
+) -> JSONDict | None:
     """Apply ``edit`` to ``obj``'s status and write the difference. Returns the written object, or
     ``None`` when nothing changed. Raises NotFound if the object is gone; Conflict after ``retries``."""
     meta = obj.get("metadata") or {}
@@ -48,7 +49,7 @@ async def update_status(client: Client, res: Res, obj: JSONDict, edit: StatusEdi
     for attempt in range(retries + 1):
         old_status = current.get("status") or {}
         new_status: JSONDict = json_copy(old_status)
-        if not edit(new_status, current) :
+        if not edit(new_status, current):
             return None
         diff = status_diff(old_status, new_status)
         if not diff:

@@ -60,7 +60,7 @@ class Timers(Generic[K]):
         while self._heap and self._heap[0][0] <= now:
             when, _, key = heapq.heappop(self._heap)
             if self._due.get(key) != when:
-                continue          # superseded by an earlier registration that already fired
+                continue  # superseded by an earlier registration that already fired
             del self._due[key]
             self._fire(key)
             fired += 1

@@ -76,9 +76,20 @@ Key = tuple[str, str]
 
 
 class WorkloadController:
-    def __init__(self, client: Client, config: KueueConfig, clock: Clock, recorder: EventRecorder,
-                 scheduler: Scheduler, workloads: Informer, local_queues: Informer,
-                 cluster_queues: Informer, job_owned: Callable[[JSONDict], bool], *, metrics: KueueMetrics) -> None:
+    def __init__(
+        self,
+        client: Client,
+        config: KueueConfig,
+        clock: Clock,
+        recorder: EventRecorder,
+        scheduler: Scheduler,
+        workloads: Informer,
+        local_queues: Informer,
+        cluster_queues: Informer,
+        job_owned: Callable[[JSONDict], bool],
+        *,
+        metrics: KueueMetrics,
+    ) -> None:
         self._client = client
         self._metrics = metrics
         self._config = config
@@ -111,12 +122,19 @@ class WorkloadController:
                 self.enqueue(meta.get("namespace", ""), (wl.get("metadata") or {}).get("name", ""))
 
     def on_cluster_queue(self, etype: str, obj: JSONDict, old: JSONDict | None) -> None:
-        if (old is not None and etype == "MODIFIED" and old.get("spec") == obj.get("spec")
-                and (old.get("status") or {}).get("conditions") == (obj.get("status") or {}).get("conditions")):
+        if (
+            old is not None
+            and etype == "MODIFIED"
+            and old.get("spec") == obj.get("spec")
+            and (old.get("status") or {}).get("conditions") == (obj.get("status") or {}).get("conditions")
+        ):
             return
         name = (obj.get("metadata") or {}).get("name", "")
-        lqs = {((lq.get("metadata") or {}).get("namespace", ""), (lq.get("metadata") or {}).get("name", ""))
-               for lq in self._lqs.list() if (lq.get("spec") or {}).get("clusterQueue") == name}
+        lqs = {
+            ((lq.get("metadata") or {}).get("namespace", ""), (lq.get("metadata") or {}).get("name", ""))
+            for lq in self._lqs.list()
+            if (lq.get("spec") or {}).get("clusterQueue") == name
+        }
         for wl in self._workloads.list():
             meta = wl.get("metadata") or {}
             admission_cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue")
@@ -134,7 +152,7 @@ class WorkloadController:
         except NotFound:
             return None
         except Conflict:
-            return 0.05   # stale cache; the newer event is already queued
+            return 0.05  # stale cache; the newer event is already queued
         return None
 
     async def _write(self, wl: JSONDict, edit: StatusEdit) -> JSONDict | None:
@@ -146,7 +164,8 @@ class WorkloadController:
         now = self._clock.now()
         if meta.get("deletionTimestamp"):
             if FINALIZER in (meta.get("finalizers") or []) and (
-                    not self._job_owned(wl) or not has_quota(wl) or is_finished(wl)):
+                not self._job_owned(wl) or not has_quota(wl) or is_finished(wl)
+            ):
                 await self._drop_finalizer(wl)
             return
         if is_finished(wl):
@@ -164,20 +183,27 @@ class WorkloadController:
         spec = wl.get("spec") or {}
         lq = self._lqs.get(spec.get("queueName", ""), ns) if spec.get("queueName") else None
         cq_name = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue") or (
-            (lq or {}).get("spec") or {}).get("clusterQueue", "")
+            (lq or {}).get("spec") or {}
+        ).get("clusterQueue", "")
         cq = self._cqs.get(cq_name) if cq_name else None
 
         requeued = condition(wl, "Requeued") or {}
         if requeued.get("status") == "False":
-            if (requeued.get("reason") == "LocalQueueStopped" and lq is not None
-                    and stop_policy(lq) == "None"):
-                await self._write(wl, lambda s, _: set_requeued(
-                    s, "LocalQueueRestarted", "The LocalQueue was restarted after being stopped", True, now))
+            if requeued.get("reason") == "LocalQueueStopped" and lq is not None and stop_policy(lq) == "None":
+                await self._write(
+                    wl,
+                    lambda s, _: set_requeued(
+                        s, "LocalQueueRestarted", "The LocalQueue was restarted after being stopped", True, now
+                    ),
+                )
                 return
-            if (requeued.get("reason") == "ClusterQueueStopped" and cq is not None
-                    and stop_policy(cq) == "None"):
-                await self._write(wl, lambda s, _: set_requeued(
-                    s, "ClusterQueueRestarted", "The ClusterQueue was restarted after being stopped", True, now))
+            if requeued.get("reason") == "ClusterQueueStopped" and cq is not None and stop_policy(cq) == "None":
+                await self._write(
+                    wl,
+                    lambda s, _: set_requeued(
+                        s, "ClusterQueueRestarted", "The ClusterQueue was restarted after being stopped", True, now
+                    ),
+                )
                 return
 
         if has_quota(wl):
@@ -201,11 +227,13 @@ class WorkloadController:
     async def _finish_orphan(self, wl: JSONDict, now: float) -> None:
         """The job this workload was built for is gone but left it behind (``kubectl delete
         --cascade=orphan``): finish it, so its quota goes back, as Kueue does (``OwnerNotFound``)."""
-        written = await self._write(wl, lambda s, _: mark_finished(
-            s, "OwnerNotFound", "The Workload's owner no longer exists", now))
+        written = await self._write(
+            wl, lambda s, _: mark_finished(s, "OwnerNotFound", "The Workload's owner no longer exists", now)
+        )
         if written is not None:
-            self._recorder.record(written, "Normal", "FinishedWorkload",
-                                  "Workload is declared finished: its owner no longer exists")
+            self._recorder.record(
+                written, "Normal", "FinishedWorkload", "Workload is declared finished: its owner no longer exists"
+            )
 
     # -- finalizer ---------------------------------------------------------------------------------
 
@@ -248,11 +276,13 @@ class WorkloadController:
                     observe.evicted(self._metrics, written, "Deactivated", cause, message)
                 return True
             if dt is not None or status.get("requeueState"):
+
                 def clean(s: JSONDict, _: JSONDict) -> bool:
                     changed = clear_deactivation_target(s)
                     if s.pop("requeueState", None) is not None:
                         changed = True
                     return changed
+
                 await self._write(wl, clean)
                 return True
             if has_quota(wl) and not self._job_owned(wl):
@@ -261,8 +291,9 @@ class WorkloadController:
             return False
 
         if condition_true(wl, "DeactivationTarget"):
-            await self._client.patch(WORKLOADS, meta["name"], {"spec": {"active": False}},
-                                     namespace=meta.get("namespace", ""))
+            await self._client.patch(
+                WORKLOADS, meta["name"], {"spec": {"active": False}}, namespace=meta.get("namespace", "")
+            )
             return True
         requeue_at = (status.get("requeueState") or {}).get("requeueAt")
         if requeue_at and not has_quota(wl):
@@ -274,23 +305,27 @@ class WorkloadController:
         if requeued.get("status") == "False":
             reason = requeued.get("reason", "")
             if reason == "Deactivated":
-                await self._write(wl, lambda s, _: set_requeued(
-                    s, "Reactivated", "The workload was reactivated", True, now))
+                await self._write(
+                    wl, lambda s, _: set_requeued(s, "Reactivated", "The workload was reactivated", True, now)
+                )
                 return True
             if reason in ("PodsReadyTimeout", "AdmissionCheck") and not has_quota(wl):
+
                 def finish_backoff(s: JSONDict, _: JSONDict) -> bool:
                     state = s.get("requeueState")
                     if isinstance(state, dict) and "requeueAt" in state:
                         s["requeueState"] = {k: v for k, v in state.items() if k != "requeueAt"}
                     return set_requeued(s, "BackoffFinished", "The workload backoff was finished", True, now)
+
                 await self._write(wl, finish_backoff)
                 return True
         return False
 
     # -- holding quota -------------------------------------------------------------------------------
 
-    async def _reconcile_reserved(self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None,
-                                  cq_name: str, now: float) -> None:
+    async def _reconcile_reserved(
+        self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None, cq_name: str, now: float
+    ) -> None:
         meta = wl.get("metadata") or {}
         key = (meta.get("namespace", ""), meta.get("name", ""))
         status = wl.get("status") or {}
@@ -305,8 +340,10 @@ class WorkloadController:
                 changed = False
                 if sorted(c.get("name") for c in s.get("admissionChecks") or []) != required:
                     have = {c.get("name"): c for c in s.get("admissionChecks") or []}
-                    s["admissionChecks"] = [have.get(n) or {"name": n, "state": "Pending", "message": "",
-                                                            "lastTransitionTime": _fmt(now)} for n in required]
+                    s["admissionChecks"] = [
+                        have.get(n) or {"name": n, "state": "Pending", "message": "", "lastTransitionTime": _fmt(now)}
+                        for n in required
+                    ]
                     if not s["admissionChecks"]:
                         s.pop("admissionChecks")
                     changed = True
@@ -317,9 +354,13 @@ class WorkloadController:
             written = await self._write(wl, sync)
             if written is not None:
                 if not was_admitted and is_admitted(written):
-                    self._recorder.record(written, "Normal", "Admitted",
-                                          f"Admitted by ClusterQueue {cq_name}, wait time since reservation "
-                                          f"was {int(now - (transition_time(wl, 'QuotaReserved') or now))}s")
+                    self._recorder.record(
+                        written,
+                        "Normal",
+                        "Admitted",
+                        f"Admitted by ClusterQueue {cq_name}, wait time since reservation "
+                        f"was {int(now - (transition_time(wl, 'QuotaReserved') or now))}s",
+                    )
                     observe.admitted(self._metrics, written, cq_name, now)
                 return
 
@@ -328,16 +369,20 @@ class WorkloadController:
                 return
             if await self._queue_state_eviction(wl, lq, cq, cq_name, now):
                 return
-            recheck = [t for t in (await self._pods_ready_timeout(wl, now), await self._max_execution(wl, now))
-                       if t is not None]
+            recheck = [
+                t
+                for t in (await self._pods_ready_timeout(wl, now), await self._max_execution(wl, now))
+                if t is not None
+            ]
             if recheck:
                 self.timers.at(min(recheck), key)
             return
         if not self._job_owned(wl):
             await self._write(wl, lambda s, _: release_after_eviction(s, now))
 
-    async def _evict(self, wl: JSONDict, reason: str, message: str, now: float, *, cause: str = "",
-                     extra: StatusEdit | None = None) -> None:
+    async def _evict(
+        self, wl: JSONDict, reason: str, message: str, now: float, *, cause: str = "", extra: StatusEdit | None = None
+    ) -> None:
         event = ""
 
         def edit(s: JSONDict, obj: JSONDict) -> bool:
@@ -359,15 +404,24 @@ class WorkloadController:
         rejected = [c for c in checks if c.get("state") == "Rejected"]
         if rejected:
             names = ",".join(c.get("name", "") for c in rejected)
-            written = await self._write(wl, lambda s, _: set_deactivation_target(
-                s, "AdmissionCheck", f"Admission check(s): {names}, were rejected", now))
+            written = await self._write(
+                wl,
+                lambda s, _: set_deactivation_target(
+                    s, "AdmissionCheck", f"Admission check(s): {names}, were rejected", now
+                ),
+            )
             if written is not None:
-                self._recorder.record(written, "Warning", "AdmissionCheckRejected",
-                                      f"Deactivating workload because AdmissionCheck for {rejected[0].get('name')} "
-                                      f"was Rejected: {rejected[0].get('message', '')}")
+                self._recorder.record(
+                    written,
+                    "Warning",
+                    "AdmissionCheckRejected",
+                    f"Deactivating workload because AdmissionCheck for {rejected[0].get('name')} "
+                    f"was Rejected: {rejected[0].get('message', '')}",
+                )
             return True
         retry = [c for c in checks if c.get("state") == "Retry"]
         if retry:
+
             def set_requeue_at(s: JSONDict, _: JSONDict) -> bool:
                 delay = max(int(c.get("requeueAfterSeconds") or 0) for c in retry)
                 if delay:
@@ -375,13 +429,14 @@ class WorkloadController:
                     state["requeueAt"] = _fmt(now + delay)
                     s["requeueState"] = state
                 return True
-            await self._evict(wl, "AdmissionCheck", "At least one admission check is false", now,
-                              extra=set_requeue_at)
+
+            await self._evict(wl, "AdmissionCheck", "At least one admission check is false", now, extra=set_requeue_at)
             return True
         return False
 
-    async def _queue_state_eviction(self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None,
-                                    cq_name: str, now: float) -> bool:
+    async def _queue_state_eviction(
+        self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None, cq_name: str, now: float
+    ) -> bool:
         if is_admitted(wl):
             drain = drain_eviction(lq, cq)
             if drain is None:
@@ -403,8 +458,12 @@ class WorkloadController:
         strategy = cfg.requeuing_strategy
         count = int(((wl.get("status") or {}).get("requeueState") or {}).get("count") or 0)
         if strategy.backoff_limit_count is not None and count + 1 > strategy.backoff_limit_count:
-            await self._write(wl, lambda s, _: set_deactivation_target(
-                s, "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries", now))
+            await self._write(
+                wl,
+                lambda s, _: set_deactivation_target(
+                    s, "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries", now
+                ),
+            )
             return None
         message = f"Exceeded the PodsReady timeout {meta.get('namespace', '')}/{meta.get('name', '')}"
 
@@ -430,22 +489,25 @@ class WorkloadController:
 
         written = await self._write(wl, deactivate)
         if written is not None:
-            self._recorder.record(written, "Warning", "MaximumExecutionTimeExceeded",
-                                  f"The maximum execution time ({limit}s) exceeded")
+            self._recorder.record(
+                written, "Warning", "MaximumExecutionTimeExceeded", f"The maximum execution time ({limit}s) exceeded"
+            )
         return None
 
     # -- not queueable at all ----------------------------------------------------------------------------
 
-    async def _reconcile_unqueueable(self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None,
-                                     cq_name: str, now: float) -> None:
+    async def _reconcile_unqueueable(
+        self, wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None, cq_name: str, now: float
+    ) -> None:
         """Reasons the engine never reports because it cannot even queue the workload."""
         cq_active = cq is not None and self._scheduler.cluster_queue_active(cq_name)[0]
         verdict = unqueueable(wl, lq, cq, cq_name, cq_active)
         if verdict is None:
             return
         reason, message = verdict.reason, verdict.message
-        written = await self._write(wl, lambda s, obj: False if has_quota(obj) else set_pending(
-            s, reason, message, None, now))
+        written = await self._write(
+            wl, lambda s, obj: False if has_quota(obj) else set_pending(s, reason, message, None, now)
+        )
         if written is not None:
             self._recorder.record(written, "Warning", reason, message)
 

@@ -29,7 +29,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True, slots=True)
 class QueueVerdict:
     reason: str
@@ -84,8 +83,9 @@ def unadmitted_release(wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None, c
     return None
 
 
-def unqueueable(wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None, cq_name: str,
-                cq_active: bool) -> QueueVerdict | None:
+def unqueueable(
+    wl: JSONDict, lq: JSONDict | None, cq: JSONDict | None, cq_name: str, cq_active: bool
+) -> QueueVerdict | None:
     """Why a pending workload cannot even be queued (the engine never sees it, so never says why)."""
     queue_name = (wl.get("spec") or {}).get("queueName", "")
     if lq is None:

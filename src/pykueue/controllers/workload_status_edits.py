@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 
-
 def _conds(status: JSONDict) -> list[JSONDict]:
     conds: list[JSONDict] = status.setdefault("conditions", [])
     return conds
@@ -64,8 +63,10 @@ def reserve_quota(status: JSONDict, admission: JSONDict, checks: list[str], now:
         existing = {c.get("name"): c for c in status.get("admissionChecks") or []}
         states = []
         for name in sorted(set(checks)):
-            states.append(existing.get(name) or {"name": name, "state": "Pending", "message": "",
-                                                 "lastTransitionTime": format_time(now)})
+            states.append(
+                existing.get(name)
+                or {"name": name, "state": "Pending", "message": "", "lastTransitionTime": format_time(now)}
+            )
         status["admissionChecks"] = states
         sync_admitted(status, now)
     else:
@@ -104,8 +105,9 @@ def _accumulate_execution_time(status: JSONDict, now: float) -> bool:
     return True
 
 
-def set_pending(status: JSONDict, reason: str, message: str, resource_requests: list[JSONDict] | None,
-                now: float) -> bool:
+def set_pending(
+    status: JSONDict, reason: str, message: str, resource_requests: list[JSONDict] | None, now: float
+) -> bool:
     """QuotaReserved=False with the scheduler's (or controller's) reason; ``resourceRequests`` if given."""
     changed = set_condition(_conds(status), "QuotaReserved", "False", reason, message, now)
     if resource_requests is not None and status.get("resourceRequests") != resource_requests:
@@ -120,8 +122,9 @@ def _eviction_reason(reason: str, underlying_cause: str) -> str:
     return reason
 
 
-def prepare_eviction(status: JSONDict, reason: str, message: str, now: float, *,
-                     underlying_cause: str = "", preempted_reason: str = "") -> str:
+def prepare_eviction(
+    status: JSONDict, reason: str, message: str, now: float, *, underlying_cause: str = "", preempted_reason: str = ""
+) -> str:
     """Evicted=True (+Preempted=True), admission checks reset to Pending, eviction counted in
     ``schedulingStats.evictions``. Returns the event reason (``EvictedDueTo<reason>``)."""
     evicted_reason = _eviction_reason(reason, underlying_cause)
@@ -134,8 +137,12 @@ def prepare_eviction(status: JSONDict, reason: str, message: str, now: float, *,
         reset = []
         for check in checks:
             if check.get("state") != "Pending":
-                check = {**check, "state": "Pending", "lastTransitionTime": format_time(now),
-                         "message": f"Reset to Pending after eviction. Previously: {check.get('state')}"}
+                check = {
+                    **check,
+                    "state": "Pending",
+                    "lastTransitionTime": format_time(now),
+                    "message": f"Reset to Pending after eviction. Previously: {check.get('state')}",
+                }
                 if check.get("state") == "Retry":
                     check["retryCount"] = int(check.get("retryCount") or 0) + 1
             reset.append(check)

@@ -112,8 +112,9 @@ class AdmissionChain:
         external = self.external if self.external is not None and self.external.index.active else None
         review = None
         if external is not None:
-            review = WebhookReview(request.operation, kind, request.namespace, request.name, request.subresource,
-                                   request.dry_run)
+            review = WebhookReview(
+                request.operation, kind, request.namespace, request.name, request.subresource, request.dry_run
+            )
         if request.operation != "DELETE":  # deletes only meet validating hooks
             obj = kind.default(self.mutate(request))
             if external is not None and review is not None:
@@ -142,8 +143,13 @@ class AdmissionChain:
 
 def _with_object(request: AdmissionRequest, obj: JSONDict) -> AdmissionRequest:
     return AdmissionRequest(
-        operation=request.operation, kind=request.kind, namespace=request.namespace, name=request.name,
-        object=obj, old_object=request.old_object, subresource=request.subresource,
+        operation=request.operation,
+        kind=request.kind,
+        namespace=request.namespace,
+        name=request.name,
+        object=obj,
+        old_object=request.old_object,
+        subresource=request.subresource,
         dry_run=request.dry_run,
     )
 

@@ -79,11 +79,29 @@ class RegistryWrites(Protocol):
 
     def now(self) -> str: ...
 
-    def create_stored(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
-                      field_manager: str | None, managed: bool = False) -> JSONDict: ...
+    def create_stored(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        obj: JSONDict,
+        *,
+        version: str,
+        dry_run: bool,
+        field_manager: str | None,
+        managed: bool = False,
+    ) -> JSONDict: ...
 
-    def update_stored(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str,
-                      dry_run: bool, field_manager: str | None, managed: bool = False) -> JSONDict: ...
+    def update_stored(
+        self,
+        kind: KindInfo,
+        current: JSONDict,
+        new: JSONDict,
+        *,
+        subresource: str,
+        dry_run: bool,
+        field_manager: str | None,
+        managed: bool = False,
+    ) -> JSONDict: ...
 
     def store_update(self, kind: KindInfo, obj: JSONDict, *, expected_rv: str | None) -> JSONDict: ...
 

@@ -26,11 +26,25 @@ __all__ = ["FIELD_VALIDATION", "api_version", "check_fields", "typed_body"]
 
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
-_OBJECT_META_FIELDS = frozenset({
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-    "ownerReferences", "finalizers", "managedFields",
-})
+_OBJECT_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
 _TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata"})
 
 
@@ -50,23 +64,25 @@ def typed_body(kind: KindInfo, body: Any, version: str, *, owned: bool = False) 
     expected = api_version(kind, version)
     given_kind = obj.get("kind")
     if given_kind not in (None, "") and given_kind != kind.kind:
-        raise BadRequest(f"the kind in the data ({given_kind}) does not match the expected kind "
-                         f"({kind.kind})")
+        raise BadRequest(f"the kind in the data ({given_kind}) does not match the expected kind ({kind.kind})")
     given_version = obj.get("apiVersion")
     if given_version not in (None, "") and given_version != expected:
-        raise BadRequest(f"the API version in the data ({given_version}) does not match the expected "
-                         f"API version ({expected})")
+        raise BadRequest(
+            f"the API version in the data ({given_version}) does not match the expected API version ({expected})"
+        )
     obj["apiVersion"] = expected
     obj["kind"] = kind.kind
     metadata = obj.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
-        raise BadRequest('json: cannot unmarshal into Go struct field of type v1.ObjectMeta: "metadata" '
-                         "must be an object")
+        raise BadRequest(
+            'json: cannot unmarshal into Go struct field of type v1.ObjectMeta: "metadata" must be an object'
+        )
     return obj
 
 
-def check_fields(kind: KindInfo, obj: JSONDict, version: str, mode: str | None,
-                 unchanged_from: JSONDict | None = None) -> list[str]:
+def check_fields(
+    kind: KindInfo, obj: JSONDict, version: str, mode: str | None, unchanged_from: JSONDict | None = None
+) -> list[str]:
     """Enforce ``fieldValidation``: raise (Strict), or prune and return warnings (Warn/Ignore).
 
     ``unchanged_from``: the stored object a patch was applied to (same version); fields equal to
@@ -75,8 +91,7 @@ def check_fields(kind: KindInfo, obj: JSONDict, version: str, mode: str | None,
     """
     mode = mode or "Strict"
     if mode not in FIELD_VALIDATION:
-        raise BadRequest(f'invalid fieldValidation directive: "{mode}", must be one of '
-                         '"Strict", "Warn" or "Ignore"')
+        raise BadRequest(f'invalid fieldValidation directive: "{mode}", must be one of "Strict", "Warn" or "Ignore"')
     paths = _unknown_paths(kind, obj, version, unchanged_from)
     if not paths:
         return []

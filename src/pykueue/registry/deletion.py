@@ -59,24 +59,35 @@ class Deleter:
     ``kinds`` is the served set, read at each call (it grows and shrinks as CRDs come and go);
     ``owners`` indexes dependents by owner uid."""
 
-    def __init__(self, store: Store, owners: OwnerIndex, kinds: KindSet, *, store_update: StoreUpdate,
-                 store_delete: StoreDelete, now: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        owners: OwnerIndex,
+        kinds: KindSet,
+        *,
+        store_update: StoreUpdate,
+        store_delete: StoreDelete,
+        now: Callable[[], str],
+    ) -> None:
         self._store = store
         self._owners = owners
         self._kinds = kinds
         self._store_update = store_update
         self._store_delete = store_delete
         self._now = now
-        self.crd_cleanup = CrdCleanup(store, kinds, store_update=store_update, now=now, delete=self.delete,
-                                      remove=self.remove)
+        self.crd_cleanup = CrdCleanup(
+            store, kinds, store_update=store_update, now=now, delete=self.delete, remove=self.remove
+        )
 
     # ------------------------------------------------------------------ entry points
 
     def delete(self, kind: KindInfo, current: JSONDict, *, propagation: str, dry_run: bool) -> JSONDict:
         """Delete ``current`` (storage version); returns the last state (deleted or deleting)."""
         if propagation not in _POLICIES:
-            raise BadRequest(f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
-                             '"Foreground", "Background", "Orphan"')
+            raise BadRequest(
+                f'propagationPolicy: Unsupported value: "{propagation}": supported values: '
+                '"Foreground", "Background", "Orphan"'
+            )
         if dry_run:
             return current
         if kind.resource_key == "namespaces":
@@ -218,8 +229,7 @@ class Deleter:
         if kind is None:
             return None
         try:
-            owner = self._store.get(kind.resource_key, namespace if kind.namespaced else "",
-                                             str(ref.get("name") or ""))
+            owner = self._store.get(kind.resource_key, namespace if kind.namespaced else "", str(ref.get("name") or ""))
         except NotFound:
             return None
         if owner["metadata"].get("uid") != ref.get("uid"):
@@ -231,8 +241,10 @@ class Deleter:
     def _terminate_namespace(self, kind: KindInfo, current: JSONDict) -> JSONDict:
         name = current["metadata"]["name"]
         if name in _IMMORTAL_NAMESPACES:
-            raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted',
-                            details={"name": name, "kind": "namespaces"})
+            raise Forbidden(
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                details={"name": name, "kind": "namespaces"},
+            )
         obj = current
         if not current["metadata"].get("deletionTimestamp"):
             obj = clone(current)

@@ -24,7 +24,6 @@ from pykueue.api.schema.list_types import list_keys
 __all__ = ["list_keys_of", "server_side_apply", "update_managed_fields"]
 
 
-
 def _patch_function(name: str) -> Any:
     from pykueue.registry import patch
 
@@ -41,8 +40,15 @@ def list_keys_of(kind: KindInfo, version: str) -> Mapping[str, str]:
     return list_keys(schema) if schema else {}
 
 
-def update_managed_fields(old: JSONDict | None, new: JSONDict, *, manager: str | None, now: str,
-                          subresource: str = "", merge_keys: Mapping[str, str] | None = None) -> JSONDict:
+def update_managed_fields(
+    old: JSONDict | None,
+    new: JSONDict,
+    *,
+    manager: str | None,
+    now: str,
+    subresource: str = "",
+    merge_keys: Mapping[str, str] | None = None,
+) -> JSONDict:
     """Record that ``manager`` wrote the fields that changed between ``old`` and ``new`` (through
     ``subresource``, "" for the main resource)."""
     fn = _patch_function("update_managed_fields")
@@ -52,22 +58,37 @@ def update_managed_fields(old: JSONDict | None, new: JSONDict, *, manager: str |
         created = _created(new, manager, now)
         if created is not None:
             return created
-    result: JSONDict = fn(old, new, manager=manager, operation="Update", now=now, subresource=subresource,
-                          merge_keys=merge_keys)
+    result: JSONDict = fn(
+        old, new, manager=manager, operation="Update", now=now, subresource=subresource, merge_keys=merge_keys
+    )
     return result
 
 
 _UNOWNED_TOP = frozenset({"apiVersion", "kind", "metadata"})
-_UNOWNED_METADATA = frozenset({"name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
-                               "generation", "managedFields", "resourceVersion"})
+_UNOWNED_METADATA = frozenset(
+    {
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    }
+)
 _ITEMIZED_METADATA = ("finalizers", "ownerReferences")
 
 
 def _created(new: JSONDict, manager: str, now: str) -> JSONDict | None:
     """``new`` with the managedFields of a create by ``manager``; None when the library must decide."""
     metadata = new.get("metadata")
-    if not isinstance(metadata, dict) or metadata.get("managedFields") is not None or any(
-            metadata.get(name) is not None for name in _ITEMIZED_METADATA):
+    if (
+        not isinstance(metadata, dict)
+        or metadata.get("managedFields") is not None
+        or any(metadata.get(name) is not None for name in _ITEMIZED_METADATA)
+    ):
         return None
     fields = _owned(new, _UNOWNED_TOP)
     owned_metadata = _owned(metadata, _UNOWNED_METADATA)
@@ -100,11 +121,20 @@ def _owned(value: JSONDict, skip: frozenset[str] = frozenset()) -> JSONDict:
     return out
 
 
-def server_side_apply(current: JSONDict | None, applied: JSONDict, *, manager: str, force: bool,
-                      merge_keys: Mapping[str, str], now: str, subresource: str = "") -> JSONDict:
+def server_side_apply(
+    current: JSONDict | None,
+    applied: JSONDict,
+    *,
+    manager: str,
+    force: bool,
+    merge_keys: Mapping[str, str],
+    now: str,
+    subresource: str = "",
+) -> JSONDict:
     fn = _patch_function("server_side_apply")
     if fn is None:
         raise BadRequest("server-side apply is not available in this build")
-    result: JSONDict = fn(current, applied, manager=manager, force=force, merge_keys=merge_keys, now=now,
-                          subresource=subresource)
+    result: JSONDict = fn(
+        current, applied, manager=manager, force=force, merge_keys=merge_keys, now=now, subresource=subresource
+    )
     return result

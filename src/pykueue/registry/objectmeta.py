@@ -53,8 +53,15 @@ _LABEL_MSG = (
 _GENERATED_SUFFIX = 5
 _ALPHABET = string.ascii_lowercase + string.digits
 
-IMMUTABLE_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                  "generation", "name", "namespace")
+IMMUTABLE_META = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "name",
+    "namespace",
+)
 """Metadata the server owns: a client's value on update is replaced by the stored one."""
 
 
@@ -105,13 +112,17 @@ def name_errors(kind: KindInfo, name: str, *, generate: bool = False) -> list[Fi
 
 
 _QUALIFIED_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_QUALIFIED_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-                  "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-                  "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-                    "'my_value',  or '12345', regex used for validation is "
-                    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+_QUALIFIED_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
 _ANNOTATIONS_LIMIT = 256 * 1024
 
 
@@ -138,8 +149,13 @@ def metadata_errors(obj: JSONDict) -> list[FieldError]:
         if not isinstance(value, str):
             errors.append(fe.invalid(f"metadata.labels[{key}]", value, "must be a string"))
         elif value and (len(value) > 63 or not _QUALIFIED_RE.match(value)):
-            errors.append(fe.invalid("metadata.labels", value, "must be no more than 63 characters"
-                                     if len(value) > 63 else _LABEL_VALUE_MSG))
+            errors.append(
+                fe.invalid(
+                    "metadata.labels",
+                    value,
+                    "must be no more than 63 characters" if len(value) > 63 else _LABEL_VALUE_MSG,
+                )
+            )
     annotations = metadata.get("annotations") or {}
     if not isinstance(annotations, dict):
         return [*errors, fe.invalid("metadata.annotations", annotations, "must be a map of strings")]
@@ -162,8 +178,13 @@ def metadata_errors(obj: JSONDict) -> list[FieldError]:
                 errors.append(fe.required(f"{path}.{required}", f"{required} must not be empty"))
         controllers += bool(ref.get("controller"))
     if controllers > 1:
-        errors.append(fe.invalid("metadata.ownerReferences", metadata.get("ownerReferences"),
-                                 "Only one reference can have Controller set to true"))
+        errors.append(
+            fe.invalid(
+                "metadata.ownerReferences",
+                metadata.get("ownerReferences"),
+                "Only one reference can have Controller set to true",
+            )
+        )
     return errors
 
 
@@ -177,13 +198,17 @@ def finalizer_errors(old: JSONDict, new: JSONDict) -> list[FieldError]:
     if not added:
         return []
     rendered = "[]string{" + ", ".join(f'"{f}"' for f in added) + "}"
-    return [fe.forbidden("metadata.finalizers",
-                         f"no new finalizers can be added if the object is being deleted, found new "
-                         f"finalizers {rendered}")]
+    return [
+        fe.forbidden(
+            "metadata.finalizers",
+            f"no new finalizers can be added if the object is being deleted, found new finalizers {rendered}",
+        )
+    ]
 
 
-def split_status(kind: KindInfo, current: JSONDict, new: JSONDict, subresource: str, *,
-                 keep_managed_fields: bool = False) -> JSONDict:
+def split_status(
+    kind: KindInfo, current: JSONDict, new: JSONDict, subresource: str, *, keep_managed_fields: bool = False
+) -> JSONDict:
     """Apply the status-subresource split and return the object to admit.
 
     A ``status`` write keeps everything of ``current`` except ``status`` (kube-apiserver also keeps

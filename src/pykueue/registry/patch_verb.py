@@ -47,22 +47,48 @@ Convert = Callable[[KindInfo, JSONDict, str], JSONDict]
 class UpdateStored(Protocol):
     """The ordinary update path: admission, metadata rules, status split, no-op detection."""
 
-    def __call__(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str, dry_run: bool,
-                 field_manager: str | None, managed: bool = False) -> JSONDict: ...
+    def __call__(
+        self,
+        kind: KindInfo,
+        current: JSONDict,
+        new: JSONDict,
+        *,
+        subresource: str,
+        dry_run: bool,
+        field_manager: str | None,
+        managed: bool = False,
+    ) -> JSONDict: ...
 
 
 class CreateStored(Protocol):
     """The ordinary create path (an apply to a missing object creates it)."""
 
-    def __call__(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
-                 field_manager: str | None, managed: bool = False) -> JSONDict: ...
+    def __call__(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        obj: JSONDict,
+        *,
+        version: str,
+        dry_run: bool,
+        field_manager: str | None,
+        managed: bool = False,
+    ) -> JSONDict: ...
 
 
 class Patcher:
     """Turns a PATCH into an update (or, for apply, a create) through the write paths it is given."""
 
-    def __init__(self, *, get_stored: GetStored, to_version: Convert, to_storage: Convert,
-                 update_stored: UpdateStored, create_stored: CreateStored, now: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        *,
+        get_stored: GetStored,
+        to_version: Convert,
+        to_storage: Convert,
+        update_stored: UpdateStored,
+        create_stored: CreateStored,
+        now: Callable[[], str],
+    ) -> None:
         self._get_stored = get_stored
         self._to_version = to_version
         self._to_storage = to_storage
@@ -70,14 +96,35 @@ class Patcher:
         self._create_stored = create_stored
         self._now = now
 
-    def patch(self, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str, *,
-              version: str, subresource: str, dry_run: bool, field_manager: str | None, force: bool,
-              field_validation: str | None) -> tuple[JSONDict, list[str]]:
+    def patch(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        name: str,
+        patch: bytes,
+        content_type: str,
+        *,
+        version: str,
+        subresource: str,
+        dry_run: bool,
+        field_manager: str | None,
+        force: bool,
+        field_validation: str | None,
+    ) -> tuple[JSONDict, list[str]]:
         media = content_type.split(";", 1)[0].strip().lower()  # no Content-Type is no patch type
         if media == APPLY_PATCH:
-            return self._apply(kind, namespace, name, patch, version=version, subresource=subresource,
-                               dry_run=dry_run, field_manager=field_manager, force=force,
-                               field_validation=field_validation)
+            return self._apply(
+                kind,
+                namespace,
+                name,
+                patch,
+                version=version,
+                subresource=subresource,
+                dry_run=dry_run,
+                field_manager=field_manager,
+                force=force,
+                field_validation=field_validation,
+            )
         if media not in PATCH_TYPES or (media == STRATEGIC_PATCH and kind.is_crd):
             raise unsupported([t for t in PATCH_TYPES if not (kind.is_crd and t == STRATEGIC_PATCH)])
         document = decode_bytes(patch, media)
@@ -93,19 +140,32 @@ class Patcher:
         check_shape(kind, obj, version, unchanged_from=visible)
         metadata = om.meta(obj)
         if metadata.get("name") not in (None, name):
-            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
-                             f"the URL ({name})")
+            raise BadRequest(
+                f"the name of the object ({metadata.get('name')}) does not match the name on the URL ({name})"
+            )
         expected = metadata.get("resourceVersion")
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
         new = self._to_storage(kind, obj, version)
-        stored = self._update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
-                                     field_manager=field_manager)
+        stored = self._update_stored(
+            kind, current, new, subresource=subresource, dry_run=dry_run, field_manager=field_manager
+        )
         return self._to_version(kind, stored, version), warnings
 
-    def _apply(self, kind: KindInfo, namespace: str, name: str, body: bytes, *, version: str,
-               subresource: str, dry_run: bool, field_manager: str | None, force: bool,
-               field_validation: str | None) -> tuple[JSONDict, list[str]]:
+    def _apply(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        name: str,
+        body: bytes,
+        *,
+        version: str,
+        subresource: str,
+        dry_run: bool,
+        field_manager: str | None,
+        force: bool,
+        field_validation: str | None,
+    ) -> tuple[JSONDict, list[str]]:
         """Server-side apply: create when missing, else merge by field ownership."""
         if not field_manager:
             raise BadRequest("PATCH, fieldManager: Required value: is required for apply patch")
@@ -119,8 +179,9 @@ class Patcher:
         check_shape(kind, obj, version)
         metadata = om.meta(obj)
         if metadata.get("name") not in (None, "", name):
-            raise BadRequest(f"the name of the object ({metadata.get('name')}) does not match the name on "
-                             f"the URL ({name})")
+            raise BadRequest(
+                f"the name of the object ({metadata.get('name')}) does not match the name on the URL ({name})"
+            )
         metadata["name"] = name
         ns = namespace if kind.namespaced else ""
         merge_keys = list_keys_of(kind, version)
@@ -131,10 +192,10 @@ class Patcher:
         except NotFound:
             if subresource:
                 raise
-            result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys,
-                                       now=now)
-            created = self._create_stored(kind, ns, result, version=version, dry_run=dry_run,
-                                                   field_manager=None, managed=True)
+            result = server_side_apply(None, obj, manager=field_manager, force=force, merge_keys=merge_keys, now=now)
+            created = self._create_stored(
+                kind, ns, result, version=version, dry_run=dry_run, field_manager=None, managed=True
+            )
             return self._to_version(kind, created, version), warnings
         if subresource and subresource not in kind.subresources:
             raise NotFound("the server could not find the requested resource")
@@ -142,11 +203,13 @@ class Patcher:
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
         visible = clone(self._to_version(kind, current, version))
-        result = server_side_apply(visible, obj, manager=field_manager, force=force, merge_keys=merge_keys,
-                                   now=now, subresource=subresource)
+        result = server_side_apply(
+            visible, obj, manager=field_manager, force=force, merge_keys=merge_keys, now=now, subresource=subresource
+        )
         new = self._to_storage(kind, typed_body(kind, result, version), version)
-        stored = self._update_stored(kind, current, new, subresource=subresource, dry_run=dry_run,
-                                              field_manager=None, managed=True)
+        stored = self._update_stored(
+            kind, current, new, subresource=subresource, dry_run=dry_run, field_manager=None, managed=True
+        )
         return self._to_version(kind, stored, version), warnings
 
 
@@ -167,8 +230,9 @@ def _apply_patch(kind: KindInfo, media: str, current: JSONDict, document: Any) -
         if not isinstance(document, list):
             raise BadRequest("json patch must be a list of operations")
         if len(document) > MAX_JSON_PATCH_OPERATIONS:
-            raise RequestEntityTooLarge(f"The allowed maximum operations in a JSON patch is "
-                                        f"{MAX_JSON_PATCH_OPERATIONS}, got {len(document)}")
+            raise RequestEntityTooLarge(
+                f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(document)}"
+            )
         return patches.apply_json_patch(current, document)
     if not isinstance(document, dict):
         raise BadRequest("the patch must be a JSON object")

@@ -60,9 +60,15 @@ _GENERATE_ATTEMPTS = 8
 class Registry:
     """API semantics for every served kind (see the module docstring)."""
 
-    def __init__(self, store: Store, *, clock: Clock, kinds: _Kinds | KindSet | None = None,
-                 default_namespaces: tuple[str, ...] = DEFAULT_NAMESPACES,
-                 known_crds: Mapping[tuple[str, str], KindInfo] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock,
+        kinds: _Kinds | KindSet | None = None,
+        default_namespaces: tuple[str, ...] = DEFAULT_NAMESPACES,
+        known_crds: Mapping[tuple[str, str], KindInfo] | None = None,
+    ) -> None:
         """``kinds``: what this server serves at start (the whole catalogue by default); the kinds
         among them served as CRDs get their CRD objects stored. ``known_crds``: kinds whose
         admission logic pykueue implements, by (group, kind), used when their CRD is applied."""
@@ -77,15 +83,26 @@ class Registry:
         """Namespace -> (its rv, being deleted?), as last read by ``_check_namespace_open``."""
         self.owners = OwnerIndex()
         self._write_listeners: _Listeners = []
-        self._deleter = Deleter(store, self.owners, self._kinds, store_update=self.store_update,
-                                store_delete=self.store_delete, now=self.now)
-        self._patcher = Patcher(get_stored=self.get_stored, to_version=self.to_version, to_storage=self.to_storage,
-                                update_stored=self.update_stored, create_stored=self.create_stored, now=self.now)
-        self._crds = CrdController(self, self._kinds, known_crds if known_crds is not None
-                                   else known_crd_kinds())
+        self._deleter = Deleter(
+            store,
+            self.owners,
+            self._kinds,
+            store_update=self.store_update,
+            store_delete=self.store_delete,
+            now=self.now,
+        )
+        self._patcher = Patcher(
+            get_stored=self.get_stored,
+            to_version=self.to_version,
+            to_storage=self.to_storage,
+            update_stored=self.update_stored,
+            create_stored=self.create_stored,
+            now=self.now,
+        )
+        self._crds = CrdController(self, self._kinds, known_crds if known_crds is not None else known_crd_kinds())
         self._crds.load()
         for kind in self._kinds:
-            if kind.stored_as:   # a second view of another kind's objects: indexed with that kind
+            if kind.stored_as:  # a second view of another kind's objects: indexed with that kind
                 continue
             for obj in store.list(kind.resource_key).items:
                 self.owners.index(kind.resource_key, obj)
@@ -249,12 +266,25 @@ class Registry:
     def get(self, kind: KindInfo, namespace: str, name: str, *, version: str) -> JSONDict:
         return self.to_version(kind, self.get_stored(kind, namespace, name), version)
 
-    def list(self, kind: KindInfo, namespace: str | None, *, version: str, label_selector: str | None = None,
-             field_selector: str | None = None, limit: int | None = None,
-             continue_token: str | None = None) -> JSONDict:
-        result = self.store.list(kind.resource_key, (namespace or None) if kind.namespaced else None,
-                                 label_selector=label_selector, field_selector=field_selector, limit=limit,
-                                 continue_token=continue_token)
+    def list(
+        self,
+        kind: KindInfo,
+        namespace: str | None,
+        *,
+        version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> JSONDict:
+        result = self.store.list(
+            kind.resource_key,
+            (namespace or None) if kind.namespaced else None,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_token=continue_token,
+        )
         metadata = _list_metadata(result)
         return {
             "apiVersion": api_version(kind, version),
@@ -269,9 +299,17 @@ class Registry:
             return batch(items, version)  # one ConversionReview for the whole list
         return [self.to_version(kind, item, version) for item in items]
 
-    def list_json(self, kind: KindInfo, namespace: str | None, *, version: str, label_selector: str | None = None,
-                  field_selector: str | None = None, limit: int | None = None,
-                  continue_token: str | None = None) -> bytes | None:
+    def list_json(
+        self,
+        kind: KindInfo,
+        namespace: str | None,
+        *,
+        version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> bytes | None:
         """:meth:`list` already encoded as JSON (the same bytes ``orjson.dumps(list(...))`` gives).
 
         Splices the stored bodies instead of decoding and re-encoding every object (~8x less CPU
@@ -280,26 +318,40 @@ class Registry:
         """
         if version != kind.storage_version or kind.stored_as:
             return None
-        result = self.store.list_raw(kind.resource_key, (namespace or None) if kind.namespaced else None,
-                                     label_selector=label_selector, field_selector=field_selector, limit=limit,
-                                     continue_token=continue_token)
+        result = self.store.list_raw(
+            kind.resource_key,
+            (namespace or None) if kind.namespaced else None,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_token=continue_token,
+        )
         metadata = _list_metadata(result)
-        head = orjson.dumps({"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List",
-                             "metadata": metadata})
+        head = orjson.dumps(
+            {"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List", "metadata": metadata}
+        )
         return b"".join((head[:-1], b',"items":[', b",".join(result.items), b"]}"))
 
-    def watch_events_since(self, kind: KindInfo, namespace: str | None, resource_version: int, *,
-                           version: str) -> _Events:
+    def watch_events_since(
+        self, kind: KindInfo, namespace: str | None, resource_version: int, *, version: str
+    ) -> _Events:
         """Events after ``resource_version`` (``Gone`` if compacted), converted to ``version``."""
-        events = self.store.events_since(kind.resource_key, resource_version,
-                                         (namespace or None) if kind.namespaced else None)
+        events = self.store.events_since(
+            kind.resource_key, resource_version, (namespace or None) if kind.namespaced else None
+        )
         return [self.convert_event(kind, e, version) for e in events]
 
     def convert_event(self, kind: KindInfo, event: WatchEvent, version: str) -> WatchEvent:
         if version == kind.storage_version and not kind.stored_as:
             return event
-        return WatchEvent(event.type, event.resource, self.to_version(kind, event.object, version),
-                          event.resource_version, key=event.key, labels=event.label_pairs)
+        return WatchEvent(
+            event.type,
+            event.resource,
+            self.to_version(kind, event.object, version),
+            event.resource_version,
+            key=event.key,
+            labels=event.label_pairs,
+        )
 
     def subscribe(self, callback: Callable[[WatchEvent], None]) -> Callable[[], None]:
         """Every store write, in resourceVersion order, objects in their storage version."""
@@ -307,26 +359,50 @@ class Registry:
 
     # ------------------------------------------------------------------ create
 
-    def create(self, kind: KindInfo, namespace: str, body: JSONDict, *, version: str, dry_run: bool = False,
-               field_validation: str | None = "Strict", field_manager: str | None = None, owned: bool = False,
-               ) -> tuple[JSONDict, Warnings]:
+    def create(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        body: JSONDict,
+        *,
+        version: str,
+        dry_run: bool = False,
+        field_validation: str | None = "Strict",
+        field_manager: str | None = None,
+        owned: bool = False,
+    ) -> tuple[JSONDict, Warnings]:
         """``owned``: ``body`` is the caller's private object (decoded for this request): no copy."""
         obj = typed_body(kind, body, version, owned=owned)
         warnings = check_fields(kind, obj, version, field_validation)
         check_shape(kind, obj, version)
-        stored = self.create_stored(kind, namespace, obj, version=version, dry_run=dry_run,
-                              field_manager=field_manager)
+        stored = self.create_stored(kind, namespace, obj, version=version, dry_run=dry_run, field_manager=field_manager)
         return self.to_version(kind, stored, version), warnings
 
-    def create_stored(self, kind: KindInfo, namespace: str, obj: JSONDict, *, version: str, dry_run: bool,
-                field_manager: str | None, managed: bool = False) -> JSONDict:
+    def create_stored(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        obj: JSONDict,
+        *,
+        version: str,
+        dry_run: bool,
+        field_manager: str | None,
+        managed: bool = False,
+    ) -> JSONDict:
         ns = self._namespace_of(kind, namespace, obj)
         if self._deleter.crd_cleanup.terminating:
             self._deleter.crd_cleanup.check_create(kind)
         obj = self.to_storage(kind, obj, version)
         metadata = om.meta(obj)
-        for key in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",
-                    "deletionGracePeriodSeconds", "generation", "selfLink"):
+        for key in (
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+        ):
             metadata.pop(key, None)
         if not managed:
             metadata.pop("managedFields", None)
@@ -375,8 +451,7 @@ class Registry:
         if not kind.namespaced:
             return ""
         if namespace and given and given != namespace:
-            raise BadRequest("the namespace of the provided object does not match the namespace sent on "
-                             "the request")
+            raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
         return namespace or given or "default"
 
     def _prepare_create(self, kind: KindInfo, obj: JSONDict) -> None:
@@ -411,12 +486,22 @@ class Registry:
             known = self._terminating[ns] = (rv, bool((namespace.get("metadata") or {}).get("deletionTimestamp")))
         if known[1]:
             resource = kind.resource_key
-            raise Forbidden(f'{resource} "{name}" is forbidden: unable to create new content in namespace '
-                            f"{ns} because it is being terminated",
-                            details={"name": name, "kind": kind.plural, "group": kind.group,
-                                     "causes": [{"reason": "NamespaceTerminating", "field":
-                                                 "metadata.namespace", "message": f"namespace {ns} is "
-                                                 "being terminated"}]})
+            raise Forbidden(
+                f'{resource} "{name}" is forbidden: unable to create new content in namespace '
+                f"{ns} because it is being terminated",
+                details={
+                    "name": name,
+                    "kind": kind.plural,
+                    "group": kind.group,
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "field": "metadata.namespace",
+                            "message": f"namespace {ns} is being terminated",
+                        }
+                    ],
+                },
+            )
 
     def ensure_namespaces(self, names: _Names) -> None:
         """Create the given namespaces if missing (kube-apiserver's system namespaces)."""
@@ -428,14 +513,26 @@ class Registry:
                 self.store.get("namespaces", "", name)
             except NotFound:
                 body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-                self.create_stored(kind, "", body, version=kind.storage_version, dry_run=False,
-                             field_manager="kube-apiserver")
+                self.create_stored(
+                    kind, "", body, version=kind.storage_version, dry_run=False, field_manager="kube-apiserver"
+                )
 
     # ------------------------------------------------------------------ update
 
-    def update(self, kind: KindInfo, namespace: str, name: str, body: JSONDict, *, version: str,
-               subresource: str | None = None, dry_run: bool = False, field_validation: str | None = "Strict",
-               field_manager: str | None = None, owned: bool = False) -> tuple[JSONDict, Warnings]:
+    def update(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        name: str,
+        body: JSONDict,
+        *,
+        version: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = "Strict",
+        field_manager: str | None = None,
+        owned: bool = False,
+    ) -> tuple[JSONDict, Warnings]:
         """``owned`` as for ``create``."""
         obj = typed_body(kind, body, version, owned=owned)
         warnings = check_fields(kind, obj, version, field_validation)
@@ -450,12 +547,22 @@ class Registry:
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
         new = self.to_storage(kind, obj, version)
-        stored = self.update_stored(kind, current, new, subresource=subresource or "", dry_run=dry_run,
-                              field_manager=field_manager)
+        stored = self.update_stored(
+            kind, current, new, subresource=subresource or "", dry_run=dry_run, field_manager=field_manager
+        )
         return self.to_version(kind, stored, version), warnings
 
-    def update_stored(self, kind: KindInfo, current: JSONDict, new: JSONDict, *, subresource: str,
-                      dry_run: bool, field_manager: str | None, managed: bool = False) -> JSONDict:
+    def update_stored(
+        self,
+        kind: KindInfo,
+        current: JSONDict,
+        new: JSONDict,
+        *,
+        subresource: str,
+        dry_run: bool,
+        field_manager: str | None,
+        managed: bool = False,
+    ) -> JSONDict:
         """Admit and store ``new`` (storage version) over ``current``; return what is stored."""
         if subresource and subresource not in kind.subresources:
             raise NotFound("the server could not find the requested resource")
@@ -463,8 +570,9 @@ class Registry:
         new = om.split_status(kind, current, new, subresource, keep_managed_fields=managed)
         om.carry_server_metadata(current, new)
         errors = om.finalizer_errors(current, new) + om.metadata_errors(new)
-        request = AdmissionRequest("UPDATE", kind, metadata.get("namespace") or "", metadata["name"], new,
-                                   current, subresource, dry_run)
+        request = AdmissionRequest(
+            "UPDATE", kind, metadata.get("namespace") or "", metadata["name"], new, current, subresource, dry_run
+        )
         new = self._chain.admit(request, extra_errors=errors)
         if subresource == "status":
             new = om.split_status(kind, current, new, "status", keep_managed_fields=managed)
@@ -476,8 +584,9 @@ class Registry:
             # an applier's items stay its own); until then a write tracks them whole, which costs a
             # third of a status write less on the hot path (controllers never apply).
             keys = list_keys_of(kind, kind.storage_version) if _applied_to(metadata) else None
-            new = update_managed_fields(current, new, manager=field_manager, now=self.now(), subresource=subresource,
-                                        merge_keys=keys)
+            new = update_managed_fields(
+                current, new, manager=field_manager, now=self.now(), subresource=subresource, merge_keys=keys
+            )
         if _same_object(current, new):
             return current
         if dry_run:
@@ -490,38 +599,80 @@ class Registry:
 
     # ------------------------------------------------------------------ patch
 
-    def patch(self, kind: KindInfo, namespace: str, name: str, patch: bytes, content_type: str, *,
-              version: str, subresource: str | None = None, dry_run: bool = False,
-              field_manager: str | None = None, force: bool = False,
-              field_validation: str | None = "Strict") -> tuple[JSONDict, Warnings]:
+    def patch(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        name: str,
+        patch: bytes,
+        content_type: str,
+        *,
+        version: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: str | None = "Strict",
+    ) -> tuple[JSONDict, Warnings]:
         """PATCH in any of the four content types (see :mod:`.patching`)."""
-        return self._patcher.patch(kind, namespace, name, patch, content_type, version=version,
-                                   subresource=subresource or "", dry_run=dry_run, field_manager=field_manager,
-                                   force=force, field_validation=field_validation)
+        return self._patcher.patch(
+            kind,
+            namespace,
+            name,
+            patch,
+            content_type,
+            version=version,
+            subresource=subresource or "",
+            dry_run=dry_run,
+            field_manager=field_manager,
+            force=force,
+            field_validation=field_validation,
+        )
 
     # ------------------------------------------------------------------ delete
 
     def _admit_delete(self, kind: KindInfo, current: JSONDict, dry_run: bool) -> None:
         """Validating hooks that asked for DELETE see the object about to be deleted."""
         metadata = current["metadata"]
-        request = AdmissionRequest("DELETE", kind, metadata.get("namespace") or "", metadata["name"],
-                                   clone(current), current, "", dry_run)
+        request = AdmissionRequest(
+            "DELETE", kind, metadata.get("namespace") or "", metadata["name"], clone(current), current, "", dry_run
+        )
         self._chain.admit(request)
 
-    def delete(self, kind: KindInfo, namespace: str, name: str, *, version: str,
-               propagation: str | None = "Background", dry_run: bool = False,
-               preconditions: Mapping[str, Any] | None = None) -> JSONDict:
+    def delete(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        name: str,
+        *,
+        version: str,
+        propagation: str | None = "Background",
+        dry_run: bool = False,
+        preconditions: Mapping[str, Any] | None = None,
+    ) -> JSONDict:
         current = self.get_stored(kind, namespace, name)
         _check_preconditions(current, preconditions)
         self._admit_delete(kind, current, dry_run)
         result = self._deleter.delete(kind, current, propagation=propagation or "Background", dry_run=dry_run)
         return self.to_version(kind, result, version)
 
-    def delete_collection(self, kind: KindInfo, namespace: str | None, *, version: str,
-                          label_selector: str | None = None, field_selector: str | None = None,
-                          propagation: str | None = "Background", dry_run: bool = False) -> JSONDict:
-        listed = self.store.list(kind.resource_key, (namespace or None) if kind.namespaced else None,
-                                 label_selector=label_selector, field_selector=field_selector)
+    def delete_collection(
+        self,
+        kind: KindInfo,
+        namespace: str | None,
+        *,
+        version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        propagation: str | None = "Background",
+        dry_run: bool = False,
+    ) -> JSONDict:
+        listed = self.store.list(
+            kind.resource_key,
+            (namespace or None) if kind.namespaced else None,
+            label_selector=label_selector,
+            field_selector=field_selector,
+        )
         deleted: _Objects = []
         for item in listed.items:
             try:
@@ -529,11 +680,14 @@ class Registry:
             except NotFound:
                 continue
             self._admit_delete(kind, current, dry_run)
-            result = self._deleter.delete(kind, current, propagation=propagation or "Background",
-                                          dry_run=dry_run)
+            result = self._deleter.delete(kind, current, propagation=propagation or "Background", dry_run=dry_run)
             deleted.append(self.to_version(kind, result, version))
-        return {"apiVersion": api_version(kind, version), "kind": f"{kind.kind}List",
-                "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
+        return {
+            "apiVersion": api_version(kind, version),
+            "kind": f"{kind.kind}List",
+            "metadata": {"resourceVersion": str(self.store.resource_version)},
+            "items": deleted,
+        }
 
 
 def _list_metadata(result: ListResult | RawListResult) -> JSONDict:
@@ -552,19 +706,19 @@ def _check_preconditions(current: JSONDict, preconditions: Mapping[str, Any] | N
     metadata = current.get("metadata") or {}
     uid = preconditions.get("uid")
     if uid and uid != metadata.get("uid"):
-        raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
-                       f"{metadata.get('uid')}")
+        raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {metadata.get('uid')}")
     rv = preconditions.get("resourceVersion")
     if rv and rv != metadata.get("resourceVersion"):
-        raise Conflict(f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in "
-                       f"object meta: {metadata.get('resourceVersion')}")
+        raise Conflict(
+            f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in "
+            f"object meta: {metadata.get('resourceVersion')}"
+        )
 
 
 def _applied_to(metadata: JSONDict) -> bool:
     """Does a server-side apply manager own fields of this object?"""
     entries = metadata.get("managedFields")
-    return isinstance(entries, list) and any(
-        isinstance(e, dict) and e.get("operation") == "Apply" for e in entries)
+    return isinstance(entries, list) and any(isinstance(e, dict) and e.get("operation") == "Apply" for e in entries)
 
 
 def _without_times(obj: JSONDict) -> JSONDict:
@@ -573,9 +727,12 @@ def _without_times(obj: JSONDict) -> JSONDict:
     if not fields:
         return obj
     copy = dict(obj)
-    copy["metadata"] = {**metadata, "managedFields": [
-        {k: v for k, v in entry.items() if k != "time"} if isinstance(entry, dict) else entry
-        for entry in fields]}
+    copy["metadata"] = {
+        **metadata,
+        "managedFields": [
+            {k: v for k, v in entry.items() if k != "time"} if isinstance(entry, dict) else entry for entry in fields
+        ],
+    }
     return copy
 
 

@@ -57,10 +57,20 @@ __all__ = ["Scheduler"]
 
 def _signature(wl: WorkloadInfo) -> tuple[Any, ...]:
     """What decides whether an inadmissible workload deserves another look (Kueue's requeue rules)."""
-    return (wl.priority, wl.timestamp, wl.queue_name, wl.requeued_false, wl.requeue_at, wl.failed_checks,
-            wl.active, wl.gated, wl.preemption_gated,
-            tuple((ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable)
-                  for ps in wl.podsets))
+    return (
+        wl.priority,
+        wl.timestamp,
+        wl.queue_name,
+        wl.requeued_false,
+        wl.requeue_at,
+        wl.failed_checks,
+        wl.active,
+        wl.gated,
+        wl.preemption_gated,
+        tuple(
+            (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable) for ps in wl.podsets
+        ),
+    )
 
 
 class Scheduler:
@@ -81,24 +91,34 @@ class Scheduler:
         self._arrived: dict[WorkloadKey, WorkloadInfo] = {}
         self._requeue_all = False
         self._requeue_trees: set[str] = set()
-        self.preemptor = Preemptor(self.cache, self.config.fair_sharing, self.expectations, self.clock.now,
-                                   self.afs_usage)
+        self.preemptor = Preemptor(
+            self.cache, self.config.fair_sharing, self.expectations, self.clock.now, self.afs_usage
+        )
         self.stats_rounds = 0
         self.stats_nominations = 0
         self.eligibility: dict[tuple[str, str], str | None] = {}
         self.request_policy = RequestPolicy(
             tuple(self.config.exclude_resource_prefixes),
-            tuple((t.input, t.strategy == "Replace", dict(t.outputs)) for t in self.config.resource_transformations))
+            tuple((t.input, t.strategy == "Replace", dict(t.outputs)) for t in self.config.resource_transformations),
+        )
         self._ns_memo: dict[tuple[str, str], bool] = {}
         self.shapes = ShapeCache()
         """Parsed pod sets per distinct ``spec.podSets``: one parse per job template, not per workload."""
         self.assumed: dict[WorkloadKey, str] = {}
         """Admitted by this engine, status not yet echoed: key -> resourceVersion it was read at."""
         self._round_context = RoundContext(
-            config=self.config, cache=self.cache, queues=self.queues, preemptor=self.preemptor,
-            eligibility=self.eligibility, expectations=self.expectations, assumed=self.assumed,
-            namespace_matches=self.namespace_matches, afs_usage=self.afs_usage, on_assumed=self.on_assumed,
-            now=self.clock.now)
+            config=self.config,
+            cache=self.cache,
+            queues=self.queues,
+            preemptor=self.preemptor,
+            eligibility=self.eligibility,
+            expectations=self.expectations,
+            assumed=self.assumed,
+            namespace_matches=self.namespace_matches,
+            afs_usage=self.afs_usage,
+            on_assumed=self.on_assumed,
+            now=self.clock.now,
+        )
 
     # ------------------------------------------------------------------------------ namespaces
     def upsert_namespace(self, obj: Mapping[str, Any]) -> None:
@@ -230,8 +250,12 @@ class Scheduler:
         if old is not None:
             was_admitted, was_ready = old.admitted, old.pods_ready
             try:  # malformed input raises before anything changed
-                quick = status_only_update(old, obj, old.state == RESERVED and self.cache.reserved.get(key) is old,
-                                           self.config.pods_ready_requeue_by_eviction)
+                quick = status_only_update(
+                    old,
+                    obj,
+                    old.state == RESERVED and self.cache.reserved.get(key) is old,
+                    self.config.pods_ready_requeue_by_eviction,
+                )
             except _BAD_INPUT as exc:
                 raise InvalidObject("Workload", key[1], str(exc)) from exc
             if quick == StatusUpdate.FINISHED:
@@ -246,8 +270,9 @@ class Scheduler:
                     self.cache.refreshed(old, was_admitted)
                 return
         try:
-            wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old,
-                                shapes=self.shapes)
+            wl = parse_workload(
+                obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, previous=old, shapes=self.shapes
+            )
         except _BAD_INPUT as exc:
             raise InvalidObject("Workload", key[1], str(exc)) from exc
         if self._unqueued:
@@ -346,8 +371,7 @@ class Scheduler:
             return
         self._requeue_tree_of(held.cq_name)
         obj = held.obj
-        wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction,
-                            shapes=self.shapes)
+        wl = parse_workload(obj, self.request_policy, self.config.pods_ready_requeue_by_eviction, shapes=self.shapes)
         if wl.state == RESERVED:
             wl.state = PENDING
             wl.admission = None
@@ -408,8 +432,10 @@ class Scheduler:
         memo = self._active_memo
         if memo is None or memo[0] != self.cache.version:
             cache = self.cache
-            memo = self._active_memo = (cache.version, {name: cq for name, cq in cache.cqs.items()
-                                                        if cache.is_active(cq)})
+            memo = self._active_memo = (
+                cache.version,
+                {name: cq for name, cq in cache.cqs.items() if cache.is_active(cq)},
+            )
         return memo[1]
 
     def stats(self) -> SchedulerStats:
@@ -474,9 +500,15 @@ class Scheduler:
             out.append(Pending(wl.namespace, wl.name, reason, message, wl.resource_requests()))
         self._unqueued.clear()
         for wl, reason in self.queues.take_bypassed():
-            out.append(Pending(wl.namespace, wl.name, reason,
-                               "Bypassed scheduling evaluation because an equivalent workload recently failed",
-                               wl.resource_requests()))
+            out.append(
+                Pending(
+                    wl.namespace,
+                    wl.name,
+                    reason,
+                    "Bypassed scheduling evaluation because an equivalent workload recently failed",
+                    wl.resource_requests(),
+                )
+            )
         # "ClusterQueue X is inactive": once for everything queued when a CQ turns inactive, and
         # once for each later arrival while it stays inactive (O(changes), never O(pending)).
         reported: set[WorkloadKey] = set()
@@ -502,14 +534,16 @@ class Scheduler:
 
     # ------------------------------------------------------------------------------ AFS
     def afs_usage(self, wl: WorkloadInfo) -> float:
-        return admission_fair_sharing.local_queue_usage(self.config.admission_fair_sharing,
-                                                        self.queues.local_queues.get(wl.lq_key))
+        return admission_fair_sharing.local_queue_usage(
+            self.config.admission_fair_sharing, self.queues.local_queues.get(wl.lq_key)
+        )
 
     def on_assumed(self, wl: WorkloadInfo) -> None:
         cq = self.cache.cqs.get(wl.cq_name)
         if cq is not None and cq.afs:
-            admission_fair_sharing.add_entry_penalty(self.config.admission_fair_sharing,
-                                                      self.queues.local_queues.get(wl.lq_key), wl.usage)
+            admission_fair_sharing.add_entry_penalty(
+                self.config.admission_fair_sharing, self.queues.local_queues.get(wl.lq_key), wl.usage
+            )
 
     # ------------------------------------------------------------------------------ read side
     def _afs_usage_if_on(self) -> Callable[[WorkloadInfo], float] | None:
@@ -519,10 +553,12 @@ class Scheduler:
         """Every ClusterQueue, LocalQueue and cohort's numbers for Kueue's gauges (scrape time only)."""
         return gauge_snapshot(self.cache, self.queues)
 
-    def pending_workloads(self, cluster_queue: str, offset: int = 0, limit: int | None = None,
-                          local_queue: tuple[str, str] | None = None) -> list[PendingInfo]:
-        return views.pending_workloads(self.queues, self.cache, self._afs_usage_if_on(), cluster_queue, offset, limit,
-                                       local_queue)
+    def pending_workloads(
+        self, cluster_queue: str, offset: int = 0, limit: int | None = None, local_queue: tuple[str, str] | None = None
+    ) -> list[PendingInfo]:
+        return views.pending_workloads(
+            self.queues, self.cache, self._afs_usage_if_on(), cluster_queue, offset, limit, local_queue
+        )
 
     def cluster_queue_usage(self, name: str) -> QueueUsage:
         self.cache.ensure_fresh()

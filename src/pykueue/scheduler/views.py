@@ -23,9 +23,15 @@ __all__ = ["cluster_queue_usage", "local_queue_usage", "pending_workloads", "wei
 Usage = dict[str, dict[str, tuple[int, int]]]
 
 
-def pending_workloads(queues: QueueManager, cache: Cache, afs_usage: Callable[[WorkloadInfo], float] | None,
-                      cluster_queue: str, offset: int = 0, limit: int | None = None,
-                      local_queue: tuple[str, str] | None = None) -> list[PendingInfo]:
+def pending_workloads(
+    queues: QueueManager,
+    cache: Cache,
+    afs_usage: Callable[[WorkloadInfo], float] | None,
+    cluster_queue: str,
+    offset: int = 0,
+    limit: int | None = None,
+    local_queue: tuple[str, str] | None = None,
+) -> list[PendingInfo]:
     """Pending workloads of the CQ (heap, inadmissible, parked) in the order the queue pops them:
     the page ``[offset, offset + limit)`` of all of them, or of one LocalQueue's (positions in both
     always count from the queue's head).
@@ -52,7 +58,8 @@ def pending_workloads(queues: QueueManager, cache: Cache, afs_usage: Callable[[W
         ordered = [wl.key for wl in sorted(q.all_pending(), key=rank)]
     else:
         items: list[tuple[int, float, str, int, WorkloadKey]] = [
-            item for group in q.groups.values() for item in group.members.values()]
+            item for group in q.groups.values() for item in group.members.values()
+        ]
         for waiting in (q.inadmissible, q.parked):
             items.extend((-wl.priority, wl.timestamp, wl.uid, 0, wl.key) for wl in waiting.values())
         items.sort()
@@ -90,8 +97,9 @@ def pending_workloads(queues: QueueManager, cache: Cache, afs_usage: Callable[[W
 
 def _info(wl: WorkloadInfo, index: int, position: int) -> PendingInfo:
     base = int(((wl.obj.get("spec") or {}).get("priority")) or 0)
-    return PendingInfo(wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str, index, position,
-                       wl.owner_references)
+    return PendingInfo(
+        wl.namespace, wl.name, wl.uid, wl.queue_name, base, wl.creation_str, index, position, wl.owner_references
+    )
 
 
 def _by_flavor(cq: ClusterQueue, usage: Mapping[tuple[str, str], int]) -> Usage:
@@ -112,9 +120,13 @@ def cluster_queue_usage(queues: QueueManager, cache: Cache, name: str) -> QueueU
     if cq is None:
         return QueueUsage({}, {}, 0, 0, 0)
     q = queues.cqs.get(name)
-    return QueueUsage(reservation=_by_flavor(cq, cq.usage), usage=_by_flavor(cq, cq.admitted_usage),
-                      pending_workloads=len(q) if q is not None else 0, reserving_workloads=len(cq.workloads),
-                      admitted_workloads=cq.admitted_count)
+    return QueueUsage(
+        reservation=_by_flavor(cq, cq.usage),
+        usage=_by_flavor(cq, cq.admitted_usage),
+        pending_workloads=len(q) if q is not None else 0,
+        reserving_workloads=len(cq.workloads),
+        admitted_workloads=cq.admitted_count,
+    )
 
 
 def local_queue_usage(queues: QueueManager, cache: Cache, namespace: str, name: str) -> QueueUsage:

@@ -46,8 +46,7 @@ class Checkpointer:
         if self._written >= WAL_LIMIT_BYTES:
             self._written = 0
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=f"store-checkpoint:{self._path}",
-                                                daemon=True)
+                self._thread = threading.Thread(target=self._run, name=f"store-checkpoint:{self._path}", daemon=True)
                 self._thread.start()
             self._wake.set()
 

@@ -87,7 +87,7 @@ def _split_unescaped(text: str, sep: str) -> list[str]:
     while i < len(text):
         ch = text[i]
         if ch == "\\" and i + 1 < len(text):
-            current.append(text[i:i + 2])
+            current.append(text[i : i + 2])
             i += 2
             continue
         if ch == sep:
@@ -109,7 +109,7 @@ def _split_term(term: str) -> tuple[str, str, str] | None:
             continue
         for op in ("!=", "==", "="):
             if term.startswith(op, i):
-                return term[:i], op, term[i + len(op):]
+                return term[:i], op, term[i + len(op) :]
         i += 1
     return None
 
@@ -120,14 +120,12 @@ def _unescape(value: str, selector: str) -> str:
         ch = value[i]
         if ch == "\\":
             if i + 1 >= len(value) or value[i + 1] not in "\\,=":
-                raise BadRequest(f"invalid field selector: '{selector}'; invalid escape sequence in "
-                                 f"'{value}'")
+                raise BadRequest(f"invalid field selector: '{selector}'; invalid escape sequence in '{value}'")
             out.append(value[i + 1])
             i += 2
             continue
         if ch in ",=":
-            raise BadRequest(f"invalid field selector: '{selector}'; unescaped '{ch}' in value "
-                             f"'{value}'")
+            raise BadRequest(f"invalid field selector: '{selector}'; unescaped '{ch}' in value '{value}'")
         out.append(ch)
         i += 1
     return "".join(out)

@@ -23,8 +23,18 @@ import orjson
 
 from pykueue.store.selectors import FieldSelector, LabelSelector
 
-__all__ = ["DATA", "RV", "Entry", "Key", "ResourceIndex", "count_after", "gc_paused", "match_into", "match_raw",
-           "snapshot_view"]
+__all__ = [
+    "DATA",
+    "RV",
+    "Entry",
+    "Key",
+    "ResourceIndex",
+    "count_after",
+    "gc_paused",
+    "match_into",
+    "match_raw",
+    "snapshot_view",
+]
 
 Key = tuple[str, str]
 """(namespace, name); namespace is "" for cluster-scoped objects."""
@@ -111,8 +121,9 @@ class ResourceIndex:
         return bisect_left(keys, (namespace,)), bisect_left(keys, (namespace + "\x00",))
 
 
-def snapshot_view(res: ResourceIndex, namespace: str | None, after: Key | None,
-                  before: Snapshot) -> Iterator[tuple[Key, bytes, dict[str, str] | None]]:
+def snapshot_view(
+    res: ResourceIndex, namespace: str | None, after: Key | None, before: Snapshot
+) -> Iterator[tuple[Key, bytes, dict[str, str] | None]]:
     """(key, body, labels or None) in key order after ``after``, as of the snapshot ``before``."""
     keys = res.keys
     lo, hi = res.namespace_range(namespace)
@@ -125,9 +136,14 @@ def snapshot_view(res: ResourceIndex, namespace: str | None, after: Key | None,
             yield key, objects[key][DATA], labels.get(key, _NO_LABELS)
         return
     # Keys deleted since the snapshot are merged back in; changed ones use their old body.
-    revived = sorted(k for k, body in before.items()
-                     if body is not None and k not in objects
-                     and (namespace is None or k[0] == namespace) and (after is None or k > after))
+    revived = sorted(
+        k
+        for k, body in before.items()
+        if body is not None
+        and k not in objects
+        and (namespace is None or k[0] == namespace)
+        and (after is None or k > after)
+    )
     for key in heapq.merge(keys[lo:hi], revived):
         if key in before:
             body = before[key]
@@ -137,8 +153,14 @@ def snapshot_view(res: ResourceIndex, namespace: str | None, after: Key | None,
             yield key, objects[key][DATA], labels.get(key, _NO_LABELS)
 
 
-def match_into(key: Key, data: bytes, labels_of_key: dict[str, str] | None, labels: LabelSelector,
-               fields: FieldSelector, out: list[dict[str, Any]]) -> bool:
+def match_into(
+    key: Key,
+    data: bytes,
+    labels_of_key: dict[str, str] | None,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    out: list[dict[str, Any]],
+) -> bool:
     """Append the decoded object to ``out`` if it matches; decode the body only when needed."""
     if fields.key_only and not fields.empty and not fields.matches_key(*key):
         return False
@@ -153,8 +175,9 @@ def match_into(key: Key, data: bytes, labels_of_key: dict[str, str] | None, labe
     return True
 
 
-def match_raw(key: Key, data: bytes, labels_of_key: dict[str, str] | None, labels: LabelSelector,
-              fields: FieldSelector) -> bool:
+def match_raw(
+    key: Key, data: bytes, labels_of_key: dict[str, str] | None, labels: LabelSelector, fields: FieldSelector
+) -> bool:
     """Whether a stored body matches the selectors; decodes it only when a selector needs it."""
     if fields.key_only and not fields.empty and not fields.matches_key(*key):
         return False

@@ -28,17 +28,23 @@ _NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
-_NAME_FMT = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-             "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-             "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-              "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-              "'my_value',  or '12345', regex used for validation is "
-              "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-                  "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-                  "regex used for validation is "
-                  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_NAME_FMT = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+    "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+    "regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
 
 
 def _label_key_errors(key: str) -> list[str]:
@@ -54,8 +60,9 @@ def _label_key_errors(key: str) -> list[str]:
         if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
             return [f"prefix part {_SUBDOMAIN_MSG}"]
     else:
-        return [f"a qualified name {_NAME_FMT} with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
+        return [
+            f"a qualified name {_NAME_FMT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         return ["name part must be non-empty"]
     errors = []
@@ -101,8 +108,16 @@ class _Tok(Enum):
 
 
 _LITERALS = {
-    ")": _Tok.CLOSE_PAR, ",": _Tok.COMMA, "!": _Tok.NOT, "==": _Tok.DOUBLE_EQUALS, "=": _Tok.EQUALS,
-    ">": _Tok.GREATER, "in": _Tok.IN, "<": _Tok.LESS, "!=": _Tok.NOT_EQUALS, "notin": _Tok.NOT_IN,
+    ")": _Tok.CLOSE_PAR,
+    ",": _Tok.COMMA,
+    "!": _Tok.NOT,
+    "==": _Tok.DOUBLE_EQUALS,
+    "=": _Tok.EQUALS,
+    ">": _Tok.GREATER,
+    "in": _Tok.IN,
+    "<": _Tok.LESS,
+    "!=": _Tok.NOT_EQUALS,
+    "notin": _Tok.NOT_IN,
     "(": _Tok.OPEN_PAR,
 }
 _SPECIAL = frozenset("=!(),><")
@@ -125,9 +140,9 @@ def _lex(text: str) -> list[tuple[_Tok, str]]:
             best: tuple[_Tok, str] | None = None
             j = i
             while j < n and text[j] in _SPECIAL:
-                tok = _LITERALS.get(text[i:j + 1])
+                tok = _LITERALS.get(text[i : j + 1])
                 if tok is not None:
-                    best = (tok, text[i:j + 1])
+                    best = (tok, text[i : j + 1])
                 elif best is not None:
                     break
                 j += 1
@@ -249,9 +264,13 @@ class _LabelParser:
     def _operator(self) -> LabelOp:
         tok, lit = self._next(values=False)
         op = {
-            _Tok.IN: LabelOp.IN, _Tok.NOT_IN: LabelOp.NOT_IN, _Tok.EQUALS: LabelOp.EQUALS,
-            _Tok.DOUBLE_EQUALS: LabelOp.DOUBLE_EQUALS, _Tok.NOT_EQUALS: LabelOp.NOT_EQUALS,
-            _Tok.GREATER: LabelOp.GREATER, _Tok.LESS: LabelOp.LESS,
+            _Tok.IN: LabelOp.IN,
+            _Tok.NOT_IN: LabelOp.NOT_IN,
+            _Tok.EQUALS: LabelOp.EQUALS,
+            _Tok.DOUBLE_EQUALS: LabelOp.DOUBLE_EQUALS,
+            _Tok.NOT_EQUALS: LabelOp.NOT_EQUALS,
+            _Tok.GREATER: LabelOp.GREATER,
+            _Tok.LESS: LabelOp.LESS,
         }.get(tok)
         if op is None:
             raise ValueError(f"found '{lit}', expected: {_BINARY_OPERATORS}")
@@ -306,8 +325,9 @@ def _new_requirement(key: str, op: LabelOp, values: list[str]) -> LabelRequireme
             try:
                 int(value)
             except ValueError:
-                errors.append(_invalid(f"values[{i}]", value,
-                                       ["for 'Gt', 'Lt' operators, the value must be an integer"]))
+                errors.append(
+                    _invalid(f"values[{i}]", value, ["for 'Gt', 'Lt' operators, the value must be an integer"])
+                )
     for i, value in enumerate(values):
         if value_errors := _label_value_errors(value):
             errors.append(_invalid(f"values[{i}][{key}]", value, value_errors))

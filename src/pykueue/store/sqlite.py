@@ -50,8 +50,10 @@ CREATE TABLE IF NOT EXISTS meta (
 # A rowid table plus a unique key index, written with an upsert that updates the row in place:
 # measured ~4x faster for updates than INSERT OR REPLACE into a WITHOUT ROWID table (bodies of
 # ~1 KB are too large for WITHOUT ROWID's clustered leaves; REPLACE deletes and re-inserts).
-_UPSERT = ("INSERT INTO objects VALUES (?, ?, ?, ?, ?) ON CONFLICT (resource, namespace, name) "
-           "DO UPDATE SET rv = excluded.rv, body = excluded.body")
+_UPSERT = (
+    "INSERT INTO objects VALUES (?, ?, ?, ?, ?) ON CONFLICT (resource, namespace, name) "
+    "DO UPDATE SET rv = excluded.rv, body = excluded.body"
+)
 _DELETE = "DELETE FROM objects WHERE resource = ? AND namespace = ? AND name = ?"
 
 BUSY_TIMEOUT_S = 5.0
@@ -110,8 +112,9 @@ class SqliteBackend:
         if version is None:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
         elif version > _SCHEMA_VERSION:
-            raise StoreFileError(f"{self._path}: store schema {version} is newer than this pykueue "
-                                 f"understands ({_SCHEMA_VERSION})")
+            raise StoreFileError(
+                f"{self._path}: store schema {version} is newer than this pykueue understands ({_SCHEMA_VERSION})"
+            )
 
     def _meta(self, key: str) -> int | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -143,8 +146,9 @@ class SqliteBackend:
                 db.execute("ROLLBACK")
             raise
         # WAL growth, roughly: the bodies plus a share of each touched B-tree page.
-        self._checkpointer.after_commit(4096 + sum(len(row[4]) for row in upserts)
-                                        + 512 * (len(upserts) + len(deletes)))
+        self._checkpointer.after_commit(
+            4096 + sum(len(row[4]) for row in upserts) + 512 * (len(upserts) + len(deletes))
+        )
 
     def claim_writer(self) -> None:
         """Take the writer's lock now instead of at the first commit (a server claims its data dir at
@@ -162,9 +166,11 @@ class SqliteBackend:
         on_disk = self._meta("rv") or 0
         if on_disk != self._loaded_rv:
             lock.release()
-            raise StoreFileError(f"{self._path}: cannot write: another store wrote to the file since this "
-                                 f"one loaded it (resourceVersion {on_disk}, loaded {self._loaded_rv}); "
-                                 "reopen the store")
+            raise StoreFileError(
+                f"{self._path}: cannot write: another store wrote to the file since this "
+                f"one loaded it (resourceVersion {on_disk}, loaded {self._loaded_rv}); "
+                "reopen the store"
+            )
         self._locks.append(lock)
 
     def close(self) -> None:

@@ -109,8 +109,14 @@ def _encode(obj: dict[str, Any], rv: int) -> tuple[bytes, dict[str, str]]:
 class Store:
     """See the module docstring; the method contract is in ``docs/contracts.md``."""
 
-    def __init__(self, path: str | None = None, *, compaction_window: int = 100_000,
-                 auto_flush: bool = True, durability: str = "fsync") -> None:
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        compaction_window: int = 100_000,
+        auto_flush: bool = True,
+        durability: str = "fsync",
+    ) -> None:
         self._resources: dict[str, ResourceIndex] = {}
         self._subscribers: list[Subscriber] = []
         self._auto_flush = auto_flush
@@ -240,8 +246,9 @@ class Store:
                         try:
                             callback(event)
                         except Exception:
-                            log.exception("store subscriber %r failed on %s rv=%d", callback,
-                                          event.type, event.resource_version)
+                            log.exception(
+                                "store subscriber %r failed on %s rv=%d", callback, event.type, event.resource_version
+                            )
         finally:
             self._dispatching = False
 
@@ -286,8 +293,7 @@ class Store:
         result: dict[str, Any] = orjson.loads(data)
         return result
 
-    def delete(self, resource: str, namespace: str, name: str, *,
-               expected_rv: str | None = None) -> dict[str, Any]:
+    def delete(self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None) -> dict[str, Any]:
         self._check_open()
         key = (namespace, name)
         current = self._current(resource, key, expected_rv)
@@ -311,8 +317,9 @@ class Store:
             raise Conflict.stale(plural, key[1], group)
         return current
 
-    def _record(self, type: EventType, resource: str, key: Key, data: bytes, prev: bytes | None,
-                labels: dict[str, str]) -> None:
+    def _record(
+        self, type: EventType, resource: str, key: Key, data: bytes, prev: bytes | None, labels: dict[str, str]
+    ) -> None:
         pairs = tuple(sorted((str(k), str(v)) for k, v in labels.items())) if labels else ()
         self._log.append((self._rv, type, resource, key, data, prev, pairs))
         if self._db is not None:
@@ -346,8 +353,7 @@ class Store:
 
     # ---------------------------------------------------------------------------------- reads
 
-    def events_since(self, resource: str, resource_version: int,
-                     namespace: str | None = None) -> list[WatchEvent]:
+    def events_since(self, resource: str, resource_version: int, namespace: str | None = None) -> list[WatchEvent]:
         """Durable events of ``resource`` with rv > ``resource_version``, oldest first.
 
         ``namespace`` ``None`` means every namespace. Raises ``Gone`` (410) when the log no longer
@@ -359,10 +365,17 @@ class Store:
         """
         return self._log.events_since(resource, resource_version, namespace)
 
-    def list(self, resource: str, namespace: str | None = None, *, label_selector: str | None = None,
-             field_selector: str | None = None, limit: int | None = None,
-             continue_token: str | None = None,
-             selectable_fields: Collection[str] | None = None) -> ListResult:
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        selectable_fields: Collection[str] | None = None,
+    ) -> ListResult:
         """Objects of ``resource`` in (namespace, name) order; ``namespace`` ``None`` = all.
 
         ``limit`` > 0 paginates; the returned ``continue_token`` lists the rest as of the first
@@ -370,14 +383,22 @@ class Store:
         ``metadata.namespace`` and these paths (``None``: any path).
         """
         items: list[dict[str, Any]] = []
-        rv, token, count = self._select(resource, namespace, label_selector, field_selector, limit,
-                                        continue_token, selectable_fields, items, None)
+        rv, token, count = self._select(
+            resource, namespace, label_selector, field_selector, limit, continue_token, selectable_fields, items, None
+        )
         return ListResult(items, rv, token, count)
 
-    def list_raw(self, resource: str, namespace: str | None = None, *, label_selector: str | None = None,
-                 field_selector: str | None = None, limit: int | None = None,
-                 continue_token: str | None = None,
-                 selectable_fields: Collection[str] | None = None) -> RawListResult:
+    def list_raw(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        selectable_fields: Collection[str] | None = None,
+    ) -> RawListResult:
         """:meth:`list`, but each item is the stored object's JSON bytes (not decoded).
 
         For a reader that only re-encodes the objects (the API server's JSON lists): splicing the
@@ -385,14 +406,23 @@ class Store:
         them out cannot change what the store holds.
         """
         items: list[bytes] = []
-        rv, token, count = self._select(resource, namespace, label_selector, field_selector, limit,
-                                        continue_token, selectable_fields, None, items)
+        rv, token, count = self._select(
+            resource, namespace, label_selector, field_selector, limit, continue_token, selectable_fields, None, items
+        )
         return RawListResult(items, rv, token, count)
 
-    def _select(self, resource: str, namespace: str | None, label_selector: str | None,
-                field_selector: str | None, limit: int | None, continue_token: str | None,
-                selectable_fields: Collection[str] | None, objects: _Objects | None,
-                raw: _Bodies | None) -> tuple[int, str | None, int | None]:
+    def _select(
+        self,
+        resource: str,
+        namespace: str | None,
+        label_selector: str | None,
+        field_selector: str | None,
+        limit: int | None,
+        continue_token: str | None,
+        selectable_fields: Collection[str] | None,
+        objects: _Objects | None,
+        raw: _Bodies | None,
+    ) -> tuple[int, str | None, int | None]:
         """Fill ``objects`` (decoded) or ``raw`` (bytes) with one page; return (rv, token, count)."""
         labels = parse_label_selector(label_selector)
         fields = parse_field_selector(field_selector, selectable_fields)
@@ -402,8 +432,7 @@ class Store:
             if snapshot == -1:
                 snapshot = self._rv
             elif snapshot > self._rv:
-                raise BadRequest("invalid continue token: continue key is not valid: "
-                                 "resourceVersion is in the future")
+                raise BadRequest("invalid continue token: continue key is not valid: resourceVersion is in the future")
         res = self._resources.get(resource) or ResourceIndex()
         before = self._log.changes_after(resource, snapshot) if snapshot < self._rv else {}
         page_size = limit if limit is not None and limit > 0 else None

@@ -32,9 +32,17 @@ class WatchEvent:
 
     __slots__ = ("_data", "_object", "key", "label_pairs", "resource", "resource_version", "type")
 
-    def __init__(self, type: EventType, resource: str, object: dict[str, Any] | None,
-                 resource_version: int, *, data: bytes | None = None, key: tuple[str, str] | None = None,
-                 labels: tuple[tuple[str, str], ...] | None = None) -> None:
+    def __init__(
+        self,
+        type: EventType,
+        resource: str,
+        object: dict[str, Any] | None,
+        resource_version: int,
+        *,
+        data: bytes | None = None,
+        key: tuple[str, str] | None = None,
+        labels: tuple[tuple[str, str], ...] | None = None,
+    ) -> None:
         if object is None and data is None:
             raise ValueError("a WatchEvent needs its object or its stored bytes")
         self.type = type
@@ -75,8 +83,12 @@ class WatchEvent:
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, WatchEvent):
             return NotImplemented
-        return (self.type, self.resource, self.resource_version, self.object) == \
-            (other.type, other.resource, other.resource_version, other.object)
+        return (self.type, self.resource, self.resource_version, self.object) == (
+            other.type,
+            other.resource,
+            other.resource_version,
+            other.object,
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable payload, as the dataclass was
 

@@ -79,7 +79,7 @@ class WatchLog:
         """Durable entries not yet handed to subscribers; they become visible to watches now."""
         if self._visible == self._durable:
             return []
-        taken = self._entries[self._visible:self._durable]
+        taken = self._entries[self._visible : self._durable]
         self._visible = self._durable
         self._compact()
         return taken
@@ -114,8 +114,10 @@ class WatchLog:
         if rv >= self._compacted_rv:
             return
         if continuing:
-            raise Gone("The provided continue parameter is too old to display a consistent list "
-                       "result. You can start a new list without the continue parameter.")
+            raise Gone(
+                "The provided continue parameter is too old to display a consistent list "
+                "result. You can start a new list without the continue parameter."
+            )
         raise Gone(f"too old resource version: {rv} ({self._compacted_rv})")
 
     def _compact(self) -> None:
@@ -127,7 +129,7 @@ class WatchLog:
         self._head += drop
         self._compacted_rv = self._entries[self._head - 1][0]
         if self._head >= 4096 and self._head * 2 >= len(self._entries):
-            del self._entries[:self._head]
+            del self._entries[: self._head]
             self._visible -= self._head
             self._durable -= self._head
             self._head = 0

@@ -52,8 +52,12 @@ class FlavorBuilder:
     """ResourceFlavor: node labels, taints, tolerations."""
 
     def __init__(self, name: str) -> None:
-        self._obj: dict[str, Any] = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
-                                     "metadata": {"name": name}, "spec": {}}
+        self._obj: dict[str, Any] = {
+            "apiVersion": KUEUE_API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": name},
+            "spec": {},
+        }
 
     def node_labels(self, **labels: str) -> Self:
         self._obj["spec"].setdefault("nodeLabels", {}).update(labels)
@@ -70,8 +74,7 @@ class FlavorBuilder:
         self._obj["spec"].setdefault("nodeTaints", []).append(taint)
         return self
 
-    def toleration(self, key: str, value: str = "", effect: str = "NoSchedule",
-                   operator: str = "Equal") -> Self:
+    def toleration(self, key: str, value: str = "", effect: str = "NoSchedule", operator: str = "Equal") -> Self:
         tol: dict[str, Any] = {"key": key, "operator": operator, "effect": effect}
         if value:
             tol["value"] = value
@@ -98,8 +101,15 @@ class _QuotaHolder:
         self._groups: list[dict[str, dict[str, dict[str, Any]]]] = [{}]
         self._weight: str | None = None
 
-    def quota(self, flavor: str, resource: str, nominal: Quantity, *,
-              borrowing_limit: Quantity | None = None, lending_limit: Quantity | None = None) -> Self:
+    def quota(
+        self,
+        flavor: str,
+        resource: str,
+        nominal: Quantity,
+        *,
+        borrowing_limit: Quantity | None = None,
+        lending_limit: Quantity | None = None,
+    ) -> Self:
         entry: dict[str, Any] = {"name": resource, "nominalQuota": _q(nominal)}
         if borrowing_limit is not None:
             entry["borrowingLimit"] = _q(borrowing_limit)
@@ -131,8 +141,10 @@ class _QuotaHolder:
             for flavor, resources in group.items():
                 missing = [r for r in covered if r not in resources]
                 if missing:
-                    raise ValueError(f"{owner}: flavor {flavor!r} has no quota for {missing}; every flavor "
-                                     f"of a resource group must list all of {covered}")
+                    raise ValueError(
+                        f"{owner}: flavor {flavor!r} has no quota for {missing}; every flavor "
+                        f"of a resource group must list all of {covered}"
+                    )
                 flavors.append({"name": flavor, "resources": [copy.deepcopy(resources[r]) for r in covered]})
             groups.append({"coveredResources": covered, "flavors": flavors})
         return groups
@@ -162,9 +174,14 @@ class ClusterQueueBuilder(_QuotaHolder):
             self._spec["namespaceSelector"] = copy.deepcopy(selector)
         return self
 
-    def preemption(self, *, within_cluster_queue: str | None = None, reclaim_within_cohort: str | None = None,
-                   borrow_within_cohort: str | None = None,
-                   max_priority_threshold: int | None = None) -> Self:
+    def preemption(
+        self,
+        *,
+        within_cluster_queue: str | None = None,
+        reclaim_within_cohort: str | None = None,
+        borrow_within_cohort: str | None = None,
+        max_priority_threshold: int | None = None,
+    ) -> Self:
         pre = self._spec.setdefault("preemption", {})
         if within_cluster_queue is not None:
             pre["withinClusterQueue"] = within_cluster_queue
@@ -176,8 +193,9 @@ class ClusterQueueBuilder(_QuotaHolder):
                 pre["borrowWithinCohort"]["maxPriorityThreshold"] = max_priority_threshold
         return self
 
-    def fungibility(self, *, when_can_borrow: str | None = None, when_can_preempt: str | None = None,
-                    preference: str | None = None) -> Self:
+    def fungibility(
+        self, *, when_can_borrow: str | None = None, when_can_preempt: str | None = None, preference: str | None = None
+    ) -> Self:
         fung = self._spec.setdefault("flavorFungibility", {})
         if when_can_borrow is not None:
             fung["whenCanBorrow"] = when_can_borrow
@@ -246,9 +264,12 @@ def make_cohort(name: str) -> CohortBuilder:
 
 class LocalQueueBuilder:
     def __init__(self, name: str, namespace: str, cluster_queue: str) -> None:
-        self._obj: dict[str, Any] = {"apiVersion": KUEUE_API, "kind": "LocalQueue",
-                                     "metadata": {"name": name, "namespace": namespace},
-                                     "spec": {"clusterQueue": cluster_queue}}
+        self._obj: dict[str, Any] = {
+            "apiVersion": KUEUE_API,
+            "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"clusterQueue": cluster_queue},
+        }
 
     def stop_policy(self, policy: str) -> Self:
         self._obj["spec"]["stopPolicy"] = policy
@@ -307,8 +328,9 @@ class WorkloadBuilder:
         self._meta.setdefault("annotations", {})[key] = value
         return self
 
-    def pod_set(self, name: str = "main", count: int = 1, *, min_count: int | None = None,
-                **requests: Quantity) -> Self:
+    def pod_set(
+        self, name: str = "main", count: int = 1, *, min_count: int | None = None, **requests: Quantity
+    ) -> Self:
         ps: dict[str, Any] = {"name": name, "count": count, "template": {"spec": {"containers": []}}}
         if min_count is not None:
             ps["minCount"] = min_count
@@ -339,8 +361,14 @@ class WorkloadBuilder:
         self._spec["podSets"][-1]["template"]["spec"].setdefault("tolerations", []).append(tol)
         return self
 
-    def reserved(self, cluster_queue: str, flavors: dict[str, str] | dict[str, dict[str, str]], *,
-                 admitted: bool = False, at: float | None = None) -> Self:
+    def reserved(
+        self,
+        cluster_queue: str,
+        flavors: dict[str, str] | dict[str, dict[str, str]],
+        *,
+        admitted: bool = False,
+        at: float | None = None,
+    ) -> Self:
         """Hold quota in ``cluster_queue``. ``flavors`` is {resource: flavor} for every pod set, or
         {podset: {resource: flavor}}."""
         assignments = []
@@ -348,27 +376,56 @@ class WorkloadBuilder:
             per_ps = flavors.get(ps["name"]) if isinstance(flavors.get(ps["name"]), dict) else flavors
             assert isinstance(per_ps, dict)
             usage = {r: format_amount(r, to_amount(r, q) * ps["count"]) for r, q in reqs.items()}
-            assignments.append({"name": ps["name"], "flavors": {r: per_ps[r] for r in reqs},
-                                "resourceUsage": usage, "count": ps["count"]})
+            assignments.append(
+                {
+                    "name": ps["name"],
+                    "flavors": {r: per_ps[r] for r in reqs},
+                    "resourceUsage": usage,
+                    "count": ps["count"],
+                }
+            )
         when = format_time(at) if at is not None else "2023-11-14T22:13:20Z"
-        conds = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-                  "message": f"Quota reserved in ClusterQueue {cluster_queue}", "lastTransitionTime": when}]
+        conds = [
+            {
+                "type": "QuotaReserved",
+                "status": "True",
+                "reason": "QuotaReserved",
+                "message": f"Quota reserved in ClusterQueue {cluster_queue}",
+                "lastTransitionTime": when,
+            }
+        ]
         if admitted:
-            conds.append({"type": "Admitted", "status": "True", "reason": "Admitted",
-                          "message": "The workload is admitted", "lastTransitionTime": when})
-        self._status = {"admission": {"clusterQueue": cluster_queue, "podSetAssignments": assignments},
-                        "conditions": conds}
+            conds.append(
+                {
+                    "type": "Admitted",
+                    "status": "True",
+                    "reason": "Admitted",
+                    "message": "The workload is admitted",
+                    "lastTransitionTime": when,
+                }
+            )
+        self._status = {
+            "admission": {"clusterQueue": cluster_queue, "podSetAssignments": assignments},
+            "conditions": conds,
+        }
         return self
 
-    def admitted(self, cluster_queue: str, flavors: dict[str, str] | dict[str, dict[str, str]], *,
-                 at: float | None = None) -> Self:
+    def admitted(
+        self, cluster_queue: str, flavors: dict[str, str] | dict[str, dict[str, str]], *, at: float | None = None
+    ) -> Self:
         return self.reserved(cluster_queue, flavors, admitted=True, at=at)
 
     def finished(self, at: float | None = None) -> Self:
         when = format_time(at) if at is not None else "2023-11-14T22:13:20Z"
         self._status.setdefault("conditions", []).append(
-            {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "finished",
-             "lastTransitionTime": when})
+            {
+                "type": "Finished",
+                "status": "True",
+                "reason": "Succeeded",
+                "message": "finished",
+                "lastTransitionTime": when,
+            }
+        )
         return self
 
     def obj(self) -> dict[str, Any]:
@@ -377,9 +434,14 @@ class WorkloadBuilder:
         spec = copy.deepcopy(self._spec)
         for ps, reqs in zip(spec["podSets"], self._requests, strict=True):
             ps["template"]["spec"]["containers"] = [
-                {"name": "c", "image": "busybox", "resources": {"requests": dict(reqs)}}]
-        out: dict[str, Any] = {"apiVersion": KUEUE_API, "kind": "Workload",
-                               "metadata": copy.deepcopy(self._meta), "spec": spec}
+                {"name": "c", "image": "busybox", "resources": {"requests": dict(reqs)}}
+            ]
+        out: dict[str, Any] = {
+            "apiVersion": KUEUE_API,
+            "kind": "Workload",
+            "metadata": copy.deepcopy(self._meta),
+            "spec": spec,
+        }
         if self._status:
             out["status"] = copy.deepcopy(self._status)
         return out

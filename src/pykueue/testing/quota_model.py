@@ -98,6 +98,5 @@ class QuotaTree:
                     if used > quota:
                         out.append(f"{key} {fr}: uses {used} > quota {quota} (root)")
                 elif fr in node.borrowing_limit and used - quota > node.borrowing_limit[fr]:
-                    out.append(f"{key} {fr}: uses {used}, quota {quota} + borrowingLimit "
-                               f"{node.borrowing_limit[fr]}")
+                    out.append(f"{key} {fr}: uses {used}, quota {quota} + borrowingLimit {node.borrowing_limit[fr]}")
         return out

@@ -58,7 +58,8 @@ def _build_dataclass(cls: Any, raw: dict[str, Any]) -> Any:
             raise ValueError(f"{cls.__name__} has no field {attr!r} (from {key!r})")
         target = hints.get(attr)
         nested = [t for t in typing.get_args(target) if dataclasses.is_dataclass(t)] or (
-            [target] if dataclasses.is_dataclass(target) else [])
+            [target] if dataclasses.is_dataclass(target) else []
+        )
         if nested and isinstance(value, dict):
             kwargs[attr] = _build_dataclass(nested[0], value)
         else:
@@ -78,8 +79,9 @@ def _set_condition(wl: dict[str, Any], ctype: str, status: str, reason: str, mes
                 cond["lastTransitionTime"] = format_time(now)
             cond.update(status=status, reason=reason, message=message)
             return
-    conds.append({"type": ctype, "status": status, "reason": reason, "message": message,
-                  "lastTransitionTime": format_time(now)})
+    conds.append(
+        {"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": format_time(now)}
+    )
 
 
 def _cond(wl: dict[str, Any], ctype: str) -> bool:
@@ -165,8 +167,12 @@ class ScenarioDriver:
             ns, name = rest.split("/")
             s.delete_local_queue(ns, name)
         else:
-            {"Namespace": s.delete_namespace, "ResourceFlavor": s.delete_resource_flavor,
-             "Cohort": s.delete_cohort, "ClusterQueue": s.delete_cluster_queue}[kind](rest)
+            {
+                "Namespace": s.delete_namespace,
+                "ResourceFlavor": s.delete_resource_flavor,
+                "Cohort": s.delete_cohort,
+                "ClusterQueue": s.delete_cluster_queue,
+            }[kind](rest)
 
     def _write(self, key: Key) -> None:
         self.scheduler.upsert_workload(copy.deepcopy(self.workloads[key]))
@@ -179,16 +185,25 @@ class ScenarioDriver:
             wl = self.workloads[key]
             st = wl.setdefault("status", {})
             st["admission"] = copy.deepcopy(adm.admission)
-            _set_condition(wl, "QuotaReserved", "True", "QuotaReserved",
-                           f"Quota reserved in ClusterQueue {adm.cluster_queue}", now)
+            _set_condition(
+                wl, "QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {adm.cluster_queue}", now
+            )
             for ctype in ("Evicted", "Preempted"):
                 if any(c["type"] == ctype for c in st.get("conditions", [])):
                     _set_condition(wl, ctype, "False", "QuotaReserved", "Previously evicted", now)
             if adm.admission_checks:
-                st["admissionChecks"] = [{"name": c, "state": "Pending", "message": "",
-                                          "lastTransitionTime": format_time(now)} for c in adm.admission_checks]
-                _set_condition(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
-                               "The workload has not all admission checks", now)
+                st["admissionChecks"] = [
+                    {"name": c, "state": "Pending", "message": "", "lastTransitionTime": format_time(now)}
+                    for c in adm.admission_checks
+                ]
+                _set_condition(
+                    wl,
+                    "Admitted",
+                    "False",
+                    "UnsatisfiedAdmissionChecks",
+                    "The workload has not all admission checks",
+                    now,
+                )
             else:
                 _set_condition(wl, "Admitted", "True", "Admitted", "The workload is admitted", now)
             self._seq += 1
@@ -216,8 +231,9 @@ class ScenarioDriver:
         self._write(key)
 
     def finish_oldest(self, cluster_queue: str, count: int) -> None:
-        holders = sorted((self.admit_seq.get(k, 0), k) for k, wl in self.workloads.items()
-                         if self.holding_cq(wl) == cluster_queue)
+        holders = sorted(
+            (self.admit_seq.get(k, 0), k) for k, wl in self.workloads.items() if self.holding_cq(wl) == cluster_queue
+        )
         for _, key in holders[:count]:
             self.finish(key)
 
@@ -250,8 +266,7 @@ class ScenarioDriver:
             at = st.get("requeueState", {}).get("requeueAt")
             requeued_false = any(c["type"] == "Requeued" and c["status"] == "False" for c in st.get("conditions", []))
             if at and requeued_false and to_epoch(at) <= now:
-                _set_condition(wl, "Requeued", "True", "BackoffFinished",
-                               "The workload backoff was finished", now)
+                _set_condition(wl, "Requeued", "True", "BackoffFinished", "The workload backoff was finished", now)
                 self._write(key)
 
     def set_checks(self, key: Key, states: dict[str, str]) -> None:

@@ -38,28 +38,43 @@ from typing import Any
 
 import yaml
 
-__all__ = ["EVENT_KEYS", "SCENARIO_TOPICS", "WANT_KEYS", "Scenario", "ScenarioFormatError", "load_scenario_dir",
-           "load_scenario_file"]
+__all__ = [
+    "EVENT_KEYS",
+    "SCENARIO_TOPICS",
+    "WANT_KEYS",
+    "Scenario",
+    "ScenarioFormatError",
+    "load_scenario_dir",
+    "load_scenario_file",
+]
 
 SCENARIO_KEYS = {"name", "topic", "description", "config", "objects", "steps"}
 # The parts of Kueue's scheduling a scenario can illustrate; each is a heading of docs/semantics.md.
 SCENARIO_TOPICS = (
-    "queue-order", "queueing", "scheduling-cycle", "flavor-assignment", "partial-admission", "preemption",
-    "admission", "fair-sharing", "admission-fair-sharing", "requeuing-and-backoff",
+    "queue-order",
+    "queueing",
+    "scheduling-cycle",
+    "flavor-assignment",
+    "partial-admission",
+    "preemption",
+    "admission",
+    "fair-sharing",
+    "admission-fair-sharing",
+    "requeuing-and-backoff",
 )
 EVENT_KEYS = {"cycle", "finish", "evict", "advance", "apply", "delete", "checks", "repeat"}
 STEP_EXTRA_KEYS = {"want", "steps"}
 WANT_KEYS = {
-    "admitted",      # exact {ns/name: {clusterQueue, flavors, counts, borrowing, admissionChecks}} of the step
+    "admitted",  # exact {ns/name: {clusterQueue, flavors, counts, borrowing, admissionChecks}} of the step
     "admittedOrder",  # [ns/name, ...]: these admissions happened in this relative order
-    "preempted",     # exact {ns/name: {reason, by, messageContains}} of the step
-    "pending",       # {ns/name: {reason, messageContains}}: not admitted; last Pending record matches
-    "notAdmitted",   # [ns/name]: holds no quota after the step
-    "state",         # {ns/name: pending|reserved|admitted|evicting|finished} (driver's view)
-    "holding",       # {cq: n}: workloads holding quota in cq (driver's view)
-    "usage",         # {cq: {flavor: {resource: quantity}}} recomputed from admissions (driver's view)
+    "preempted",  # exact {ns/name: {reason, by, messageContains}} of the step
+    "pending",  # {ns/name: {reason, messageContains}}: not admitted; last Pending record matches
+    "notAdmitted",  # [ns/name]: holds no quota after the step
+    "state",  # {ns/name: pending|reserved|admitted|evicting|finished} (driver's view)
+    "holding",  # {cq: n}: workloads holding quota in cq (driver's view)
+    "usage",  # {cq: {flavor: {resource: quantity}}} recomputed from admissions (driver's view)
     "pendingOrder",  # {cq: [ns/name, ...]}: Scheduler.pending_workloads(cq), exact order
-    "active",        # {cq: {active: bool, reason: str}}: Scheduler.cluster_queue_active
+    "active",  # {cq: {active: bool, reason: str}}: Scheduler.cluster_queue_active
     "weightedShare",  # {"ClusterQueue/name" | "Cohort/name": int}
 }
 KINDS = {"Namespace", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "Workload"}
@@ -89,8 +104,9 @@ def _check_steps(where: str, steps: Any) -> None:
         events = [k for k in step if k in EVENT_KEYS]
         unknown = set(step) - EVENT_KEYS - STEP_EXTRA_KEYS
         if unknown or len(events) != 1:
-            raise ScenarioFormatError(f"{where}: step {i} needs exactly one of {sorted(EVENT_KEYS)} "
-                                      f"(unknown keys: {sorted(unknown)})")
+            raise ScenarioFormatError(
+                f"{where}: step {i} needs exactly one of {sorted(EVENT_KEYS)} (unknown keys: {sorted(unknown)})"
+            )
         if "want" in step:
             if "cycle" not in step:
                 raise ScenarioFormatError(f"{where}: step {i}: `want` only follows a `cycle`")
@@ -108,8 +124,9 @@ def _check_objects(where: str, objects: Any) -> None:
         raise ScenarioFormatError(f"{where}: objects must be a list")
     for obj in objects:
         if not isinstance(obj, dict) or obj.get("kind") not in KINDS or "name" not in obj.get("metadata", {}):
-            raise ScenarioFormatError(f"{where}: every object needs kind in {sorted(KINDS)} and metadata.name, "
-                                      f"got {obj!r:.120}")
+            raise ScenarioFormatError(
+                f"{where}: every object needs kind in {sorted(KINDS)} and metadata.name, got {obj!r:.120}"
+            )
 
 
 def load_scenario_file(path: str | Path) -> list[Scenario]:
@@ -135,9 +152,17 @@ def load_scenario_file(path: str | Path) -> list[Scenario]:
         objects = raw.get("objects") or []
         _check_objects(where, objects)
         _check_steps(where, raw["steps"])
-        out.append(Scenario(name=name, topic=str(raw["topic"]), description=str(raw["description"]),
-                            config=dict(raw.get("config") or {}), objects=list(objects),
-                            steps=list(raw["steps"]), source=str(path)))
+        out.append(
+            Scenario(
+                name=name,
+                topic=str(raw["topic"]),
+                description=str(raw["description"]),
+                config=dict(raw.get("config") or {}),
+                objects=list(objects),
+                steps=list(raw["steps"]),
+                source=str(path),
+            )
+        )
     return out
 
 

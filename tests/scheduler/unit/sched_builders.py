@@ -13,8 +13,12 @@ def namespace(name: str, **labels: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels)}}
 
 
-def flavor(name: str, labels: dict[str, str] | None = None, taints: list[dict[str, Any]] | None = None,
-           tolerations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def flavor(
+    name: str,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    tolerations: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if labels:
         spec["nodeLabels"] = labels
@@ -22,8 +26,7 @@ def flavor(name: str, labels: dict[str, str] | None = None, taints: list[dict[st
         spec["nodeTaints"] = taints
     if tolerations:
         spec["tolerations"] = tolerations
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name},
-            "spec": spec}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
 
 
 class CQ:
@@ -69,17 +72,22 @@ class CQ:
         self.spec["queueingStrategy"] = value
         return self
 
-    def preemption(self, within: str = "Never", reclaim: str = "Never", borrow: str = "Never",
-                   threshold: int | None = None) -> CQ:
+    def preemption(
+        self, within: str = "Never", reclaim: str = "Never", borrow: str = "Never", threshold: int | None = None
+    ) -> CQ:
         bwc: dict[str, Any] = {"policy": borrow}
         if threshold is not None:
             bwc["maxPriorityThreshold"] = threshold
-        self.spec["preemption"] = {"withinClusterQueue": within, "reclaimWithinCohort": reclaim,
-                                   "borrowWithinCohort": bwc}
+        self.spec["preemption"] = {
+            "withinClusterQueue": within,
+            "reclaimWithinCohort": reclaim,
+            "borrowWithinCohort": bwc,
+        }
         return self
 
-    def fungibility(self, borrow: str = "MayStopSearch", preempt: str = "TryNextFlavor",
-                    preference: str | None = None) -> CQ:
+    def fungibility(
+        self, borrow: str = "MayStopSearch", preempt: str = "TryNextFlavor", preference: str | None = None
+    ) -> CQ:
         f: dict[str, Any] = {"whenCanBorrow": borrow, "whenCanPreempt": preempt}
         if preference:
             f["preference"] = preference
@@ -91,12 +99,17 @@ class CQ:
         return self
 
     def obj(self) -> dict[str, Any]:
-        return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": self.name},
-                "spec": self.spec}
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": self.name},
+            "spec": self.spec,
+        }
 
 
-def cohort(name: str, parent: str = "", groups: list[dict[str, Any]] | None = None,
-           weight: str | None = None) -> dict[str, Any]:
+def cohort(
+    name: str, parent: str = "", groups: list[dict[str, Any]] | None = None, weight: str | None = None
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if parent:
         spec["parentName"] = parent
@@ -108,64 +121,130 @@ def cohort(name: str, parent: str = "", groups: list[dict[str, Any]] | None = No
 
 
 def local_queue(namespace: str, name: str, cq: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-            "metadata": {"namespace": namespace, "name": name}, "spec": {"clusterQueue": cq, **spec}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {"clusterQueue": cq, **spec},
+    }
 
 
-def workload(name: str, queue: str = "lq", namespace: str = "ns", *, cpu: str | None = "1", count: int = 1,
-             priority: int | None = None, created: float = T0, min_count: int | None = None,
-             requests: dict[str, str] | None = None, podsets: list[dict[str, Any]] | None = None,
-             uid: str | None = None, **extra_spec: Any) -> dict[str, Any]:
+def workload(
+    name: str,
+    queue: str = "lq",
+    namespace: str = "ns",
+    *,
+    cpu: str | None = "1",
+    count: int = 1,
+    priority: int | None = None,
+    created: float = T0,
+    min_count: int | None = None,
+    requests: dict[str, str] | None = None,
+    podsets: list[dict[str, Any]] | None = None,
+    uid: str | None = None,
+    **extra_spec: Any,
+) -> dict[str, Any]:
     if podsets is None:
         res = dict(requests or {})
         if cpu is not None and "cpu" not in res:
             res["cpu"] = cpu
-        ps: dict[str, Any] = {"name": "main", "count": count, "template": {"spec": {"containers": [
-            {"name": "c", "resources": {"requests": res}}]}}}
+        ps: dict[str, Any] = {
+            "name": "main",
+            "count": count,
+            "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": res}}]}},
+        }
         if min_count is not None:
             ps["minCount"] = min_count
         podsets = [ps]
     spec: dict[str, Any] = {"queueName": queue, "podSets": podsets, **extra_spec}
     if priority is not None:
         spec["priority"] = priority
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-            "metadata": {"namespace": namespace, "name": name, "uid": uid or f"uid-{name}",
-                         "creationTimestamp": format_time(created)},
-            "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "namespace": namespace,
+            "name": name,
+            "uid": uid or f"uid-{name}",
+            "creationTimestamp": format_time(created),
+        },
+        "spec": spec,
+    }
 
 
-def admitted(wl: dict[str, Any], cq: str, flavors: dict[str, str], usage: dict[str, str],
-             count: int | None = None, at: float = T0, evicted: bool = False) -> dict[str, Any]:
+def admitted(
+    wl: dict[str, Any],
+    cq: str,
+    flavors: dict[str, str],
+    usage: dict[str, str],
+    count: int | None = None,
+    at: float = T0,
+    evicted: bool = False,
+) -> dict[str, Any]:
     """Return a copy of ``wl`` holding quota in ``cq`` (QuotaReserved + Admitted)."""
-    out = {**wl, "status": {
-        "admission": {"clusterQueue": cq, "podSetAssignments": [{
-            "name": wl["spec"]["podSets"][0]["name"], "flavors": flavors, "resourceUsage": usage,
-            "count": count if count is not None else wl["spec"]["podSets"][0]["count"]}]},
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-             "lastTransitionTime": format_time(at)},
-            {"type": "Admitted", "status": "True", "reason": "Admitted", "lastTransitionTime": format_time(at)},
-        ]}}
+    out = {
+        **wl,
+        "status": {
+            "admission": {
+                "clusterQueue": cq,
+                "podSetAssignments": [
+                    {
+                        "name": wl["spec"]["podSets"][0]["name"],
+                        "flavors": flavors,
+                        "resourceUsage": usage,
+                        "count": count if count is not None else wl["spec"]["podSets"][0]["count"],
+                    }
+                ],
+            },
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "True",
+                    "reason": "QuotaReserved",
+                    "lastTransitionTime": format_time(at),
+                },
+                {"type": "Admitted", "status": "True", "reason": "Admitted", "lastTransitionTime": format_time(at)},
+            ],
+        },
+    }
     if evicted:
-        out["status"]["conditions"].append({"type": "Evicted", "status": "True", "reason": "Preempted",
-                                            "lastTransitionTime": format_time(at)})
+        out["status"]["conditions"].append(
+            {"type": "Evicted", "status": "True", "reason": "Preempted", "lastTransitionTime": format_time(at)}
+        )
     return out
 
 
 def finished(wl: dict[str, Any]) -> dict[str, Any]:
     status = dict(wl.get("status") or {})
-    status["conditions"] = [*status.get("conditions", []),
-                            {"type": "Finished", "status": "True", "reason": "Succeeded"}]
+    status["conditions"] = [
+        *status.get("conditions", []),
+        {"type": "Finished", "status": "True", "reason": "Succeeded"},
+    ]
     return {**wl, "status": status}
 
 
 def apply_admit(sched: Any, wl: dict[str, Any], admit: Any) -> dict[str, Any]:
     """What the workload controller writes back after an Admit decision."""
-    out = {**wl, "status": {"admission": admit.admission, "conditions": [
-        {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-         "lastTransitionTime": format_time(sched.clock.now())},
-        {"type": "Admitted", "status": "True" if not admit.admission_checks else "False",
-         "reason": "Admitted", "lastTransitionTime": format_time(sched.clock.now())}]}}
+    out = {
+        **wl,
+        "status": {
+            "admission": admit.admission,
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "True",
+                    "reason": "QuotaReserved",
+                    "lastTransitionTime": format_time(sched.clock.now()),
+                },
+                {
+                    "type": "Admitted",
+                    "status": "True" if not admit.admission_checks else "False",
+                    "reason": "Admitted",
+                    "lastTransitionTime": format_time(sched.clock.now()),
+                },
+            ],
+        },
+    }
     sched.upsert_workload(out)
     return out
 

@@ -88,8 +88,9 @@ def test_usage_within_local_quota_does_not_reach_the_cohort() -> None:
     assert s.cache.cohorts["R"].usage.get(FlavorResource, 0) == 0  # C's local quota (8) absorbs it
 
 
-def flat(a_limits: tuple[int | None, int | None] = (None, None),
-         b_limits: tuple[int | None, int | None] = (None, None)) -> Scheduler:
+def flat(
+    a_limits: tuple[int | None, int | None] = (None, None), b_limits: tuple[int | None, int | None] = (None, None)
+) -> Scheduler:
     s = Scheduler(clock=ManualClock(T0))
     s.upsert_resource_flavor(flavor("f"))
     s.upsert_cluster_queue(CQ("A").cohort("co").flavor("f", cpu=(9, *a_limits)).obj())
@@ -121,9 +122,11 @@ def test_flat_cohort_admits_up_to_borrowing_limit() -> None:
     assert result.admitted[0].borrowing is True
     big = next(p for p in result.pending if p.name == "big")
     assert big.reason == "ExceedsMaxQuota"
-    assert big.message == ("couldn't assign flavors to pod set main: insufficient quota for cpu in flavor f, "
-                           "previously considered podsets requests (0) + current podset request (11) > "
-                           "maximum capacity (10)")
+    assert big.message == (
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor f, "
+        "previously considered podsets requests (0) + current podset request (11) > "
+        "maximum capacity (10)"
+    )
 
 
 def test_cohort_cycle_makes_members_inactive() -> None:

@@ -38,38 +38,71 @@ def worlds(draw: st.DrawFn) -> dict[str, Any]:
             ll = draw(st.one_of(st.none(), st.integers(0, nominal))) if cohort_name else None
             quotas.append((nominal, bl, ll))
         reclaim = draw(st.sampled_from(POLICIES_RECLAIM))
-        cqs.append({
-            "name": f"cq{i}", "cohort": cohort_name, "flavors": flavors, "quotas": quotas,
-            "strategy": draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])),
-            "within": draw(st.sampled_from(POLICIES_WITHIN)),
-            "reclaim": reclaim,
-            "borrow": draw(st.sampled_from(["Never", "LowerPriority"])) if reclaim != "Never" else "Never",
-            "fungibility": draw(st.sampled_from([("MayStopSearch", "TryNextFlavor"),
-                                                 ("TryNextFlavor", "TryNextFlavor"),
-                                                 ("MayStopSearch", "MayStopSearch")])),
-        })
+        cqs.append(
+            {
+                "name": f"cq{i}",
+                "cohort": cohort_name,
+                "flavors": flavors,
+                "quotas": quotas,
+                "strategy": draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])),
+                "within": draw(st.sampled_from(POLICIES_WITHIN)),
+                "reclaim": reclaim,
+                "borrow": draw(st.sampled_from(["Never", "LowerPriority"])) if reclaim != "Never" else "Never",
+                "fungibility": draw(
+                    st.sampled_from(
+                        [
+                            ("MayStopSearch", "TryNextFlavor"),
+                            ("TryNextFlavor", "TryNextFlavor"),
+                            ("MayStopSearch", "MayStopSearch"),
+                        ]
+                    )
+                ),
+            }
+        )
     n_running = draw(st.integers(0, 4))
     running = []
     for j in range(n_running):
         cq = draw(st.sampled_from(cqs))
-        running.append({"name": f"r{j}", "cq": cq["name"], "flavor": cq["flavors"][0],
-                        "cpu": draw(st.integers(1, 3)), "priority": draw(st.integers(0, 3))})
+        running.append(
+            {
+                "name": f"r{j}",
+                "cq": cq["name"],
+                "flavor": cq["flavors"][0],
+                "cpu": draw(st.integers(1, 3)),
+                "priority": draw(st.integers(0, 3)),
+            }
+        )
     n_pending = draw(st.integers(1, 12))
     pending = []
     for j in range(n_pending):
         cq = draw(st.sampled_from(cqs))
         count = draw(st.integers(1, 3))
-        pending.append({"name": f"p{j}", "cq": cq["name"], "cpu": draw(st.integers(1, 4)), "count": count,
-                        "min": draw(st.one_of(st.none(), st.integers(1, count))),
-                        "priority": draw(st.integers(0, 3)), "created": draw(st.integers(0, 20))})
-    return {"cqs": cqs, "nested": nested, "running": running, "pending": pending,
-            "fair": draw(st.booleans()), "pool": draw(st.integers(0, 4)),
-            "evicting": draw(st.booleans())}
+        pending.append(
+            {
+                "name": f"p{j}",
+                "cq": cq["name"],
+                "cpu": draw(st.integers(1, 4)),
+                "count": count,
+                "min": draw(st.one_of(st.none(), st.integers(1, count))),
+                "priority": draw(st.integers(0, 3)),
+                "created": draw(st.integers(0, 20)),
+            }
+        )
+    return {
+        "cqs": cqs,
+        "nested": nested,
+        "running": running,
+        "pending": pending,
+        "fair": draw(st.booleans()),
+        "pool": draw(st.integers(0, 4)),
+        "evicting": draw(st.booleans()),
+    }
 
 
 def build(world: dict[str, Any], heads_per_cycle: int) -> Scheduler:
-    config = SchedulerConfig(heads_per_cycle=heads_per_cycle,
-                             fair_sharing=FairSharingConfig() if world["fair"] else None)
+    config = SchedulerConfig(
+        heads_per_cycle=heads_per_cycle, fair_sharing=FairSharingConfig() if world["fair"] else None
+    )
     s = Scheduler(config, clock=ManualClock(T0 + 100))
     s.upsert_namespace(namespace("ns"))
     s.upsert_resource_flavor(flavor("f1"))
@@ -77,8 +110,17 @@ def build(world: dict[str, Any], heads_per_cycle: int) -> Scheduler:
     if world["nested"]:
         s.upsert_cohort(cohort("a", parent="b"))
     if world.get("pool"):
-        s.upsert_cohort(cohort("b", groups=[{"coveredResources": ["cpu"], "flavors": [
-            {"name": "f1", "resources": [{"name": "cpu", "nominalQuota": str(world["pool"])}]}]}]))
+        s.upsert_cohort(
+            cohort(
+                "b",
+                groups=[
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [{"name": "f1", "resources": [{"name": "cpu", "nominalQuota": str(world["pool"])}]}],
+                    }
+                ],
+            )
+        )
     for c in world["cqs"]:
         b = CQ(c["name"]).group("cpu")
         for f, q in zip(c["flavors"], c["quotas"], strict=True):
@@ -90,14 +132,27 @@ def build(world: dict[str, Any], heads_per_cycle: int) -> Scheduler:
         s.upsert_cluster_queue(b.obj())
         s.upsert_local_queue(local_queue("ns", f"lq-{c['name']}", c["name"]))
     for r in world["running"]:
-        wl = workload(r["name"], queue=f"lq-{r['cq']}", cpu=str(r["cpu"]), priority=r["priority"],
-                      created=T0 - 50)
+        wl = workload(r["name"], queue=f"lq-{r['cq']}", cpu=str(r["cpu"]), priority=r["priority"], created=T0 - 50)
         first = r is world["running"][0]
-        s.upsert_workload(admitted(wl, r["cq"], {"cpu": r["flavor"]}, {"cpu": str(r["cpu"])},
-                                   evicted=first and world.get("evicting", False)))
+        s.upsert_workload(
+            admitted(
+                wl,
+                r["cq"],
+                {"cpu": r["flavor"]},
+                {"cpu": str(r["cpu"])},
+                evicted=first and world.get("evicting", False),
+            )
+        )
     for p in world["pending"]:
-        wl = workload(p["name"], queue=f"lq-{p['cq']}", cpu=str(p["cpu"]), count=p["count"],
-                      min_count=p["min"], priority=p["priority"], created=T0 + p["created"])
+        wl = workload(
+            p["name"],
+            queue=f"lq-{p['cq']}",
+            cpu=str(p["cpu"]),
+            count=p["count"],
+            min_count=p["min"],
+            priority=p["priority"],
+            created=T0 + p["created"],
+        )
         s.upsert_workload(wl)
     return s
 
@@ -108,8 +163,9 @@ def run(world: dict[str, Any], heads_per_cycle: int, calls: int) -> tuple[list[A
     preemptions: list[Any] = []
     for _ in range(calls):
         result = s.schedule()
-        admissions.extend((a.namespace, a.name, a.cluster_queue, repr(a.admission), a.borrowing)
-                          for a in result.admitted)
+        admissions.extend(
+            (a.namespace, a.name, a.cluster_queue, repr(a.admission), a.borrowing) for a in result.admitted
+        )
         preemptions.extend((p.name, p.preemptor_name, p.reason) for p in result.preempted)
     return admissions, preemptions, s
 
@@ -128,12 +184,30 @@ def test_multi_head_schedule_equals_one_head_cycles(world: dict[str, Any]) -> No
 
 
 def test_one_call_drains_a_deep_queue_that_kueue_drains_one_per_cycle() -> None:
-    world = {"cqs": [{"name": "cq0", "cohort": None, "flavors": ["f1"], "quotas": [(10, None, None)],
-                      "strategy": "BestEffortFIFO", "within": "Never", "reclaim": "Never", "borrow": "Never",
-                      "fungibility": ("MayStopSearch", "TryNextFlavor")}],
-             "nested": False, "running": [], "fair": False, "pool": 0, "evicting": False,
-             "pending": [{"name": f"p{i}", "cq": "cq0", "cpu": 1, "count": 1, "min": None, "priority": 0,
-                          "created": i} for i in range(12)]}
+    world = {
+        "cqs": [
+            {
+                "name": "cq0",
+                "cohort": None,
+                "flavors": ["f1"],
+                "quotas": [(10, None, None)],
+                "strategy": "BestEffortFIFO",
+                "within": "Never",
+                "reclaim": "Never",
+                "borrow": "Never",
+                "fungibility": ("MayStopSearch", "TryNextFlavor"),
+            }
+        ],
+        "nested": False,
+        "running": [],
+        "fair": False,
+        "pool": 0,
+        "evicting": False,
+        "pending": [
+            {"name": f"p{i}", "cq": "cq0", "cpu": 1, "count": 1, "min": None, "priority": 0, "created": i}
+            for i in range(12)
+        ],
+    }
     single = build(world, 1)
     assert len(single.schedule().admitted) == 1
     multi = build(world, 0)

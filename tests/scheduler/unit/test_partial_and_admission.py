@@ -32,8 +32,10 @@ def counts(admit: Any) -> list[int]:
 
 
 def test_partial_admission_search_formula() -> None:
-    ps = [{"name": "a", "count": 10, "minCount": 2, "template": {"spec": {}}},
-          {"name": "b", "count": 4, "template": {"spec": {}}}]
+    ps = [
+        {"name": "a", "count": 10, "minCount": 2, "template": {"spec": {}}},
+        {"name": "b", "count": 4, "template": {"spec": {}}},
+    ]
     wl = parse_workload(workload("w", podsets=ps))
     assert counts_for(wl, 0) == [10, 4]
     assert counts_for(wl, 4) == [6, 4]
@@ -55,14 +57,32 @@ def test_partial_admission_respects_min_count() -> None:
 
 
 def test_partial_admission_off_in_config() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=5).obj(), LQ, workload("w", cpu="1", count=8, min_count=2),
-                       config=SchedulerConfig(partial_admission=False))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=5).obj(),
+        LQ,
+        workload("w", cpu="1", count=8, min_count=2),
+        config=SchedulerConfig(partial_admission=False),
+    )
     assert s.schedule().admitted == []
 
 
 def test_admission_checks_apply_per_flavor() -> None:
-    cq = CQ("cq").flavor("a", cpu=1).flavor("b", cpu=4).set("admissionChecksStrategy", {"admissionChecks": [
-        {"name": "everywhere"}, {"name": "only-b", "onFlavors": ["b"]}, {"name": "only-a", "onFlavors": ["a"]}]})
+    cq = (
+        CQ("cq")
+        .flavor("a", cpu=1)
+        .flavor("b", cpu=4)
+        .set(
+            "admissionChecksStrategy",
+            {
+                "admissionChecks": [
+                    {"name": "everywhere"},
+                    {"name": "only-b", "onFlavors": ["b"]},
+                    {"name": "only-a", "onFlavors": ["a"]},
+                ]
+            },
+        )
+    )
     s = make_scheduler(flavor("a"), flavor("b"), cq.obj(), LQ, workload("w", cpu="2"))
     [admit] = s.schedule().admitted
     assert admit.admission_checks == ["everywhere", "only-b"]
@@ -82,17 +102,29 @@ def test_admit_record_is_exactly_status_admission() -> None:
     cq = CQ("cq").group("cpu", "memory").flavor("f", cpu=8, memory="8Gi")
     s = make_scheduler(RF, cq.obj(), LQ, workload("w", count=3, requests={"cpu": "250m", "memory": "1Gi"}))
     [admit] = s.schedule().admitted
-    assert admit.admission == {"clusterQueue": "cq", "podSetAssignments": [{
-        "name": "main", "flavors": {"cpu": "f", "memory": "f"},
-        "resourceUsage": {"cpu": "750m", "memory": "3Gi"}, "count": 3}]}
+    assert admit.admission == {
+        "clusterQueue": "cq",
+        "podSetAssignments": [
+            {
+                "name": "main",
+                "flavors": {"cpu": "f", "memory": "f"},
+                "resourceUsage": {"cpu": "750m", "memory": "3Gi"},
+                "count": 3,
+            }
+        ],
+    }
     assert admit.borrowing is False
 
 
 def test_requests_like_kube_scheduler() -> None:
-    spec = {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}},
-                           {"name": "b", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}}],
-            "initContainers": [{"name": "init", "resources": {"requests": {"cpu": "3"}}}],
-            "overhead": {"cpu": "100m"}}
+    spec = {
+        "containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "1"}}},
+            {"name": "b", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}},
+        ],
+        "initContainers": [{"name": "init", "resources": {"requests": {"cpu": "3"}}}],
+        "overhead": {"cpu": "100m"},
+    }
     wl = parse_workload(workload("w", podsets=[{"name": "main", "count": 2, "template": {"spec": spec}}]))
     assert wl.podsets[0].per_pod == {"cpu": 3100, "memory": 2**30}
     assert wl.resource_requests() == [{"name": "main", "resources": {"cpu": "6200m", "memory": "2Gi"}}]
@@ -115,10 +147,12 @@ def test_quota_change_requeues_and_admits() -> None:
 
 
 def test_cohort_quota_is_shared_extra_capacity() -> None:
-    pool = [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
-        {"name": "cpu", "nominalQuota": "3"}]}]}]
-    s = make_scheduler(RF, cohort("co", groups=pool), CQ("cq").cohort("co").flavor("f", cpu=1).obj(), LQ,
-                       workload("w", cpu="4"))
+    pool = [
+        {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "3"}]}]}
+    ]
+    s = make_scheduler(
+        RF, cohort("co", groups=pool), CQ("cq").cohort("co").flavor("f", cpu=1).obj(), LQ, workload("w", cpu="4")
+    )
     [admit] = s.schedule().admitted
     assert admit.borrowing is True
 
@@ -147,11 +181,20 @@ def test_malformed_input_is_a_bad_request() -> None:
 def afs_world(config: SchedulerConfig) -> Any:
     cq = CQ("cq").flavor("f", cpu=1).set("admissionScope", {"admissionMode": "UsageBasedAdmissionFairSharing"})
     heavy = local_queue("ns", "heavy", "cq")
-    heavy["status"] = {"fairSharing": {"admissionFairSharingStatus": {
-        "consumedResources": {"cpu": "10"}, "lastUpdate": "2023-11-14T22:13:20Z"}}}
-    return make_scheduler(RF, cq.obj(), heavy, local_queue("ns", "light", "cq"),
-                          workload("from-heavy", queue="heavy", priority=5, created=T0),
-                          workload("from-light", queue="light", priority=0, created=T0 + 1), config=config)
+    heavy["status"] = {
+        "fairSharing": {
+            "admissionFairSharingStatus": {"consumedResources": {"cpu": "10"}, "lastUpdate": "2023-11-14T22:13:20Z"}
+        }
+    }
+    return make_scheduler(
+        RF,
+        cq.obj(),
+        heavy,
+        local_queue("ns", "light", "cq"),
+        workload("from-heavy", queue="heavy", priority=5, created=T0),
+        workload("from-light", queue="light", priority=0, created=T0 + 1),
+        config=config,
+    )
 
 
 def test_admission_fair_sharing_orders_by_local_queue_usage_before_priority() -> None:
@@ -167,11 +210,19 @@ def test_admission_fair_sharing_off_keeps_priority_order() -> None:
 
 def test_block_admission_until_pods_ready() -> None:
     not_ready = admitted(workload("starting", cpu="1"), "cq", {"cpu": "f"}, {"cpu": "1"})
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=4).obj(), LQ, not_ready, workload("next", created=T0 + 5),
-                       config=SchedulerConfig(block_admission_until_pods_ready=True))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=4).obj(),
+        LQ,
+        not_ready,
+        workload("next", created=T0 + 5),
+        config=SchedulerConfig(block_admission_until_pods_ready=True),
+    )
     pending = by_name(s.schedule().pending)["next"]
     assert (pending.reason, pending.message) == (
-        "WaitingForPodsReady", "waiting for all admitted workloads to be in PodsReady condition")
+        "WaitingForPodsReady",
+        "waiting for all admitted workloads to be in PodsReady condition",
+    )
     not_ready["status"]["conditions"].append({"type": "PodsReady", "status": "True", "reason": "Started"})
     s.upsert_workload(not_ready)
     assert [a.name for a in s.schedule().admitted] == ["next"]
@@ -182,11 +233,18 @@ def test_block_admission_until_pods_ready() -> None:
 
 def test_resource_transformations_and_excluded_prefixes() -> None:
     config = SchedulerConfig(
-        resource_transformations=(ResourceTransformation("example.com/gpu-slice", {"example.com/gpu-mem": "5Gi"},
-                                                         "Replace"),),
-        exclude_resource_prefixes=("ephemeral-",))
+        resource_transformations=(
+            ResourceTransformation("example.com/gpu-slice", {"example.com/gpu-mem": "5Gi"}, "Replace"),
+        ),
+        exclude_resource_prefixes=("ephemeral-",),
+    )
     cq = CQ("cq").group("cpu", "example.com/gpu-mem").flavor("f", cpu=4, example_com_gpu_mem="20Gi")
-    s = make_scheduler(RF, cq.obj(), LQ, workload("w", count=2, requests={
-        "cpu": "1", "example.com/gpu-slice": "2", "ephemeral-storage": "1Gi"}), config=config)
+    s = make_scheduler(
+        RF,
+        cq.obj(),
+        LQ,
+        workload("w", count=2, requests={"cpu": "1", "example.com/gpu-slice": "2", "ephemeral-storage": "1Gi"}),
+        config=config,
+    )
     [admit] = s.schedule().admitted
     assert admit.admission["podSetAssignments"][0]["resourceUsage"] == {"cpu": "2", "example.com/gpu-mem": "20Gi"}

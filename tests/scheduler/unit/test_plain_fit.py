@@ -25,9 +25,25 @@ TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
 def _snapshot(a: Assignment) -> tuple[Any, ...]:
     """Every field, dicts in insertion order, and the ``status.admission`` it renders (as JSON text,
     so key order counts too)."""
-    return (json.dumps(a.to_admission("cq")), a.mode, a.borrowing, list(a.usage.items()),
-            [(ps.name, ps.count, list(ps.requests.items()), list(ps.flavors.items()), list(ps.modes.items()),
-              ps.reasons, ps.no_fit_reason, ps.mode) for ps in a.podsets])
+    return (
+        json.dumps(a.to_admission("cq")),
+        a.mode,
+        a.borrowing,
+        list(a.usage.items()),
+        [
+            (
+                ps.name,
+                ps.count,
+                list(ps.requests.items()),
+                list(ps.flavors.items()),
+                list(ps.modes.items()),
+                ps.reasons,
+                ps.no_fit_reason,
+                ps.mode,
+            )
+            for ps in a.podsets
+        ],
+    )
 
 
 def _both(s: Any, cq_name: str = "cq", key: tuple[str, str] = ("ns", "w")) -> tuple[Assignment, Assignment | None]:
@@ -39,9 +55,13 @@ def _both(s: Any, cq_name: str = "cq", key: tuple[str, str] = ("ns", "w")) -> tu
 
 
 def _common(**kw: Any) -> Any:
-    return make_scheduler(flavor("rf"), CQ("cq").set("cohortName", "co").flavor("rf", cpu=4).obj(),
-                          CQ("other").set("cohortName", "co").flavor("rf", cpu=4).obj(),
-                          local_queue("ns", "lq", "cq"), workload("w", **kw))
+    return make_scheduler(
+        flavor("rf"),
+        CQ("cq").set("cohortName", "co").flavor("rf", cpu=4).obj(),
+        CQ("other").set("cohortName", "co").flavor("rf", cpu=4).obj(),
+        local_queue("ns", "lq", "cq"),
+        workload("w", **kw),
+    )
 
 
 def test_common_shape_takes_the_fast_path_with_the_general_answer() -> None:
@@ -75,9 +95,13 @@ def test_needs_borrowing_declines() -> None:
 
 
 def test_untolerated_taint_on_first_flavor_declines() -> None:
-    s = make_scheduler(flavor("tainted", taints=TAINT), flavor("plain"),
-                       CQ("cq").flavor("tainted", cpu=4).flavor("plain", cpu=4).obj(), local_queue("ns", "lq", "cq"),
-                       workload("w", cpu="1"))
+    s = make_scheduler(
+        flavor("tainted", taints=TAINT),
+        flavor("plain"),
+        CQ("cq").flavor("tainted", cpu=4).flavor("plain", cpu=4).obj(),
+        local_queue("ns", "lq", "cq"),
+        workload("w", cpu="1"),
+    )
     general, fast = _both(s)
     assert fast is None
     assert general.podsets[0].flavors == {"cpu": "plain"}
@@ -95,16 +119,23 @@ def test_unknown_eligibility_declines_until_the_general_path_memoised_it() -> No
 
 def test_resources_in_two_groups_decline() -> None:
     cq = CQ("cq").group("cpu").flavor("a", cpu=4).group("memory").flavor("b", memory="4Gi").obj()
-    s = make_scheduler(flavor("a"), flavor("b"), cq, local_queue("ns", "lq", "cq"),
-                       workload("w", cpu="1", requests={"memory": "1Gi"}))
+    s = make_scheduler(
+        flavor("a"), flavor("b"), cq, local_queue("ns", "lq", "cq"), workload("w", cpu="1", requests={"memory": "1Gi"})
+    )
     general, fast = _both(s)
     assert fast is None
     assert general.podsets[0].flavors == {"cpu": "a", "memory": "b"}
 
 
 def test_two_pod_sets_decline() -> None:
-    ps = [{"name": n, "count": 1, "template": {"spec": {"containers": [
-        {"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}} for n in ("driver", "workers")]
+    ps = [
+        {
+            "name": n,
+            "count": 1,
+            "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+        }
+        for n in ("driver", "workers")
+    ]
     s = _common(podsets=ps)
     _general, fast = _both(s)
     assert fast is None
@@ -129,17 +160,27 @@ def _situation(draw: st.DrawFn) -> Any:
     cq = CQ("cq")
     if cohort:
         cq.set("cohortName", "co")
-    policies = draw(st.sampled_from([None, {"withinClusterQueue": "LowerPriority"},
-                                     {"reclaimWithinCohort": "Any"},
-                                     {"reclaimWithinCohort": "Any",
-                                      "borrowWithinCohort": {"policy": "LowerPriority"}}]))
+    policies = draw(
+        st.sampled_from(
+            [
+                None,
+                {"withinClusterQueue": "LowerPriority"},
+                {"reclaimWithinCohort": "Any"},
+                {"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"}},
+            ]
+        )
+    )
     if policies is not None:
         cq.set("preemption", policies)
     cq.group(*resources).flavor("f1", **quotas())
     if two_flavors:
         cq.flavor("f2", **quotas())
-    objs: list[dict[str, Any]] = [flavor("f1", taints=TAINT if tainted else None), flavor("f2"), cq.obj(),
-                                  local_queue("ns", "lq", "cq")]
+    objs: list[dict[str, Any]] = [
+        flavor("f1", taints=TAINT if tainted else None),
+        flavor("f2"),
+        cq.obj(),
+        local_queue("ns", "lq", "cq"),
+    ]
     if cohort:
         objs.append(CQ("other").set("cohortName", "co").group(*resources).flavor("f1", **quotas()).obj())
         objs.append(local_queue("ns", "lq2", "other"))
@@ -147,8 +188,14 @@ def _situation(draw: st.DrawFn) -> Any:
         owner = draw(st.sampled_from(["cq", "other"] if cohort else ["cq"]))
         fname = draw(st.sampled_from(["f1", "f2"] if two_flavors and owner == "cq" else ["f1"]))
         cpu = draw(st.integers(0, 5))
-        objs.append(admitted(workload(f"run{i}", queue="lq" if owner == "cq" else "lq2", cpu=str(cpu)), owner,
-                             {"cpu": fname}, {"cpu": str(cpu)}))
+        objs.append(
+            admitted(
+                workload(f"run{i}", queue="lq" if owner == "cq" else "lq2", cpu=str(cpu)),
+                owner,
+                {"cpu": fname},
+                {"cpu": str(cpu)},
+            )
+        )
     requests: dict[str, str] = {}
     if "memory" in resources and draw(st.booleans()):
         requests["memory"] = f"{draw(st.integers(0, 3))}Gi"
@@ -181,12 +228,16 @@ def _both_failing(s: Any) -> tuple[Assignment, Assignment | None]:
 def test_a_head_short_of_quota_takes_the_failure_fast_path_with_the_general_answer() -> None:
     """Quota exhausted in the CQ and its cohort: the common failing head, NoCandidates (the
     oracle is asked: nominal covers the request) without preemption policies."""
-    s = make_scheduler(flavor("rf"), CQ("cq").set("cohortName", "co").flavor("rf", cpu=2).obj(),
-                       CQ("other").set("cohortName", "co").flavor("rf", cpu=2).obj(),
-                       local_queue("ns", "lq", "cq"), local_queue("ns", "lq2", "other"),
-                       admitted(workload("mine", cpu="2"), "cq", {"cpu": "rf"}, {"cpu": "2"}),
-                       admitted(workload("theirs", queue="lq2", cpu="2"), "other", {"cpu": "rf"}, {"cpu": "2"}),
-                       workload("w", cpu="1"))
+    s = make_scheduler(
+        flavor("rf"),
+        CQ("cq").set("cohortName", "co").flavor("rf", cpu=2).obj(),
+        CQ("other").set("cohortName", "co").flavor("rf", cpu=2).obj(),
+        local_queue("ns", "lq", "cq"),
+        local_queue("ns", "lq2", "other"),
+        admitted(workload("mine", cpu="2"), "cq", {"cpu": "rf"}, {"cpu": "2"}),
+        admitted(workload("theirs", queue="lq2", cpu="2"), "other", {"cpu": "rf"}, {"cpu": "2"}),
+        workload("w", cpu="1"),
+    )
     general, fast = _both_failing(s)
     assert fast is not None
     assert _snapshot(fast) == _snapshot(general)
@@ -201,11 +252,18 @@ def _short_of_quota(draw: st.DrawFn) -> Any:
     resources = draw(st.sampled_from([("cpu",), ("cpu", "memory"), ("cpu", "pods")]))
     cohort = draw(st.booleans())
     borrowing_limit = draw(st.sampled_from([None, 0, 1]))
-    policies = draw(st.sampled_from([None, {"withinClusterQueue": "LowerPriority"},
-                                     {"withinClusterQueue": "LowerOrNewerEqualPriority"},
-                                     {"reclaimWithinCohort": "Any"}, {"reclaimWithinCohort": "LowerPriority"},
-                                     {"reclaimWithinCohort": "Any",
-                                      "borrowWithinCohort": {"policy": "LowerPriority"}}]))
+    policies = draw(
+        st.sampled_from(
+            [
+                None,
+                {"withinClusterQueue": "LowerPriority"},
+                {"withinClusterQueue": "LowerOrNewerEqualPriority"},
+                {"reclaimWithinCohort": "Any"},
+                {"reclaimWithinCohort": "LowerPriority"},
+                {"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"}},
+            ]
+        )
+    )
 
     def quotas() -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -227,11 +285,26 @@ def _short_of_quota(draw: st.DrawFn) -> Any:
     for i in range(draw(st.integers(1, 4))):
         owner = draw(st.sampled_from(["cq", "other"] if cohort else ["cq"]))
         cpu = draw(st.integers(1, 3))
-        objs.append(admitted(workload(f"run{i}", queue="lq" if owner == "cq" else "lq2", cpu=str(cpu),
-                                      priority=draw(st.integers(0, 2))), owner, {"cpu": "f1"}, {"cpu": str(cpu)}))
+        objs.append(
+            admitted(
+                workload(
+                    f"run{i}", queue="lq" if owner == "cq" else "lq2", cpu=str(cpu), priority=draw(st.integers(0, 2))
+                ),
+                owner,
+                {"cpu": "f1"},
+                {"cpu": str(cpu)},
+            )
+        )
     requests = {"memory": f"{draw(st.integers(0, 2))}Gi"} if "memory" in resources and draw(st.booleans()) else {}
-    objs.append(workload("w", cpu=str(draw(st.integers(1, 4))), count=draw(st.integers(1, 2)), requests=requests,
-                         priority=draw(st.integers(0, 2))))
+    objs.append(
+        workload(
+            "w",
+            cpu=str(draw(st.integers(1, 4))),
+            count=draw(st.integers(1, 2)),
+            requests=requests,
+            priority=draw(st.integers(0, 2)),
+        )
+    )
     return objs
 
 
@@ -248,14 +321,20 @@ def test_failure_fast_path_equals_general_assigner(objs: list[dict[str, Any]]) -
 def test_failure_fast_path_stops_at_the_first_resource_nothing_can_free() -> None:
     """cpu is short beyond the CQ's nominal quota (no oracle: nothing to reclaim), memory is short
     too: like the general path, only cpu is reported and nothing is assigned."""
-    s = make_scheduler(flavor("f1"),
-                       CQ("cq").set("cohortName", "co").group("cpu", "memory").flavor("f1", cpu=1, memory="1Gi").obj(),
-                       CQ("other").set("cohortName", "co").group("cpu", "memory")
-                       .flavor("f1", cpu=4, memory="4Gi").obj(),
-                       local_queue("ns", "lq", "cq"), local_queue("ns", "lq2", "other"),
-                       admitted(workload("theirs", queue="lq2", cpu="4", requests={"memory": "4Gi"}), "other",
-                                {"cpu": "f1", "memory": "f1"}, {"cpu": "4", "memory": "4Gi"}),
-                       workload("w", cpu="2", requests={"memory": "2Gi"}))
+    s = make_scheduler(
+        flavor("f1"),
+        CQ("cq").set("cohortName", "co").group("cpu", "memory").flavor("f1", cpu=1, memory="1Gi").obj(),
+        CQ("other").set("cohortName", "co").group("cpu", "memory").flavor("f1", cpu=4, memory="4Gi").obj(),
+        local_queue("ns", "lq", "cq"),
+        local_queue("ns", "lq2", "other"),
+        admitted(
+            workload("theirs", queue="lq2", cpu="4", requests={"memory": "4Gi"}),
+            "other",
+            {"cpu": "f1", "memory": "f1"},
+            {"cpu": "4", "memory": "4Gi"},
+        ),
+        workload("w", cpu="2", requests={"memory": "2Gi"}),
+    )
     general, fast = _both_failing(s)
     assert fast is not None
     assert _snapshot(fast) == _snapshot(general)

@@ -54,18 +54,40 @@ def _cohort_tree(draw: st.DrawFn) -> list[dict[str, Any]]:
         nominal = draw(st.integers(0, 4))
         queue = CQ(name).set("cohortName", "co2" if nested and name == "third" else "co")
         queue.flavor("f", cpu=(nominal, limit) if limit is not None else nominal)
-        queue.preemption(within=draw(st.sampled_from(POLICIES)), reclaim=draw(st.sampled_from(POLICIES)),
-                         borrow=draw(st.sampled_from(["Never", "LowerPriority"])),
-                         threshold=draw(st.sampled_from([None, 1])))
+        queue.preemption(
+            within=draw(st.sampled_from(POLICIES)),
+            reclaim=draw(st.sampled_from(POLICIES)),
+            borrow=draw(st.sampled_from(["Never", "LowerPriority"])),
+            threshold=draw(st.sampled_from([None, 1])),
+        )
         objs += [queue.obj(), local_queue("ns", f"lq-{name}", name)]
     for i in range(draw(st.integers(1, 7))):
         owner = draw(st.sampled_from(["cq", "other", "third"]))
         cpu = draw(st.integers(1, 3))
-        objs.append(admitted(workload(f"run{i}", queue=f"lq-{owner}", cpu=str(cpu), priority=draw(st.integers(0, 2)),
-                                      created=float(draw(st.integers(0, 3)))), owner, {"cpu": "f"},
-                             {"cpu": str(cpu)}, at=float(draw(st.integers(0, 3)))))
-    objs.append(workload("w", queue="lq-cq", cpu=str(draw(st.integers(1, 5))), priority=draw(st.integers(0, 3)),
-                         created=float(draw(st.integers(0, 3)))))
+        objs.append(
+            admitted(
+                workload(
+                    f"run{i}",
+                    queue=f"lq-{owner}",
+                    cpu=str(cpu),
+                    priority=draw(st.integers(0, 2)),
+                    created=float(draw(st.integers(0, 3))),
+                ),
+                owner,
+                {"cpu": "f"},
+                {"cpu": str(cpu)},
+                at=float(draw(st.integers(0, 3))),
+            )
+        )
+    objs.append(
+        workload(
+            "w",
+            queue="lq-cq",
+            cpu=str(draw(st.integers(1, 5))),
+            priority=draw(st.integers(0, 3)),
+            created=float(draw(st.integers(0, 3))),
+        )
+    )
     return objs
 
 
@@ -83,11 +105,19 @@ def test_saturated_cohort_skips_the_other_queues_and_still_finds_nothing(monkeyp
     cohort to conclude there is no victim; the pruned one looks only at its own ClusterQueue."""
     objs: list[dict[str, Any]] = [flavor("f")]
     for name in ("cq", "other", "third"):
-        objs += [CQ(name).set("cohortName", "co").flavor("f", cpu=(2, 4)).preemption(
-            within="LowerPriority", reclaim="Any").obj(), local_queue("ns", f"lq-{name}", name)]
+        objs += [
+            CQ(name)
+            .set("cohortName", "co")
+            .flavor("f", cpu=(2, 4))
+            .preemption(within="LowerPriority", reclaim="Any")
+            .obj(),
+            local_queue("ns", f"lq-{name}", name),
+        ]
     for name, cpus in (("cq", 2), ("other", 3), ("third", 1)):  # cohort quota 6, all used; other borrows
-        objs += [admitted(workload(f"{name}-{i}", queue=f"lq-{name}", cpu="1", priority=1), name, {"cpu": "f"},
-                          {"cpu": "1"}) for i in range(cpus)]
+        objs += [
+            admitted(workload(f"{name}-{i}", queue=f"lq-{name}", cpu="1", priority=1), name, {"cpu": "f"}, {"cpu": "1"})
+            for i in range(cpus)
+        ]
     objs.append(workload("w", queue="lq-cq", cpu="1", priority=1))
     s = make_scheduler(*objs)
     scanned: list[str] = []
@@ -105,19 +135,27 @@ def test_saturated_cohort_skips_the_other_queues_and_still_finds_nothing(monkeyp
     assert set(scanned) == {"cq"}
 
 
-def _three_queues(nominal: dict[str, int], running: list[tuple[str, int]], request: int,
-                  nested: bool) -> Any:
+def _three_queues(nominal: dict[str, int], running: list[tuple[str, int]], request: int, nested: bool) -> Any:
     """cq, other and third (in a sibling cohort when ``nested``), reclaim Any, borrowWithinCohort off;
     ``running`` is (queue, priority) per 1-cpu workload, the preemptor asks ``request`` cpu at priority 2."""
     objs: list[dict[str, Any]] = [flavor("f")]
     if nested:
         objs += [cohort("root"), cohort("co", parent="root"), cohort("co2", parent="root")]
     for name in ("cq", "other", "third"):
-        objs += [CQ(name).set("cohortName", "co2" if nested and name == "third" else "co")
-                 .flavor("f", cpu=nominal[name]).preemption(within="LowerPriority", reclaim="Any").obj(),
-                 local_queue("ns", f"lq-{name}", name)]
-    objs += [admitted(workload(f"{queue}-{i}", queue=f"lq-{queue}", cpu="1", priority=priority), queue, {"cpu": "f"},
-                      {"cpu": "1"}) for i, (queue, priority) in enumerate(running)]
+        objs += [
+            CQ(name)
+            .set("cohortName", "co2" if nested and name == "third" else "co")
+            .flavor("f", cpu=nominal[name])
+            .preemption(within="LowerPriority", reclaim="Any")
+            .obj(),
+            local_queue("ns", f"lq-{name}", name),
+        ]
+    objs += [
+        admitted(
+            workload(f"{queue}-{i}", queue=f"lq-{queue}", cpu="1", priority=priority), queue, {"cpu": "f"}, {"cpu": "1"}
+        )
+        for i, (queue, priority) in enumerate(running)
+    ]
     objs.append(workload("w", queue="lq-cq", cpu=str(request), priority=2))
     return make_scheduler(*objs)
 
@@ -126,8 +164,12 @@ def test_under_nominal_the_pruned_search_still_reclaims_without_borrowing() -> N
     """cq holds 1 of its 2 cpu (a lower-priority workload), other borrows the last free cpu: the
     preemptor (2 cpu) needs both victims and fits without borrowing. cq is under nominal, so the
     search must not be pruned."""
-    s = _three_queues({"cq": 2, "other": 2, "third": 0}, [("cq", 0), ("other", 1), ("other", 1), ("other", 1)],
-                      request=2, nested=False)
+    s = _three_queues(
+        {"cq": 2, "other": 2, "third": 0},
+        [("cq", 0), ("other", 1), ("other", 1), ("other", 1)],
+        request=2,
+        nested=False,
+    )
     want = [(("ns", "other-1"), "InCohortReclamation"), (("ns", "cq-0"), "InClusterQueue")]
     assert _search(s, prune=False) == want
     assert _search(s, prune=True) == want
@@ -137,8 +179,12 @@ def test_over_nominal_the_pruned_search_keeps_hierarchical_reclaim() -> None:
     """Nested cohorts: cq is at nominal with work it may not preempt, its own cohort has room, and
     third (in the sibling cohort) borrowed that room. The preemptor reclaims from third with the
     hierarchical advantage, which pruning must keep."""
-    s = _three_queues({"cq": 2, "other": 2, "third": 1},
-                      [("cq", 2), ("cq", 2), ("third", 1), ("third", 1), ("third", 1)], request=1, nested=True)
+    s = _three_queues(
+        {"cq": 2, "other": 2, "third": 1},
+        [("cq", 2), ("cq", 2), ("third", 1), ("third", 1), ("third", 1)],
+        request=1,
+        nested=True,
+    )
     want = [(("ns", "third-2"), "InCohortReclamation")]  # equal priority and time: the lowest uid
     assert _search(s, prune=False) == want
     assert _search(s, prune=True) == want

@@ -34,11 +34,15 @@ def names(infos: list[Any]) -> list[str]:
 
 
 def test_heap_order_priority_then_timestamp_then_uid() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=0).obj(), LQ,
-                       workload("old-low", priority=1, created=T0),
-                       workload("new-high", priority=5, created=T0 + 10),
-                       workload("tie-b", priority=1, created=T0 + 1, uid="b"),
-                       workload("tie-a", priority=1, created=T0 + 1, uid="a"))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=0).obj(),
+        LQ,
+        workload("old-low", priority=1, created=T0),
+        workload("new-high", priority=5, created=T0 + 10),
+        workload("tie-b", priority=1, created=T0 + 1, uid="b"),
+        workload("tie-a", priority=1, created=T0 + 1, uid="a"),
+    )
     assert names(s.pending_workloads("cq")) == ["new-high", "old-low", "tie-a", "tie-b"]
 
 
@@ -51,32 +55,58 @@ def test_priority_boost_annotation_adds_to_priority() -> None:
 
 def test_pods_ready_timeout_eviction_time_orders_the_requeued_workload() -> None:
     evicted = workload("evicted", created=T0)
-    evicted["status"] = {"conditions": [{"type": "Evicted", "status": "True", "reason": "PodsReadyTimeout",
-                                         "lastTransitionTime": format_time(T0 + 100)}]}
+    evicted["status"] = {
+        "conditions": [
+            {
+                "type": "Evicted",
+                "status": "True",
+                "reason": "PodsReadyTimeout",
+                "lastTransitionTime": format_time(T0 + 100),
+            }
+        ]
+    }
     s = make_scheduler(RF, CQ("cq").flavor("f", cpu=0).obj(), LQ, evicted, workload("later", created=T0 + 50))
     assert names(s.pending_workloads("cq")) == ["later", "evicted"]
 
 
 def test_positions_in_cluster_queue_and_local_queue() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=0).obj(), LQ, local_queue("ns", "lq2", "cq"),
-                       workload("a", created=T0), workload("b", queue="lq2", created=T0 + 1),
-                       workload("c", created=T0 + 2))
-    got = [(p.name, p.local_queue, p.position_in_cluster_queue, p.position_in_local_queue)
-           for p in s.pending_workloads("cq")]
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=0).obj(),
+        LQ,
+        local_queue("ns", "lq2", "cq"),
+        workload("a", created=T0),
+        workload("b", queue="lq2", created=T0 + 1),
+        workload("c", created=T0 + 2),
+    )
+    got = [
+        (p.name, p.local_queue, p.position_in_cluster_queue, p.position_in_local_queue)
+        for p in s.pending_workloads("cq")
+    ]
     assert got == [("a", "lq", 0, 0), ("b", "lq2", 1, 0), ("c", "lq", 2, 1)]
 
 
 def test_best_effort_fifo_skips_a_head_that_does_not_fit() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=2).obj(), LQ,
-                       workload("big", cpu="3", created=T0), workload("small", cpu="1", created=T0 + 1))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=2).obj(),
+        LQ,
+        workload("big", cpu="3", created=T0),
+        workload("small", cpu="1", created=T0 + 1),
+    )
     result = s.schedule()
     assert names(result.admitted) == ["small"]
     assert by_name(result.pending)["big"].reason == "ExceedsMaxQuota"
 
 
 def test_strict_fifo_head_blocks_everything_behind_it() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=2).strategy("StrictFIFO").obj(), LQ,
-                       workload("big", cpu="3", created=T0), workload("small", cpu="1", created=T0 + 1))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=2).strategy("StrictFIFO").obj(),
+        LQ,
+        workload("big", cpu="3", created=T0),
+        workload("small", cpu="1", created=T0 + 1),
+    )
     result = s.schedule()
     assert result.admitted == []
     assert names(result.pending) == ["big"]
@@ -85,16 +115,24 @@ def test_strict_fifo_head_blocks_everything_behind_it() -> None:
 
 
 def test_strict_fifo_namespace_mismatch_does_not_block() -> None:
-    cq = CQ("cq").flavor("f", cpu=2).strategy("StrictFIFO").set(
-        "namespaceSelector", {"matchLabels": {"team": "a"}})
-    s = make_scheduler(namespace("ns", team="b"), namespace("ok", team="a"), RF, cq.obj(), LQ,
-                       local_queue("ok", "lq", "cq"),
-                       workload("wrong-ns", created=T0), workload("right-ns", namespace="ok", created=T0 + 1))
+    cq = CQ("cq").flavor("f", cpu=2).strategy("StrictFIFO").set("namespaceSelector", {"matchLabels": {"team": "a"}})
+    s = make_scheduler(
+        namespace("ns", team="b"),
+        namespace("ok", team="a"),
+        RF,
+        cq.obj(),
+        LQ,
+        local_queue("ok", "lq", "cq"),
+        workload("wrong-ns", created=T0),
+        workload("right-ns", namespace="ok", created=T0 + 1),
+    )
     result = s.schedule()
     assert names(result.admitted) == ["right-ns"]
     pending = by_name(result.pending)["wrong-ns"]
     assert (pending.reason, pending.message) == (
-        "Misconfigured", "Workload namespace doesn't match ClusterQueue selector")
+        "Misconfigured",
+        "Workload namespace doesn't match ClusterQueue selector",
+    )
 
 
 def test_nil_namespace_selector_matches_no_namespace() -> None:
@@ -106,9 +144,15 @@ def test_nil_namespace_selector_matches_no_namespace() -> None:
 
 def test_finished_workload_requeues_inadmissible_workloads_of_its_cohort() -> None:
     running = admitted(workload("running", cpu="2"), "other", {"cpu": "f"}, {"cpu": "2"})
-    s = make_scheduler(RF, CQ("cq").cohort("co").flavor("f", cpu=1).obj(),
-                       CQ("other").cohort("co").flavor("f", cpu=1).obj(), LQ,
-                       local_queue("ns", "lq-other", "other"), running, workload("waiting", cpu="2"))
+    s = make_scheduler(
+        RF,
+        CQ("cq").cohort("co").flavor("f", cpu=1).obj(),
+        CQ("other").cohort("co").flavor("f", cpu=1).obj(),
+        LQ,
+        local_queue("ns", "lq-other", "other"),
+        running,
+        workload("waiting", cpu="2"),
+    )
     assert s.schedule().admitted == []
     assert s.schedule().pending == []  # parked as inadmissible: not re-evaluated without a trigger
     s.upsert_workload(finished(running))
@@ -117,8 +161,15 @@ def test_finished_workload_requeues_inadmissible_workloads_of_its_cohort() -> No
 
 def test_unrelated_cohort_events_do_not_requeue() -> None:
     running = admitted(workload("running", cpu="2", queue="lq-x"), "x", {"cpu": "f"}, {"cpu": "2"})
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), CQ("x").flavor("f", cpu=2).obj(), LQ,
-                       local_queue("ns", "lq-x", "x"), running, workload("waiting", cpu="2"))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=1).obj(),
+        CQ("x").flavor("f", cpu=2).obj(),
+        LQ,
+        local_queue("ns", "lq-x", "x"),
+        running,
+        workload("waiting", cpu="2"),
+    )
     assert s.schedule().admitted == []
     s.upsert_workload(finished(running))
     assert s.schedule().pending == []
@@ -155,8 +206,9 @@ def test_inactive_and_gated_workloads_are_not_queued() -> None:
 
 
 def test_missing_local_queue_and_cluster_queue_are_reported() -> None:
-    s = make_scheduler(RF, workload("no-lq", queue="nope"), local_queue("ns", "dangling", "no-cq"),
-                       workload("no-cq", queue="dangling"))
+    s = make_scheduler(
+        RF, workload("no-lq", queue="nope"), local_queue("ns", "dangling", "no-cq"), workload("no-cq", queue="dangling")
+    )
     pending = by_name(s.schedule().pending)
     assert (pending["no-lq"].reason, pending["no-lq"].message) == ("Misconfigured", "LocalQueue nope doesn't exist")
     assert pending["no-cq"].message == "ClusterQueue no-cq doesn't exist"
@@ -165,8 +217,9 @@ def test_missing_local_queue_and_cluster_queue_are_reported() -> None:
 
 
 def test_stopped_local_queue_holds_its_workloads() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "cq", stopPolicy="Hold"),
-                       workload("w"))
+    s = make_scheduler(
+        RF, CQ("cq").flavor("f", cpu=4).obj(), local_queue("ns", "lq", "cq", stopPolicy="Hold"), workload("w")
+    )
     assert by_name(s.schedule().pending)["w"].message == "LocalQueue lq is stopped"
     s.upsert_local_queue(LQ)
     assert names(s.schedule().admitted) == ["w"]
@@ -179,9 +232,13 @@ def test_stopped_cluster_queue_is_inactive() -> None:
 
 
 def test_equivalent_workloads_are_parked_together_after_a_no_fit() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ,
-                       *[workload(f"w{i}", cpu="2", created=T0 + i) for i in range(4)],
-                       workload("fits", cpu="1", created=T0 + 10))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=1).obj(),
+        LQ,
+        *[workload(f"w{i}", cpu="2", created=T0 + i) for i in range(4)],
+        workload("fits", cpu="1", created=T0 + 10),
+    )
     result = s.schedule()
     assert names(result.admitted) == ["fits"]
     pending = by_name(result.pending)
@@ -192,9 +249,13 @@ def test_equivalent_workloads_are_parked_together_after_a_no_fit() -> None:
 
 
 def test_without_equivalence_hashing_each_workload_is_evaluated() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ,
-                       *[workload(f"w{i}", cpu="2", created=T0 + i) for i in range(3)],
-                       config=SchedulerConfig(equivalence_hashing=False))
+    s = make_scheduler(
+        RF,
+        CQ("cq").flavor("f", cpu=1).obj(),
+        LQ,
+        *[workload(f"w{i}", cpu="2", created=T0 + i) for i in range(3)],
+        config=SchedulerConfig(equivalence_hashing=False),
+    )
     assert all(p.message.startswith("couldn't assign") for p in s.schedule().pending)
 
 
@@ -202,15 +263,19 @@ def test_status_writes_of_an_unchanged_workload_keep_it_inadmissible() -> None:
     w = workload("w", cpu="2")
     s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ, w)
     [pending] = s.schedule().pending
-    w["status"] = {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": pending.reason,
-                                   "message": pending.message}]}
+    w["status"] = {
+        "conditions": [
+            {"type": "QuotaReserved", "status": "False", "reason": pending.reason, "message": pending.message}
+        ]
+    }
     s.upsert_workload(w)
     assert s.schedule().pending == []
 
 
 def test_forget_releases_assumed_quota_and_requeues() -> None:
-    s = make_scheduler(RF, CQ("cq").flavor("f", cpu=1).obj(), LQ, workload("a", created=T0),
-                       workload("b", created=T0 + 1))
+    s = make_scheduler(
+        RF, CQ("cq").flavor("f", cpu=1).obj(), LQ, workload("a", created=T0), workload("b", created=T0 + 1)
+    )
     assert names(s.schedule().admitted) == ["a"]
     assert s.cluster_queue_usage("cq").reserving_workloads == 1
     s.forget("ns", "a")
@@ -221,9 +286,14 @@ def test_forget_releases_assumed_quota_and_requeues() -> None:
 def test_usage_counts_reserving_and_admitted_separately() -> None:
     reserving = admitted(workload("r", cpu="1"), "cq", {"cpu": "f"}, {"cpu": "1"})
     reserving["status"]["conditions"][1]["status"] = "False"
-    s = make_scheduler(RF, CQ("cq").cohort("co").flavor("f", cpu=1).obj(),
-                       CQ("x").cohort("co").flavor("f", cpu=5).obj(), LQ, reserving,
-                       admitted(workload("a", cpu="2"), "cq", {"cpu": "f"}, {"cpu": "2"}))
+    s = make_scheduler(
+        RF,
+        CQ("cq").cohort("co").flavor("f", cpu=1).obj(),
+        CQ("x").cohort("co").flavor("f", cpu=5).obj(),
+        LQ,
+        reserving,
+        admitted(workload("a", cpu="2"), "cq", {"cpu": "f"}, {"cpu": "2"}),
+    )
     usage = s.cluster_queue_usage("cq")
     assert usage.reservation == {"f": {"cpu": (3000, 2000)}}
     assert usage.usage == {"f": {"cpu": (2000, 1000)}}
@@ -251,8 +321,13 @@ def drain(n: int, cqs: int = 50) -> tuple[int, Any]:
         running = []
         result = s.schedule()
         for a in result.admitted:
-            done = {**wls[a.name], "status": {"admission": a.admission, "conditions": [
-                {"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}]}}
+            done = {
+                **wls[a.name],
+                "status": {
+                    "admission": a.admission,
+                    "conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}],
+                },
+            }
             s.upsert_workload(done)
             running.append(done)
         admitted_total += len(result.admitted)
@@ -286,10 +361,18 @@ def test_a_replay_of_the_object_admitted_from_does_not_release_the_assumed_quota
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(
-    st.tuples(st.just("push"), st.integers(0, 3), st.integers(0, 20), st.integers(0, 1)),  # priority, time, shape
-    st.tuples(st.just("pop"), st.just(0), st.just(0), st.just(0)),
-    st.tuples(st.just("discard"), st.integers(0, 40), st.just(0), st.just(0))), max_size=80))
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("push"), st.integers(0, 3), st.integers(0, 20), st.integers(0, 1)
+            ),  # priority, time, shape
+            st.tuples(st.just("pop"), st.just(0), st.just(0), st.just(0)),
+            st.tuples(st.just("discard"), st.integers(0, 40), st.just(0), st.just(0)),
+        ),
+        max_size=80,
+    )
+)
 def test_queue_pops_in_heap_order_whatever_the_arrival_order(ops: list[tuple[str, int, int, int]]) -> None:
     """In-order arrivals take a sorted run and the rest a heap: the pop order must still be
     priority desc, timestamp, uid, as with one heap (also across pushes, pops and discards)."""

@@ -30,21 +30,49 @@ API = "kueue.x-k8s.io/v1beta2"
 
 
 def _wl(cpu: str = "1", count: int = 2) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": "Workload",
-            "metadata": {"name": "w", "namespace": "ns", "uid": "u1", "creationTimestamp": format_time(T0),
-                         "resourceVersion": "1"},
-            "spec": {"queueName": "lq", "priority": 3, "podSets": [
-                {"name": "main", "count": count, "template": {"spec": {"containers": [
-                    {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}}}]}}
+    return {
+        "apiVersion": API,
+        "kind": "Workload",
+        "metadata": {
+            "name": "w",
+            "namespace": "ns",
+            "uid": "u1",
+            "creationTimestamp": format_time(T0),
+            "resourceVersion": "1",
+        },
+        "spec": {
+            "queueName": "lq",
+            "priority": 3,
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": count,
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]
+                        }
+                    },
+                }
+            ],
+        },
+    }
 
 
 def _cond(kind: str, status: str = "True", reason: str = "R", at: float = T0 + 5) -> dict[str, Any]:
     return {"type": kind, "status": status, "reason": reason, "message": "", "lastTransitionTime": format_time(at)}
 
 
-ADMISSION = {"clusterQueue": "cq", "podSetAssignments": [
-    {"name": "main", "flavors": {"cpu": "rf", "memory": "rf"}, "resourceUsage": {"cpu": "2", "memory": "2Gi"},
-     "count": 2}]}
+ADMISSION = {
+    "clusterQueue": "cq",
+    "podSetAssignments": [
+        {
+            "name": "main",
+            "flavors": {"cpu": "rf", "memory": "rf"},
+            "resourceUsage": {"cpu": "2", "memory": "2Gi"},
+            "count": 2,
+        }
+    ],
+}
 
 
 def _with(obj: dict[str, Any], status: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
@@ -57,24 +85,40 @@ def _with(obj: dict[str, Any], status: dict[str, Any] | None = None, **meta: Any
 
 def _fields(wl: WorkloadInfo) -> dict[str, Any]:
     out = {name: getattr(wl, name) for name in WorkloadInfo.__slots__ if name not in ("obj", "podsets")}
-    out["podsets"] = [(ps.name, ps.count, ps.min_count, ps.per_pod, ps.reclaimable, ps.match_key)
-                      for ps in wl.podsets]
+    out["podsets"] = [(ps.name, ps.count, ps.min_count, ps.per_pod, ps.reclaimable, ps.match_key) for ps in wl.podsets]
     out["requests"] = wl.resource_requests()
     return out
 
 
 BASE = _wl()
 CASES = {
-    "echoed admission": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved"),
-                                                                            _cond("Admitted")]}),
+    "echoed admission": _with(
+        BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved"), _cond("Admitted")]}
+    ),
     "reserved, not admitted": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved")]}),
     "finished": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved"), _cond("Finished")]}),
-    "evicted by pods-ready timeout": _with(BASE, {"admission": ADMISSION, "conditions": [
-        _cond("QuotaReserved"), _cond("Evicted", reason="PodsReadyTimeout", at=T0 + 9), _cond("PodsReady")]}),
-    "requeued false with backoff": _with(BASE, {"conditions": [_cond("Requeued", "False")],
-                                               "requeueState": {"requeueAt": format_time(T0 + 60)}}),
-    "reclaimable pods": _with(BASE, {"admission": ADMISSION, "conditions": [_cond("QuotaReserved")],
-                                     "reclaimablePods": [{"name": "main", "count": 1}]}),
+    "evicted by pods-ready timeout": _with(
+        BASE,
+        {
+            "admission": ADMISSION,
+            "conditions": [
+                _cond("QuotaReserved"),
+                _cond("Evicted", reason="PodsReadyTimeout", at=T0 + 9),
+                _cond("PodsReady"),
+            ],
+        },
+    ),
+    "requeued false with backoff": _with(
+        BASE, {"conditions": [_cond("Requeued", "False")], "requeueState": {"requeueAt": format_time(T0 + 60)}}
+    ),
+    "reclaimable pods": _with(
+        BASE,
+        {
+            "admission": ADMISSION,
+            "conditions": [_cond("QuotaReserved")],
+            "reclaimablePods": [{"name": "main", "count": 1}],
+        },
+    ),
     "failed admission check": _with(BASE, {"admissionChecks": [{"name": "ac", "state": "Retry"}]}),
     "priority boost annotation": _with(BASE, {}, annotations={"kueue.x-k8s.io/priority-boost": "5"}),
     "gated annotation": _with(BASE, {}, annotations={"kueue.x-k8s.io/admission-gated-by": "x"}),
@@ -130,12 +174,38 @@ def test_finished_workload_is_released_and_forgotten() -> None:
     s = Scheduler(SchedulerConfig())
     s.upsert_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
     s.upsert_resource_flavor({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "rf"}})
-    s.upsert_cluster_queue({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {
-        "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
-            {"name": "rf", "resources": [{"name": "cpu", "nominalQuota": "2"},
-                                         {"name": "memory", "nominalQuota": "2Gi"}]}]}]}})
-    s.upsert_local_queue({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
-                          "spec": {"clusterQueue": "cq"}})
+    s.upsert_cluster_queue(
+        {
+            "apiVersion": API,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory"],
+                        "flavors": [
+                            {
+                                "name": "rf",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": "2"},
+                                    {"name": "memory", "nominalQuota": "2Gi"},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        }
+    )
+    s.upsert_local_queue(
+        {
+            "apiVersion": API,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "ns"},
+            "spec": {"clusterQueue": "cq"},
+        }
+    )
     s.upsert_workload(BASE)
     assert [a.name for a in s.schedule().admitted] == ["w"]
     s.upsert_workload(_with(CASES["echoed admission"], resourceVersion="2"))
@@ -155,12 +225,38 @@ def test_local_queue_pending_count_drops_when_admitted() -> None:
     s = Scheduler(SchedulerConfig())
     s.upsert_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
     s.upsert_resource_flavor({"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "rf"}})
-    s.upsert_cluster_queue({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {
-        "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
-            {"name": "rf", "resources": [{"name": "cpu", "nominalQuota": "4"},
-                                         {"name": "memory", "nominalQuota": "4Gi"}]}]}]}})
-    s.upsert_local_queue({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"},
-                          "spec": {"clusterQueue": "cq"}})
+    s.upsert_cluster_queue(
+        {
+            "apiVersion": API,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory"],
+                        "flavors": [
+                            {
+                                "name": "rf",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": "4"},
+                                    {"name": "memory", "nominalQuota": "4Gi"},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        }
+    )
+    s.upsert_local_queue(
+        {
+            "apiVersion": API,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "ns"},
+            "spec": {"clusterQueue": "cq"},
+        }
+    )
     for i in range(3):
         obj = _with(BASE, name=f"w{i}", uid=f"u{i}")
         s.upsert_workload(obj)
@@ -170,8 +266,14 @@ def test_local_queue_pending_count_drops_when_admitted() -> None:
     assert s.local_queue_usage("ns", "lq").pending_workloads == 1
     assert s.cluster_queue_usage("cq").pending_workloads == 1
     for adm in result.admitted:  # the status write-back keeps the count
-        s.upsert_workload(_with(BASE, {"admission": adm.admission, "conditions": [_cond("QuotaReserved")]},
-                                name=adm.name, uid="u" + adm.name[1:]))
+        s.upsert_workload(
+            _with(
+                BASE,
+                {"admission": adm.admission, "conditions": [_cond("QuotaReserved")]},
+                name=adm.name,
+                uid="u" + adm.name[1:],
+            )
+        )
     assert s.local_queue_usage("ns", "lq").pending_workloads == 1
 
 
@@ -231,9 +333,16 @@ def test_echo_flipping_admitted_moves_admitted_usage_in_place() -> None:
     when = format_time(T0)
 
     def echo(admitted: str) -> dict[str, Any]:
-        return {**wl, "status": {"admission": admit.admission, "conditions": [
-            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "lastTransitionTime": when},
-            {"type": "Admitted", "status": admitted, "reason": "Admitted", "lastTransitionTime": when}]}}
+        return {
+            **wl,
+            "status": {
+                "admission": admit.admission,
+                "conditions": [
+                    {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "lastTransitionTime": when},
+                    {"type": "Admitted", "status": admitted, "reason": "Admitted", "lastTransitionTime": when},
+                ],
+            },
+        }
 
     s.upsert_workload(echo("False"))
     assert s.workloads[("ns", "w")] is record  # updated in place

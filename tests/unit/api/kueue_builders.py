@@ -20,13 +20,20 @@ def info(kind: str, group: str = KUEUE) -> KindInfo:
 
 def cluster_queue(name: str = "cq", *, cohort: str | None = None, **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "resourceGroups": [{
-            "coveredResources": ["cpu", "memory"],
-            "flavors": [{"name": "default", "resources": [
-                {"name": "cpu", "nominalQuota": "4"},
-                {"name": "memory", "nominalQuota": "8Gi"},
-            ]}],
-        }],
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu", "memory"],
+                "flavors": [
+                    {
+                        "name": "default",
+                        "resources": [
+                            {"name": "cpu", "nominalQuota": "4"},
+                            {"name": "memory", "nominalQuota": "8Gi"},
+                        ],
+                    }
+                ],
+            }
+        ],
         "namespaceSelector": {},
     }
     if cohort:
@@ -42,27 +49,55 @@ def pod_template(cpu: str = "1", **container: Any) -> dict[str, Any]:
 
 
 def workload(name: str = "wl", *, pod_sets: list[dict[str, Any]] | None = None, **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"queueName": "lq", "podSets": pod_sets if pod_sets is not None else [
-        {"name": "main", "count": 3, "template": pod_template()}]}
+    body: dict[str, Any] = {
+        "queueName": "lq",
+        "podSets": pod_sets if pod_sets is not None else [{"name": "main", "count": 3, "template": pod_template()}],
+    }
     body.update(spec)
-    return {"apiVersion": f"{KUEUE}/v1beta2", "kind": "Workload",
-            "metadata": {"name": name, "namespace": "default"}, "spec": body}
+    return {
+        "apiVersion": f"{KUEUE}/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": body,
+    }
 
 
 def reserved(wl: dict[str, Any], cq: str = "cq", *, admitted: bool = False) -> dict[str, Any]:
     """A copy of ``wl`` holding a quota reservation (and optionally admitted)."""
     out = copy.deepcopy(wl)
-    conditions = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-                   "message": "Quota reserved", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    conditions = [
+        {
+            "type": "QuotaReserved",
+            "status": "True",
+            "reason": "QuotaReserved",
+            "message": "Quota reserved",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ]
     if admitted:
-        conditions.append({"type": "Admitted", "status": "True", "reason": "Admitted", "message": "ok",
-                           "lastTransitionTime": "2026-01-01T00:00:00Z"})
+        conditions.append(
+            {
+                "type": "Admitted",
+                "status": "True",
+                "reason": "Admitted",
+                "message": "ok",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        )
     out["status"] = {
         "conditions": conditions,
-        "admission": {"clusterQueue": cq, "podSetAssignments": [
-            {"name": p.get("name", "main"), "flavors": {"cpu": "default"},
-             "resourceUsage": {"cpu": str(p.get("count", 1))}, "count": p.get("count", 1)}
-            for p in out["spec"]["podSets"]]},
+        "admission": {
+            "clusterQueue": cq,
+            "podSetAssignments": [
+                {
+                    "name": p.get("name", "main"),
+                    "flavors": {"cpu": "default"},
+                    "resourceUsage": {"cpu": str(p.get("count", 1))},
+                    "count": p.get("count", 1),
+                }
+                for p in out["spec"]["podSets"]
+            ],
+        },
     }
     return out
 
@@ -70,8 +105,7 @@ def reserved(wl: dict[str, Any], cq: str = "cq", *, admitted: bool = False) -> d
 def job(name: str = "job", **spec: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"template": pod_template()}
     body.update(spec)
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
-            "spec": body}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"}, "spec": body}
 
 
 def check(kind_info: KindInfo, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldError]:

@@ -12,16 +12,37 @@ KUEUE = "kueue.x-k8s.io"
 def test_every_kind_is_served() -> None:
     keys = {k.served_key for k in list(build_catalogue())}
     assert keys == {
-        "resourceflavors.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
-        "localqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "workloadpriorityclasses.kueue.x-k8s.io",
-        "admissionchecks.kueue.x-k8s.io", "topologies.kueue.x-k8s.io",
-        "namespaces", "pods", "nodes", "events", "configmaps", "secrets", "jobs.batch",
-        "priorityclasses.scheduling.k8s.io", "leases.coordination.k8s.io", "jobsets.jobset.x-k8s.io",
-        "deployments.apps", "statefulsets.apps", "services", "serviceaccounts", "limitranges",
-        "runtimeclasses.node.k8s.io", "roles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io",
-        "clusterroles.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io",
+        "resourceflavors.kueue.x-k8s.io",
+        "clusterqueues.kueue.x-k8s.io",
+        "cohorts.kueue.x-k8s.io",
+        "localqueues.kueue.x-k8s.io",
+        "workloads.kueue.x-k8s.io",
+        "workloadpriorityclasses.kueue.x-k8s.io",
+        "admissionchecks.kueue.x-k8s.io",
+        "topologies.kueue.x-k8s.io",
+        "namespaces",
+        "pods",
+        "nodes",
+        "events",
+        "configmaps",
+        "secrets",
+        "jobs.batch",
+        "priorityclasses.scheduling.k8s.io",
+        "leases.coordination.k8s.io",
+        "jobsets.jobset.x-k8s.io",
+        "deployments.apps",
+        "statefulsets.apps",
+        "services",
+        "serviceaccounts",
+        "limitranges",
+        "runtimeclasses.node.k8s.io",
+        "roles.rbac.authorization.k8s.io",
+        "rolebindings.rbac.authorization.k8s.io",
+        "clusterroles.rbac.authorization.k8s.io",
+        "clusterrolebindings.rbac.authorization.k8s.io",
         "mutatingwebhookconfigurations.admissionregistration.k8s.io",
-        "validatingwebhookconfigurations.admissionregistration.k8s.io", "endpointslices.discovery.k8s.io",
+        "validatingwebhookconfigurations.admissionregistration.k8s.io",
+        "endpointslices.discovery.k8s.io",
         "events.events.k8s.io",
     }
 
@@ -33,39 +54,47 @@ def test_events_v1_is_stored_with_core_events() -> None:
     assert view.stored_as == "events"
 
 
-@pytest.mark.parametrize(("group", "name", "kind", "namespaced", "status"), [
-    (KUEUE, "rf", "ResourceFlavor", False, False),
-    (KUEUE, "flavors", "ResourceFlavor", False, False),
-    (KUEUE, "cq", "ClusterQueue", False, True),
-    (KUEUE, "co", "Cohort", False, True),
-    (KUEUE, "queues", "LocalQueue", True, True),
-    (KUEUE, "lq", "LocalQueue", True, True),
-    (KUEUE, "kwl", "Workload", True, True),
-    (KUEUE, "kueueworkloads", "Workload", True, True),
-    (KUEUE, "wpc", "WorkloadPriorityClass", False, False),
-    (KUEUE, "ac", "AdmissionCheck", False, True),
-    (KUEUE, "topo", "Topology", False, False),
-    ("", "po", "Pod", True, True),
-    ("", "no", "Node", False, True),
-    ("", "ns", "Namespace", False, True),
-    ("", "cm", "ConfigMap", True, False),
-    ("", "ev", "Event", True, False),
-    ("batch", "Job", "Job", True, True),
-    ("scheduling.k8s.io", "pc", "PriorityClass", False, False),
-    ("coordination.k8s.io", "leases", "Lease", True, False),
-    ("jobset.x-k8s.io", "jobset", "JobSet", True, True),
-    ("apps", "deploy", "Deployment", True, True),
-    ("apps", "sts", "StatefulSet", True, True),
-    ("", "svc", "Service", True, True),
-    ("", "sa", "ServiceAccount", True, False),
-    ("", "limits", "LimitRange", True, False),
-    ("node.k8s.io", "runtimeclass", "RuntimeClass", False, False),
-    ("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", False, False),
-    ("admissionregistration.k8s.io", "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", False,
-     False),
-    ("discovery.k8s.io", "endpointslices", "EndpointSlice", True, False),
-    ("events.k8s.io", "ev", "Event", True, False),
-])
+@pytest.mark.parametrize(
+    ("group", "name", "kind", "namespaced", "status"),
+    [
+        (KUEUE, "rf", "ResourceFlavor", False, False),
+        (KUEUE, "flavors", "ResourceFlavor", False, False),
+        (KUEUE, "cq", "ClusterQueue", False, True),
+        (KUEUE, "co", "Cohort", False, True),
+        (KUEUE, "queues", "LocalQueue", True, True),
+        (KUEUE, "lq", "LocalQueue", True, True),
+        (KUEUE, "kwl", "Workload", True, True),
+        (KUEUE, "kueueworkloads", "Workload", True, True),
+        (KUEUE, "wpc", "WorkloadPriorityClass", False, False),
+        (KUEUE, "ac", "AdmissionCheck", False, True),
+        (KUEUE, "topo", "Topology", False, False),
+        ("", "po", "Pod", True, True),
+        ("", "no", "Node", False, True),
+        ("", "ns", "Namespace", False, True),
+        ("", "cm", "ConfigMap", True, False),
+        ("", "ev", "Event", True, False),
+        ("batch", "Job", "Job", True, True),
+        ("scheduling.k8s.io", "pc", "PriorityClass", False, False),
+        ("coordination.k8s.io", "leases", "Lease", True, False),
+        ("jobset.x-k8s.io", "jobset", "JobSet", True, True),
+        ("apps", "deploy", "Deployment", True, True),
+        ("apps", "sts", "StatefulSet", True, True),
+        ("", "svc", "Service", True, True),
+        ("", "sa", "ServiceAccount", True, False),
+        ("", "limits", "LimitRange", True, False),
+        ("node.k8s.io", "runtimeclass", "RuntimeClass", False, False),
+        ("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", False, False),
+        (
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfiguration",
+            "ValidatingWebhookConfiguration",
+            False,
+            False,
+        ),
+        ("discovery.k8s.io", "endpointslices", "EndpointSlice", True, False),
+        ("events.k8s.io", "ev", "Event", True, False),
+    ],
+)
 def test_names_scope_and_status(group: str, name: str, kind: str, namespaced: bool, status: bool) -> None:
     info = build_catalogue().find(group, name)
     assert info is not None
@@ -89,16 +118,21 @@ def test_printer_columns() -> None:
         assert info is not None
         return [(c.name, c.json_path, c.priority) for c in info.printer_columns.get(version, ())]
 
-    assert columns("cq") == [("Cohort", ".spec.cohortName", 0), ("Strategy", ".spec.queueingStrategy", 1),
-                             ("Pending Workloads", ".status.pendingWorkloads", 0),
-                             ("Admitted Workloads", ".status.admittedWorkloads", 1)]
+    assert columns("cq") == [
+        ("Cohort", ".spec.cohortName", 0),
+        ("Strategy", ".spec.queueingStrategy", 1),
+        ("Pending Workloads", ".status.pendingWorkloads", 0),
+        ("Admitted Workloads", ".status.admittedWorkloads", 1),
+    ]
     assert columns("cq", "v1beta1")[0] == ("Cohort", ".spec.cohort", 0)
     assert [c[0] for c in columns("lq")] == ["ClusterQueue", "Pending Workloads", "Admitted Workloads"]
     assert columns("workload") == [
-        ("Queue", ".spec.queueName", 0), ("Reserved in", ".status.admission.clusterQueue", 0),
+        ("Queue", ".spec.queueName", 0),
+        ("Reserved in", ".status.admission.clusterQueue", 0),
         ("Admitted", ".status.conditions[?(@.type=='Admitted')].status", 0),
         ("Finished", ".status.conditions[?(@.type=='Finished')].status", 0),
-        ("Age", ".metadata.creationTimestamp", 0)]
+        ("Age", ".metadata.creationTimestamp", 0),
+    ]
     assert columns("wpc") == [("Value", ".value", 0)]
     assert columns("rf") == []
 

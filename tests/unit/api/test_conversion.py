@@ -15,10 +15,17 @@ LQ = info("LocalQueue")
 
 
 def test_cluster_queue_v1beta1_to_v1beta2() -> None:
-    old: dict[str, Any] = {"apiVersion": f"{KUEUE}/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-           "spec": {"cohort": "team", "admissionChecks": ["prov"],
-                    "flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}},
-           "status": {"pendingWorkloadsStatus": {"head": []}, "pendingWorkloads": 1}}
+    old: dict[str, Any] = {
+        "apiVersion": f"{KUEUE}/v1beta1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "cohort": "team",
+            "admissionChecks": ["prov"],
+            "flavorFungibility": {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"},
+        },
+        "status": {"pendingWorkloadsStatus": {"head": []}, "pendingWorkloads": 1},
+    }
     new = CQ.convert(old, "v1beta2")
     assert new["apiVersion"] == f"{KUEUE}/v1beta2"
     assert new["spec"]["cohortName"] == "team"
@@ -38,8 +45,10 @@ def test_cluster_queue_v1beta2_to_v1beta1() -> None:
 
 
 def test_workload_priority_class_conversion() -> None:
-    for source, group, kind in (("kueue.x-k8s.io/workloadpriorityclass", "kueue.x-k8s.io", "WorkloadPriorityClass"),
-                                ("scheduling.k8s.io/priorityclass", "scheduling.k8s.io", "PriorityClass")):
+    for source, group, kind in (
+        ("kueue.x-k8s.io/workloadpriorityclass", "kueue.x-k8s.io", "WorkloadPriorityClass"),
+        ("scheduling.k8s.io/priorityclass", "scheduling.k8s.io", "PriorityClass"),
+    ):
         old = {**workload(), "apiVersion": f"{KUEUE}/v1beta1"}
         old["spec"].update(priorityClassName="high", priorityClassSource=source, priority=10)
         new = WL.convert(old, "v1beta2")
@@ -53,9 +62,13 @@ def test_workload_status_typo_and_topology_assignment() -> None:
     wl["status"]["accumulatedPastExecutionTimeSeconds"] = 42
     wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"] = {
         "levels": ["rack", "kubernetes.io/hostname"],
-        "slices": [{"domainCount": 2, "valuesPerLevel": [{"universal": "r1"},
-                                                         {"individual": {"prefix": "n-", "roots": ["a", "b"]}}],
-                    "podCounts": {"individual": [2, 1]}}],
+        "slices": [
+            {
+                "domainCount": 2,
+                "valuesPerLevel": [{"universal": "r1"}, {"individual": {"prefix": "n-", "roots": ["a", "b"]}}],
+                "podCounts": {"individual": [2, 1]},
+            }
+        ],
     }
     old = WL.convert(wl, "v1beta1")
     assert old["status"]["accumulatedPastExexcutionTimeSeconds"] == 42
@@ -71,9 +84,13 @@ def test_workload_status_typo_and_topology_assignment() -> None:
 
 
 def test_local_queue_flavor_usage_rename() -> None:
-    lq = {"apiVersion": f"{KUEUE}/v1beta2", "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "n"},
-          "spec": {"clusterQueue": "cq"},
-          "status": {"flavorsUsage": [{"name": "f", "resources": [{"name": "cpu", "total": "1"}]}]}}
+    lq = {
+        "apiVersion": f"{KUEUE}/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "q", "namespace": "n"},
+        "spec": {"clusterQueue": "cq"},
+        "status": {"flavorsUsage": [{"name": "f", "resources": [{"name": "cpu", "total": "1"}]}]},
+    }
     old = LQ.convert(lq, "v1beta1")
     assert "flavorUsage" in old["status"]
     assert "flavorsUsage" not in old["status"]
@@ -95,17 +112,29 @@ def cluster_queues(draw: st.DrawFn) -> dict[str, Any]:
     cohort = draw(st.one_of(st.none(), names))
     resources = draw(st.lists(names, min_size=1, max_size=3, unique=True))
     flavors = draw(st.lists(names, min_size=1, max_size=3, unique=True))
-    cq = cluster_queue(cohort=cohort, resourceGroups=[{"coveredResources": resources, "flavors": [
-        {"name": f, "resources": [{"name": r, "nominalQuota": draw(quantities)} for r in resources]}
-        for f in flavors]}])
+    cq = cluster_queue(
+        cohort=cohort,
+        resourceGroups=[
+            {
+                "coveredResources": resources,
+                "flavors": [
+                    {"name": f, "resources": [{"name": r, "nominalQuota": draw(quantities)} for r in resources]}
+                    for f in flavors
+                ],
+            }
+        ],
+    )
     if draw(st.booleans()):
-        cq["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": n} for n in
-                                                                     draw(st.lists(names, min_size=1, unique=True))]}
+        cq["spec"]["admissionChecksStrategy"] = {
+            "admissionChecks": [{"name": n} for n in draw(st.lists(names, min_size=1, unique=True))]
+        }
     cq["spec"]["queueingStrategy"] = draw(st.sampled_from(["StrictFIFO", "BestEffortFIFO"]))
     cq["spec"]["flavorFungibility"] = {"whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"]))}
     if draw(st.booleans()):
-        cq["status"] = {"pendingWorkloads": draw(st.integers(0, 100)),
-                        "flavorsUsage": [{"name": flavors[0], "resources": [{"name": resources[0], "total": "1"}]}]}
+        cq["status"] = {
+            "pendingWorkloads": draw(st.integers(0, 100)),
+            "flavorsUsage": [{"name": flavors[0], "resources": [{"name": resources[0], "total": "1"}]}],
+        }
     return cq
 
 
@@ -117,12 +146,19 @@ def test_cluster_queue_round_trip(cq: dict[str, Any]) -> None:
 
 @st.composite
 def workloads(draw: st.DrawFn) -> dict[str, Any]:
-    pod_sets = [{"name": n, "count": draw(st.integers(1, 5)), "template": {"spec": {"containers": [
-        {"name": "c", "image": "i"}]}}} for n in draw(st.lists(names, min_size=1, max_size=3, unique=True))]
+    pod_sets = [
+        {
+            "name": n,
+            "count": draw(st.integers(1, 5)),
+            "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+        }
+        for n in draw(st.lists(names, min_size=1, max_size=3, unique=True))
+    ]
     wl = workload(pod_sets=pod_sets)
     if draw(st.booleans()):
-        group, kind = draw(st.sampled_from([("kueue.x-k8s.io", "WorkloadPriorityClass"),
-                                            ("scheduling.k8s.io", "PriorityClass")]))
+        group, kind = draw(
+            st.sampled_from([("kueue.x-k8s.io", "WorkloadPriorityClass"), ("scheduling.k8s.io", "PriorityClass")])
+        )
         wl["spec"]["priorityClassRef"] = {"group": group, "kind": kind, "name": draw(names)}
         wl["spec"]["priority"] = draw(st.integers(-100, 100))
     if draw(st.booleans()):

@@ -25,6 +25,7 @@ def _pod(**spec: Any) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ defaults
 
+
 def test_job_defaults_match_kube_apiserver() -> None:
     out = JOB.default(job())
     spec = out["spec"]
@@ -78,8 +79,18 @@ def test_first_update_of_a_stored_job_is_valid() -> None:
 
 
 def test_pod_defaults() -> None:
-    out = POD.default(_pod(containers=[{"name": "c", "image": "busybox:1.36", "ports": [{"containerPort": 80}],
-                                        "resources": {"limits": {"cpu": "1"}}}]))
+    out = POD.default(
+        _pod(
+            containers=[
+                {
+                    "name": "c",
+                    "image": "busybox:1.36",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {"limits": {"cpu": "1"}},
+                }
+            ]
+        )
+    )
     spec = out["spec"]
     assert spec["restartPolicy"] == "Always"
     container = spec["containers"][0]
@@ -97,93 +108,266 @@ def test_defaulting_is_pure_and_idempotent() -> None:
 
 
 def test_priority_class_default_preemption_policy() -> None:
-    out = PC.default({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"},
-                      "value": 10})
+    out = PC.default(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 10}
+    )
     assert out["preemptionPolicy"] == "PreemptLowerPriority"
 
 
 # ------------------------------------------------------------------ validation
 
 CASES = [
-    ("job restartPolicy Always", JOB, job(template={"spec": {"containers": [{"name": "c", "image": "i"}]}}), None,
-     "spec.template.spec.restartPolicy", 'Unsupported value: "Always": supported values: "OnFailure", "Never"'),
-    ("job without containers", JOB, job(template={"spec": {"restartPolicy": "Never"}}), None,
-     "spec.template.spec.containers", "Required value"),
+    (
+        "job restartPolicy Always",
+        JOB,
+        job(template={"spec": {"containers": [{"name": "c", "image": "i"}]}}),
+        None,
+        "spec.template.spec.restartPolicy",
+        'Unsupported value: "Always": supported values: "OnFailure", "Never"',
+    ),
+    (
+        "job without containers",
+        JOB,
+        job(template={"spec": {"restartPolicy": "Never"}}),
+        None,
+        "spec.template.spec.containers",
+        "Required value",
+    ),
     ("job negative parallelism", JOB, job(parallelism=-1), None, "spec.parallelism", "greater than or equal to 0"),
     ("job negative backoffLimit", JOB, job(backoffLimit=-1), None, "spec.backoffLimit", "greater than or equal"),
-    ("job indexed without completions", JOB, job(completionMode="Indexed", parallelism=2), None,
-     "spec.completions", "when completion mode is Indexed"),
+    (
+        "job indexed without completions",
+        JOB,
+        job(completionMode="Indexed", parallelism=2),
+        None,
+        "spec.completions",
+        "when completion mode is Indexed",
+    ),
     ("job bad completionMode", JOB, job(completionMode="Sometimes"), None, "spec.completionMode", "Unsupported"),
-    ("job selector mismatch", JOB, job(selector={"matchLabels": {"a": "b"}}, manualSelector=True), None,
-     "spec.template.metadata.labels", "does not match"),
-    ("job container without image", JOB, job(template={"spec": {"restartPolicy": "Never",
-                                                                 "containers": [{"name": "c"}]}}), None,
-     "spec.template.spec.containers[0].image", "Required value"),
-    ("job duplicate container names", JOB, job(template={"spec": {"restartPolicy": "Never", "containers": [
-        {"name": "c", "image": "i"}, {"name": "c", "image": "i"}]}}), None,
-     "spec.template.spec.containers[1].name", "Duplicate value"),
-    ("job bad quantity", JOB, job(template=pod_template(cpu="1 core")), None,
-     "spec.template.spec.containers[0].resources.requests[cpu]", "quantities must match the regular expression"),
-    ("job request above limit", JOB, job(template=pod_template(resources={"requests": {"cpu": "2"},
-                                                                           "limits": {"cpu": "1"}})), None,
-     "spec.template.spec.containers[0].resources.requests", "must be less than or equal to cpu limit"),
-    ("job name", JOB, {**job(), "metadata": {"name": "Job_1", "namespace": "default"}}, None, "metadata.name",
-     "RFC 1123"),
-    ("job bad label", JOB, {**job(), "metadata": {"name": "j", "labels": {"a": "no spaces"}}}, None,
-     "metadata.labels", "a valid label must be"),
-    ("job completions immutable", JOB, job(completions=3), job(completions=2), "spec.completions",
-     "field is immutable"),
-    ("job template immutable while running", JOB,
-     job(template={**pod_template(), "spec": {**pod_template()["spec"], "nodeSelector": {"a": "b"}}}),
-     job(suspend=False), "spec.template", "field is immutable"),
+    (
+        "job selector mismatch",
+        JOB,
+        job(selector={"matchLabels": {"a": "b"}}, manualSelector=True),
+        None,
+        "spec.template.metadata.labels",
+        "does not match",
+    ),
+    (
+        "job container without image",
+        JOB,
+        job(template={"spec": {"restartPolicy": "Never", "containers": [{"name": "c"}]}}),
+        None,
+        "spec.template.spec.containers[0].image",
+        "Required value",
+    ),
+    (
+        "job duplicate container names",
+        JOB,
+        job(
+            template={
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "i"}, {"name": "c", "image": "i"}],
+                }
+            }
+        ),
+        None,
+        "spec.template.spec.containers[1].name",
+        "Duplicate value",
+    ),
+    (
+        "job bad quantity",
+        JOB,
+        job(template=pod_template(cpu="1 core")),
+        None,
+        "spec.template.spec.containers[0].resources.requests[cpu]",
+        "quantities must match the regular expression",
+    ),
+    (
+        "job request above limit",
+        JOB,
+        job(template=pod_template(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}})),
+        None,
+        "spec.template.spec.containers[0].resources.requests",
+        "must be less than or equal to cpu limit",
+    ),
+    (
+        "job name",
+        JOB,
+        {**job(), "metadata": {"name": "Job_1", "namespace": "default"}},
+        None,
+        "metadata.name",
+        "RFC 1123",
+    ),
+    (
+        "job bad label",
+        JOB,
+        {**job(), "metadata": {"name": "j", "labels": {"a": "no spaces"}}},
+        None,
+        "metadata.labels",
+        "a valid label must be",
+    ),
+    (
+        "job completions immutable",
+        JOB,
+        job(completions=3),
+        job(completions=2),
+        "spec.completions",
+        "field is immutable",
+    ),
+    (
+        "job template immutable while running",
+        JOB,
+        job(template={**pod_template(), "spec": {**pod_template()["spec"], "nodeSelector": {"a": "b"}}}),
+        job(suspend=False),
+        "spec.template",
+        "field is immutable",
+    ),
     ("job type error", JOB, job(parallelism="two"), None, "spec.parallelism", "must be of type integer"),
-    ("job backoffLimitPerIndex needs Indexed", JOB, job(backoffLimitPerIndex=1), None, "spec.backoffLimitPerIndex",
-     "requires indexed completion mode"),
-    ("job maxFailedIndexes needs backoffLimitPerIndex", JOB, job(completionMode="Indexed", completions=2,
-                                                                 maxFailedIndexes=1), None,
-     "spec.maxFailedIndexes", "cannot be set when backoffLimitPerIndex is nil"),
-    ("job successPolicy needs Indexed", JOB, job(successPolicy={"rules": [{"succeededCount": 1}]}), None,
-     "spec.successPolicy", "requires indexed completion mode"),
-    ("job podFailurePolicy needs Never", JOB, job(template=pod_template(), podFailurePolicy={"rules": []},
-                                                  podReplacementPolicy="TerminatingOrFailed"), None,
-     "spec.podReplacementPolicy", "Unsupported value"),
-    ("job managedBy immutable", JOB, job(managedBy="example.com/a"), job(managedBy="example.com/b"),
-     "spec.managedBy", "field is immutable"),
-    ("pod volumeMount without volume", POD, _pod(containers=[{"name": "c", "image": "i", "volumeMounts": [
-        {"name": "data", "mountPath": "/data"}]}]), None, "spec.containers[0].volumeMounts[0].name", "Not found"),
-    ("pod duplicate volume", POD, _pod(volumes=[{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]),
-     None, "spec.volumes[1].name", "Duplicate value"),
-    ("pod bad container port", POD, _pod(containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 0}]}]),
-     None, "spec.containers[0].ports[0].containerPort", "between 1 and 65535"),
-    ("pod env without name", POD, _pod(containers=[{"name": "c", "image": "i", "env": [{"value": "x"}]}]), None,
-     "spec.containers[0].env[0].name", "Required value"),
+    (
+        "job backoffLimitPerIndex needs Indexed",
+        JOB,
+        job(backoffLimitPerIndex=1),
+        None,
+        "spec.backoffLimitPerIndex",
+        "requires indexed completion mode",
+    ),
+    (
+        "job maxFailedIndexes needs backoffLimitPerIndex",
+        JOB,
+        job(completionMode="Indexed", completions=2, maxFailedIndexes=1),
+        None,
+        "spec.maxFailedIndexes",
+        "cannot be set when backoffLimitPerIndex is nil",
+    ),
+    (
+        "job successPolicy needs Indexed",
+        JOB,
+        job(successPolicy={"rules": [{"succeededCount": 1}]}),
+        None,
+        "spec.successPolicy",
+        "requires indexed completion mode",
+    ),
+    (
+        "job podFailurePolicy needs Never",
+        JOB,
+        job(template=pod_template(), podFailurePolicy={"rules": []}, podReplacementPolicy="TerminatingOrFailed"),
+        None,
+        "spec.podReplacementPolicy",
+        "Unsupported value",
+    ),
+    (
+        "job managedBy immutable",
+        JOB,
+        job(managedBy="example.com/a"),
+        job(managedBy="example.com/b"),
+        "spec.managedBy",
+        "field is immutable",
+    ),
+    (
+        "pod volumeMount without volume",
+        POD,
+        _pod(containers=[{"name": "c", "image": "i", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]),
+        None,
+        "spec.containers[0].volumeMounts[0].name",
+        "Not found",
+    ),
+    (
+        "pod duplicate volume",
+        POD,
+        _pod(volumes=[{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]),
+        None,
+        "spec.volumes[1].name",
+        "Duplicate value",
+    ),
+    (
+        "pod bad container port",
+        POD,
+        _pod(containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 0}]}]),
+        None,
+        "spec.containers[0].ports[0].containerPort",
+        "between 1 and 65535",
+    ),
+    (
+        "pod env without name",
+        POD,
+        _pod(containers=[{"name": "c", "image": "i", "env": [{"value": "x"}]}]),
+        None,
+        "spec.containers[0].env[0].name",
+        "Required value",
+    ),
     ("pod without containers", POD, _pod(containers=[]), None, "spec.containers", "Required value"),
     ("pod bad restartPolicy", POD, _pod(restartPolicy="Sometimes"), None, "spec.restartPolicy", "Unsupported"),
-    ("pod spec update forbidden", POD, _pod(restartPolicy="Never"), _pod(restartPolicy="Always"), "spec",
-     "pod updates may not change fields"),
-    ("pod scheduling gate added", POD, _pod(schedulingGates=[{"name": "g"}]), _pod(), "spec.schedulingGates",
-     "only deletion is allowed"),
-    ("gated pod nodeSelector changed", POD, _pod(schedulingGates=[{"name": "g"}], nodeSelector={"pool": "b"}),
-     _pod(schedulingGates=[{"name": "g"}], nodeSelector={"pool": "a"}), "spec.nodeSelector", "only additions"),
-    ("ungated pod nodeSelector added", POD, _pod(nodeSelector={"pool": "a"}), _pod(), "spec",
-     "pod updates may not change fields"),
-    ("priority class too high", PC, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                     "metadata": {"name": "hi"}, "value": 2_000_000_000}, None, "value",
-     "must be less than or equal to 1000000000"),
-    ("priority class value immutable", PC, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                            "metadata": {"name": "hi"}, "value": 2},
-     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 1},
-     "value", "may not be changed"),
-    ("namespace name is a DNS label", info("Namespace", ""), {"apiVersion": "v1", "kind": "Namespace",
-                                                               "metadata": {"name": "a.b"}}, None,
-     "metadata.name", "RFC 1123 label"),
+    (
+        "pod spec update forbidden",
+        POD,
+        _pod(restartPolicy="Never"),
+        _pod(restartPolicy="Always"),
+        "spec",
+        "pod updates may not change fields",
+    ),
+    (
+        "pod scheduling gate added",
+        POD,
+        _pod(schedulingGates=[{"name": "g"}]),
+        _pod(),
+        "spec.schedulingGates",
+        "only deletion is allowed",
+    ),
+    (
+        "gated pod nodeSelector changed",
+        POD,
+        _pod(schedulingGates=[{"name": "g"}], nodeSelector={"pool": "b"}),
+        _pod(schedulingGates=[{"name": "g"}], nodeSelector={"pool": "a"}),
+        "spec.nodeSelector",
+        "only additions",
+    ),
+    (
+        "ungated pod nodeSelector added",
+        POD,
+        _pod(nodeSelector={"pool": "a"}),
+        _pod(),
+        "spec",
+        "pod updates may not change fields",
+    ),
+    (
+        "priority class too high",
+        PC,
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "hi"},
+            "value": 2_000_000_000,
+        },
+        None,
+        "value",
+        "must be less than or equal to 1000000000",
+    ),
+    (
+        "priority class value immutable",
+        PC,
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 2},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 1},
+        "value",
+        "may not be changed",
+    ),
+    (
+        "namespace name is a DNS label",
+        info("Namespace", ""),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a.b"}},
+        None,
+        "metadata.name",
+        "RFC 1123 label",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "kind_info", "obj", "old", "want_field", "want_message"), CASES,
-                         ids=[c[0] for c in CASES])
-def test_core_rule(name: str, kind_info: Any, obj: dict[str, Any], old: dict[str, Any] | None,
-                   want_field: str, want_message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "kind_info", "obj", "old", "want_field", "want_message"), CASES, ids=[c[0] for c in CASES]
+)
+def test_core_rule(
+    name: str, kind_info: Any, obj: dict[str, Any], old: dict[str, Any] | None, want_field: str, want_message: str
+) -> None:
     errors = check(kind_info, obj, old)
     matching = [e for e in errors if e.field == want_field]
     assert matching, f"{name}: no error at {want_field}; got {errors}"
@@ -193,8 +377,9 @@ def test_core_rule(name: str, kind_info: Any, obj: dict[str, Any], old: dict[str
 def test_suspended_job_may_change_scheduling_directives() -> None:
     """Kueue injects flavor node labels into a suspended, never-started Job before unsuspending it."""
     old = job(suspend=True)
-    new = job(suspend=True, template={**pod_template(), "spec": {**pod_template()["spec"],
-                                                                  "nodeSelector": {"pool": "spot"}}})
+    new = job(
+        suspend=True, template={**pod_template(), "spec": {**pod_template()["spec"], "nodeSelector": {"pool": "spot"}}}
+    )
     assert check(JOB, new, old) == []
     new["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
     assert any(e.field == "spec.template" for e in check(JOB, new, old))
@@ -215,6 +400,7 @@ def test_pod_image_may_change_and_node_name_may_be_bound() -> None:
 
 
 # ------------------------------------------------------------------ unknown fields
+
 
 def test_job_unknown_fields_are_detected_with_paths() -> None:
     obj = job()
@@ -241,7 +427,9 @@ def test_kueue_unknown_fields() -> None:
     cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["max"] = 1
     cq_info = info("ClusterQueue")
     assert sorted(unknown_fields(cq_info, "v1beta2", cq)) == [
-        "spec.cohort", "spec.resourceGroups[0].flavors[0].resources[0].max"]
+        "spec.cohort",
+        "spec.resourceGroups[0].flavors[0].resources[0].max",
+    ]
     v1beta1 = {**cluster_queue(), "apiVersion": "kueue.x-k8s.io/v1beta1"}
     v1beta1["spec"]["cohort"] = "team"
     assert unknown_fields(cq_info, "v1beta1", v1beta1) == []
@@ -255,9 +443,12 @@ JOBSET = info("JobSet", "jobset.x-k8s.io")
 def _jobset(name: str = "js", **pod_spec: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}]}
     spec.update(pod_spec)
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"replicatedJobs": [{"name": "workers", "template": {"spec": {"template": {"spec": spec}}}}]}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"replicatedJobs": [{"name": "workers", "template": {"spec": {"template": {"spec": spec}}}}]},
+    }
 
 
 def test_jobset_defaults() -> None:
@@ -289,7 +480,8 @@ def test_name_or_generate_name_required() -> None:
     del obj["metadata"]["name"]
     errors = check(JOB, obj)
     assert [e.message for e in errors if e.field == "metadata.name"] == [
-        "Required value: name or generateName is required"]
+        "Required value: name or generateName is required"
+    ]
     obj["metadata"]["generateName"] = "sample-"
     assert check(JOB, obj) == []
     obj["metadata"].update(generateName="Sample-", name="Sample-abcde")
@@ -297,9 +489,15 @@ def test_name_or_generate_name_required() -> None:
 
 
 def test_core_event_is_valid() -> None:
-    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "job.17a1", "namespace": "default"},
-             "involvedObject": {"kind": "Job", "name": "job", "namespace": "default"},
-             "reason": "Created", "message": "Created pod", "type": "Normal"}
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "job.17a1", "namespace": "default"},
+        "involvedObject": {"kind": "Job", "name": "job", "namespace": "default"},
+        "reason": "Created",
+        "message": "Created pod",
+        "type": "Normal",
+    }
     ev = info("Event", "")
     assert check(ev, event) == []
     del event["involvedObject"]
@@ -307,9 +505,21 @@ def test_core_event_is_valid() -> None:
 
 
 def test_managed_fields_and_int_or_string_ports() -> None:
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "managedFields": [
-        {"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1",
-         "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}}]}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "n",
+            "managedFields": [
+                {
+                    "manager": "m",
+                    "operation": "Apply",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}},
+                }
+            ],
+        },
+    }
     assert check(info("Node", ""), node) == []
     assert unknown_fields(info("Node", ""), "v1", node) == []  # fieldsV1 is free-form JSON
     probe = {"httpGet": {"port": "http"}}

@@ -20,8 +20,11 @@ GATES = "kueue.x-k8s.io/admission-gated-by"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 
 
-def _job(labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None, **spec: Any,
-         ) -> dict[str, Any]:
+def _job(
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     obj = job(**spec)
     obj["metadata"]["labels"] = dict(labels or {})
     obj["metadata"]["annotations"] = dict(annotations or {})
@@ -30,39 +33,99 @@ def _job(labels: dict[str, str] | None = None, annotations: dict[str, str] | Non
 
 CASES = [
     ("bad queue name", _job({Q: "Team_A"}), None, f"metadata.labels[{Q}]", "RFC 1123 subdomain"),
-    ("queue name frozen while running", _job({Q: "b"}, suspend=False), _job({Q: "a"}, suspend=False),
-     f"metadata.labels[{Q}]", "field is immutable"),
-    ("queue label added to a running job", _job({Q: "b"}, suspend=False), _job(suspend=False),
-     f"metadata.labels[{Q}]", "field is immutable"),
-    ("priority class removed", _job(suspend=True), _job({PC: "high"}, suspend=True), f"metadata.labels[{PC}]",
-     "WorkloadPriorityClass cannot be removed from a workload"),
-    ("priority class added to a running job", _job({PC: "high"}, suspend=False), _job(suspend=False),
-     f"metadata.labels[{PC}]", "WorkloadPriorityClass cannot be added to a non-suspended workload"),
+    (
+        "queue name frozen while running",
+        _job({Q: "b"}, suspend=False),
+        _job({Q: "a"}, suspend=False),
+        f"metadata.labels[{Q}]",
+        "field is immutable",
+    ),
+    (
+        "queue label added to a running job",
+        _job({Q: "b"}, suspend=False),
+        _job(suspend=False),
+        f"metadata.labels[{Q}]",
+        "field is immutable",
+    ),
+    (
+        "priority class removed",
+        _job(suspend=True),
+        _job({PC: "high"}, suspend=True),
+        f"metadata.labels[{PC}]",
+        "WorkloadPriorityClass cannot be removed from a workload",
+    ),
+    (
+        "priority class added to a running job",
+        _job({PC: "high"}, suspend=False),
+        _job(suspend=False),
+        f"metadata.labels[{PC}]",
+        "WorkloadPriorityClass cannot be added to a non-suspended workload",
+    ),
     ("max exec time not an integer", _job({MAX: "soon"}), None, f"metadata.labels[{MAX}]", "must be an integer"),
     ("max exec time not positive", _job({MAX: "0"}), None, f"metadata.labels[{MAX}]", "greater than 0"),
-    ("max exec time frozen once started", _job({MAX: "60"}, suspend=False), _job({MAX: "30"}, suspend=True),
-     f"metadata.labels[{MAX}]", "field is immutable"),
-    ("min parallelism too large", _job(annotations={MIN: "3"}, parallelism=3), None,
-     f"metadata.annotations[{MIN}]", "should be between 0 and 2"),
-    ("min parallelism zero", _job(annotations={MIN: "0"}, parallelism=3), None,
-     f"metadata.annotations[{MIN}]", "should be between 0 and 2"),
-    ("min parallelism garbage", _job(annotations={MIN: "two"}, parallelism=3), None,
-     f"metadata.annotations[{MIN}]", "must be an integer"),
-    ("completions sync needs Indexed", _job(annotations={SYNC: "true"}, parallelism=2, completions=2), None,
-     f"metadata.annotations[{SYNC}]", "only supported for Indexed Jobs"),
-    ("completions sync needs equal counts",
-     _job(annotations={SYNC: "true"}, completionMode="Indexed", parallelism=2, completions=4), None,
-     f"metadata.annotations[{SYNC}]", "requires parallelism to equal completions"),
-    ("gates may only shrink", _job(annotations={GATES: "a,b"}), _job(annotations={GATES: "a"}),
-     f"metadata.annotations[{GATES}]", "only be removed"),
-    ("prebuilt workload name immutable", _job({PREBUILT: "wl-2"}), _job({PREBUILT: "wl-1"}),
-     f"metadata.labels[{PREBUILT}]", "field is immutable"),
+    (
+        "max exec time frozen once started",
+        _job({MAX: "60"}, suspend=False),
+        _job({MAX: "30"}, suspend=True),
+        f"metadata.labels[{MAX}]",
+        "field is immutable",
+    ),
+    (
+        "min parallelism too large",
+        _job(annotations={MIN: "3"}, parallelism=3),
+        None,
+        f"metadata.annotations[{MIN}]",
+        "should be between 0 and 2",
+    ),
+    (
+        "min parallelism zero",
+        _job(annotations={MIN: "0"}, parallelism=3),
+        None,
+        f"metadata.annotations[{MIN}]",
+        "should be between 0 and 2",
+    ),
+    (
+        "min parallelism garbage",
+        _job(annotations={MIN: "two"}, parallelism=3),
+        None,
+        f"metadata.annotations[{MIN}]",
+        "must be an integer",
+    ),
+    (
+        "completions sync needs Indexed",
+        _job(annotations={SYNC: "true"}, parallelism=2, completions=2),
+        None,
+        f"metadata.annotations[{SYNC}]",
+        "only supported for Indexed Jobs",
+    ),
+    (
+        "completions sync needs equal counts",
+        _job(annotations={SYNC: "true"}, completionMode="Indexed", parallelism=2, completions=4),
+        None,
+        f"metadata.annotations[{SYNC}]",
+        "requires parallelism to equal completions",
+    ),
+    (
+        "gates may only shrink",
+        _job(annotations={GATES: "a,b"}),
+        _job(annotations={GATES: "a"}),
+        f"metadata.annotations[{GATES}]",
+        "only be removed",
+    ),
+    (
+        "prebuilt workload name immutable",
+        _job({PREBUILT: "wl-2"}),
+        _job({PREBUILT: "wl-1"}),
+        f"metadata.labels[{PREBUILT}]",
+        "field is immutable",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "obj", "old", "want_field", "want_message"), CASES, ids=[c[0] for c in CASES])
-def test_job_rule(name: str, obj: dict[str, Any], old: dict[str, Any] | None, want_field: str,
-                  want_message: str) -> None:
+def test_job_rule(
+    name: str, obj: dict[str, Any], old: dict[str, Any] | None, want_field: str, want_message: str
+) -> None:
     errors = validate_managed_job(copy.deepcopy(obj), copy.deepcopy(old) if old else None)
     matching = [e for e in errors if e.field == want_field]
     assert matching, f"{name}: {errors}"
@@ -75,8 +138,7 @@ def test_allowed_changes() -> None:
     assert validate_managed_job(_job({PC: "low"}, suspend=False), _job({PC: "high"}, suspend=False)) == []
     assert validate_managed_job(_job({MAX: "60"}, suspend=True), _job({MAX: "30"}, suspend=True)) == []
     assert validate_managed_job(_job(annotations={GATES: "a"}), _job(annotations={GATES: "a,b"})) == []
-    assert validate_managed_job(_job({Q: "user-queue", MAX: "600"}, annotations={MIN: "1"}, parallelism=4),
-                                None) == []
+    assert validate_managed_job(_job({Q: "user-queue", MAX: "600"}, annotations={MIN: "1"}, parallelism=4), None) == []
 
 
 def test_pod_count() -> None:

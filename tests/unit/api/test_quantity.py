@@ -37,9 +37,17 @@ def test_exact_decimal_sum() -> None:
     assert parse_quantity("0.1") + parse_quantity("0.2") == Decimal("0.3")
 
 
-@pytest.mark.parametrize(("resource", "amount", "text"),
-                         [("cpu", 3000, "3"), ("cpu", 3500, "3500m"), ("memory", 8 * 2**30, "8Gi"),
-                          ("memory", 4000, "4k"), ("memory", 0, "0"), ("memory", 1023, "1023")])
+@pytest.mark.parametrize(
+    ("resource", "amount", "text"),
+    [
+        ("cpu", 3000, "3"),
+        ("cpu", 3500, "3500m"),
+        ("memory", 8 * 2**30, "8Gi"),
+        ("memory", 4000, "4k"),
+        ("memory", 0, "0"),
+        ("memory", 1023, "1023"),
+    ],
+)
 def test_format_amount(resource: str, amount: int, text: str) -> None:
     assert format_amount(resource, amount) == text
 

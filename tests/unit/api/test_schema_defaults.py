@@ -10,11 +10,19 @@ _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "plain": {"type": "object", "properties": {"a": {"type": "string"}}},
-        "sets": {"type": "array", "items": {"type": "object", "properties": {
-            "inner": {"type": "object", "properties": {"mode": {"type": "string", "default": "Auto"}}},
-        }}},
-        "byName": {"type": "object", "additionalProperties": {
-            "type": "object", "properties": {"n": {"type": "integer", "default": 1}}}},
+        "sets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "inner": {"type": "object", "properties": {"mode": {"type": "string", "default": "Auto"}}},
+                },
+            },
+        },
+        "byName": {
+            "type": "object",
+            "additionalProperties": {"type": "object", "properties": {"n": {"type": "integer", "default": 1}}},
+        },
     },
 }
 
@@ -22,8 +30,7 @@ _SCHEMA: dict[str, Any] = {
 def test_nested_defaults_apply_through_lists_and_maps() -> None:
     value: dict[str, Any] = {"plain": {}, "sets": [{"inner": {}}, {}], "byName": {"x": {}, "y": {"n": 5}}}
     apply_schema_defaults(_SCHEMA, value)
-    assert value == {"plain": {}, "sets": [{"inner": {"mode": "Auto"}}, {}],
-                     "byName": {"x": {"n": 1}, "y": {"n": 5}}}
+    assert value == {"plain": {}, "sets": [{"inner": {"mode": "Auto"}}, {}], "byName": {"x": {"n": 1}, "y": {"n": 5}}}
 
 
 def test_only_subtrees_with_defaults_are_walked() -> None:
@@ -69,8 +76,15 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
         ("Workload", workload(pod_sets=[{"name": "main", "count": 2, "template": limits_only}])),
         ("Workload", workload(pod_sets=[{"name": "main", "count": 1, "template": partly}])),
         ("ClusterQueue", bare_cq),
-        ("LocalQueue", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                        "metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}),
+        (
+            "LocalQueue",
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"name": "lq", "namespace": "ns"},
+                "spec": {"clusterQueue": "cq"},
+            },
+        ),
     ]
 
 

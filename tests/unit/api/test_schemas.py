@@ -36,16 +36,21 @@ def test_every_schema_is_structural(kind: Any) -> None:
             assert "anyOf" not in node, path
             assert "type" in node, path
             if node["type"] == "object" and path != ".metadata":
-                assert ("properties" in node or "additionalProperties" in node
-                        or node.get("x-kubernetes-preserve-unknown-fields")), path
+                assert (
+                    "properties" in node
+                    or "additionalProperties" in node
+                    or node.get("x-kubernetes-preserve-unknown-fields")
+                ), path
 
 
 @pytest.mark.parametrize("kind", KUEUE_KINDS, ids=lambda k: k.kind)
 def test_every_kueue_field_has_a_description(kind: Any) -> None:
     for version in kind.versions:
-        missing = [path for path, node in _nodes(kind.schema[version])
-                   if path and path != ".metadata" and not path.endswith(("[]", "{}"))
-                   and not node.get("description")]
+        missing = [
+            path
+            for path, node in _nodes(kind.schema[version])
+            if path and path != ".metadata" and not path.endswith(("[]", "{}")) and not node.get("description")
+        ]
         assert missing == [], (version, missing[:5])
 
 
@@ -71,8 +76,9 @@ def test_kubectl_explain_style_descriptions_for_core_kinds() -> None:
     job = info("Job", "batch").schema["v1"]
     spec = job["properties"]["spec"]
     assert "retries" in spec["properties"]["backoffLimit"]["description"]
-    requests = spec["properties"]["template"]["properties"]["spec"]["properties"]["containers"]["items"][
-        "properties"]["resources"]["properties"]["requests"]
+    requests = spec["properties"]["template"]["properties"]["spec"]["properties"]["containers"]["items"]["properties"][
+        "resources"
+    ]["properties"]["requests"]
     assert requests["additionalProperties"]["x-kubernetes-int-or-string"] is True
     assert job["x-kubernetes-group-version-kind"] == [{"group": "batch", "version": "v1", "kind": "Job"}]
 
@@ -93,8 +99,12 @@ def test_v1beta1_schema_differences() -> None:
 
 def test_v1beta1_cq_rejects_both_admission_check_forms() -> None:
     cq_info = info("ClusterQueue")
-    obj = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-           "spec": {"admissionChecks": ["a"], "admissionChecksStrategy": {"admissionChecks": [{"name": "b"}]}}}
+    obj = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {"admissionChecks": ["a"], "admissionChecksStrategy": {"admissionChecks": [{"name": "b"}]}},
+    }
     errors = cq_info.validate(cq_info.default(obj), None)
     assert any("Either admissionChecks or admissionCheckStrategy" in e.message for e in errors)
 
@@ -111,7 +121,11 @@ def test_crds_render_every_crd_kind() -> None:
     assert v1beta1["deprecationWarning"] == "This version is deprecated. Use v1beta2 instead."
     assert v1beta2["subresources"] == {"status": {}}
     assert [c["name"] for c in v1beta2["additionalPrinterColumns"]] == [
-        "Cohort", "Strategy", "Pending Workloads", "Admitted Workloads"]
+        "Cohort",
+        "Strategy",
+        "Pending Workloads",
+        "Admitted Workloads",
+    ]
     assert v1beta1["additionalPrinterColumns"][0]["jsonPath"] == ".spec.cohort"
     wl = crds["workloads.kueue.x-k8s.io"]["spec"]
     assert wl["scope"] == "Namespaced"
@@ -137,11 +151,22 @@ _WIDGET = {
                 "min": {"type": "integer"},
                 "max": {"type": "integer", "maximum": 10},
                 "mode": {"type": "string", "enum": ["a", "b"]},
-                "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
-                          "items": {"type": "object", "required": ["k"], "properties": {
-                              "k": {"type": "string"},
-                              "v": {"type": "string", "x-kubernetes-validations": [
-                                  {"rule": "self == oldSelf", "message": "v is immutable"}]}}}},
+                "items": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["k"],
+                    "items": {
+                        "type": "object",
+                        "required": ["k"],
+                        "properties": {
+                            "k": {"type": "string"},
+                            "v": {
+                                "type": "string",
+                                "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "v is immutable"}],
+                            },
+                        },
+                    },
+                },
             },
         },
     },
@@ -172,8 +197,15 @@ def test_generic_validator_schema_errors() -> None:
 
 
 def test_cel_runtime_error_is_reported_not_raised() -> None:
-    schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": [
-        {"rule": "self.missing.field == 1", "message": "never shown"}]}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [{"rule": "self.missing.field == 1", "message": "never shown"}],
+            }
+        },
+    }
     errors = validate_schema(schema, {"spec": {}})
     assert len(errors) == 1
     assert errors[0].field == "spec"
@@ -181,8 +213,10 @@ def test_cel_runtime_error_is_reported_not_raised() -> None:
 
 
 def test_formats_date_time_and_byte() -> None:
-    schema = {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
-                                               "b": {"type": "string", "format": "byte"}}}
+    schema = {
+        "type": "object",
+        "properties": {"t": {"type": "string", "format": "date-time"}, "b": {"type": "string", "format": "byte"}},
+    }
     assert validate_schema(schema, {"t": "2026-01-01T00:00:00Z", "b": "aGVsbG8="}) == []
     assert validate_schema(schema, {"t": "2026-01-01T00:00:00.123456+02:00"}) == []
     fields = {e.field: e.message for e in validate_schema(schema, {"t": "yesterday", "b": "not base64!"})}
@@ -192,8 +226,10 @@ def test_formats_date_time_and_byte() -> None:
 
 def test_kubernetes_cel_extensions_and_unknown_functions() -> None:
     def rule(expr: str, value: object) -> list[str]:
-        schema = {"type": "object", "properties": {"v": {"x-kubernetes-validations": [
-            {"rule": expr, "message": "failed"}]}}}
+        schema = {
+            "type": "object",
+            "properties": {"v": {"x-kubernetes-validations": [{"rule": expr, "message": "failed"}]}},
+        }
         return [e.message for e in validate_schema(schema, {"v": value})]
 
     assert rule("self.lowerAscii() == 'abc'", "ABC") == []

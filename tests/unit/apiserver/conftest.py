@@ -33,9 +33,16 @@ class Api:
     def url(self) -> str:
         return self.server.url
 
-    async def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
-                      headers: dict[str, str] | None = None, raw: bytes | None = None,
-                      ) -> tuple[int, Any, aiohttp.ClientResponse]:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> tuple[int, Any, aiohttp.ClientResponse]:
         payload = raw if raw is not None else (orjson.dumps(body) if body is not None else None)
         data = io.BytesIO(payload) if payload is not None and len(payload) > 1024 * 1024 else payload
         all_headers = {"Content-Type": content_type, **(headers or {})}
@@ -61,10 +68,21 @@ async def api() -> AsyncIterator[Api]:
 
 
 def cluster_queue(name: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-            "spec": {"namespaceSelector": {}, "resourceGroups": [{
-                "coveredResources": ["cpu"],
-                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}], **spec}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}],
+                }
+            ],
+            **spec,
+        },
+    }
 
 
 CQ_PATH = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues"

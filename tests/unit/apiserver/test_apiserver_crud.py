@@ -20,8 +20,9 @@ from pykueue.store import Store
 
 from .conftest import CQ_PATH, TOKEN, Api, cluster_queue
 
-TABLE = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
-         "application/json")
+TABLE = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+)
 CM_PATH = "/api/v1/namespaces/default/configmaps"
 
 
@@ -55,8 +56,7 @@ async def test_create_get_list_update_delete(api: Api) -> None:
 
 
 async def test_yaml_bodies_and_malformed_bodies(api: Api) -> None:
-    manifest = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"},
-                               "data": {"a": "b"}})
+    manifest = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}, "data": {"a": "b"}})
     status, created, _ = await api.request("POST", CM_PATH, raw=manifest.encode(), content_type="application/yaml")
     assert status == 201
     assert created["metadata"]["namespace"] == "default"
@@ -71,9 +71,11 @@ async def test_yaml_values_json_cannot_hold_are_converted_as_kubernetes_does(api
     """A YAML body becomes the JSON document sigs.k8s.io/yaml would make of it: keys are strings,
     timestamps stay as written, ``!!binary`` is its base64 text, an integer beyond 64 bits is a float
     (as in a JSON body) and so a type error for a string field, NaN a 400: never a 500."""
-    manifest = (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: odd}\n"
-                b"data: {1: one, when: 2001-12-14 21:59:43.10 -5}\n"
-                b"binaryData: {blob: !!binary aGVsbG8=}\n")
+    manifest = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: odd}\n"
+        b"data: {1: one, when: 2001-12-14 21:59:43.10 -5}\n"
+        b"binaryData: {blob: !!binary aGVsbG8=}\n"
+    )
     status, created, _ = await api.request("POST", CM_PATH, raw=manifest, content_type="application/yaml")
     assert status == 201, created
     assert created["data"] == {"1": "one", "when": "2001-12-14 21:59:43.10 -5"}
@@ -82,8 +84,9 @@ async def test_yaml_values_json_cannot_hold_are_converted_as_kubernetes_does(api
     status, error, _ = await api.request("POST", CM_PATH, raw=big, content_type="application/yaml")
     assert status in (400, 422), error
     assert "data" in error["message"]
-    status, error, _ = await api.request("POST", CM_PATH, raw=big.replace(b"1234567890" * 3, b".nan"),
-                                         content_type="application/yaml")
+    status, error, _ = await api.request(
+        "POST", CM_PATH, raw=big.replace(b"1234567890" * 3, b".nan"), content_type="application/yaml"
+    )
     assert status == 400, error
     assert error["message"] == "error converting YAML to JSON: json: unsupported value: nan"
     for name in ("big", "odd"):
@@ -117,8 +120,12 @@ async def test_unknown_namespace_and_unknown_resource(api: Api) -> None:
 
 
 async def test_field_validation_strict_and_warn(api: Api) -> None:
-    body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "rf"},
-            "spec": {"foo": 1}}
+    body = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "rf"},
+        "spec": {"foo": 1},
+    }
     path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
     status, error, _ = await api.request("POST", path + "?fieldValidation=Strict", body)
     assert status == 400
@@ -144,25 +151,32 @@ async def test_dry_run_stores_nothing(api: Api) -> None:
 
 async def test_patch_content_types(api: Api) -> None:
     await api.request("POST", CQ_PATH, cluster_queue("cq"))
-    status, patched, _ = await api.request("PATCH", f"{CQ_PATH}/cq", {"spec": {"cohortName": "a"}},
-                                           content_type="application/merge-patch+json")
+    status, patched, _ = await api.request(
+        "PATCH", f"{CQ_PATH}/cq", {"spec": {"cohortName": "a"}}, content_type="application/merge-patch+json"
+    )
     assert status == 200
     assert patched["spec"]["cohortName"] == "a"
-    status, patched, _ = await api.request("PATCH", f"{CQ_PATH}/cq",
-                                           [{"op": "replace", "path": "/spec/cohortName", "value": "b"}],
-                                           content_type="application/json-patch+json")
+    status, patched, _ = await api.request(
+        "PATCH",
+        f"{CQ_PATH}/cq",
+        [{"op": "replace", "path": "/spec/cohortName", "value": "b"}],
+        content_type="application/json-patch+json",
+    )
     assert status == 200
     assert patched["spec"]["cohortName"] == "b"
-    status, error, _ = await api.request("PATCH", f"{CQ_PATH}/cq", {"spec": {}},
-                                         content_type="application/strategic-merge-patch+json")
+    status, error, _ = await api.request(
+        "PATCH", f"{CQ_PATH}/cq", {"spec": {}}, content_type="application/strategic-merge-patch+json"
+    )
     assert status == 415
     assert error["reason"] == "UnsupportedMediaType"
-    status, error, _ = await api.request("PATCH", f"{CQ_PATH}/cq", raw=b"{",
-                                         content_type="application/merge-patch+json")
+    status, error, _ = await api.request(
+        "PATCH", f"{CQ_PATH}/cq", raw=b"{", content_type="application/merge-patch+json"
+    )
     assert status == 400
     await api.request("POST", CM_PATH, {"metadata": {"name": "cm"}, "data": {"a": "1"}})
-    status, patched, _ = await api.request("PATCH", f"{CM_PATH}/cm", {"data": {"b": "2"}},
-                                           content_type="application/strategic-merge-patch+json")
+    status, patched, _ = await api.request(
+        "PATCH", f"{CM_PATH}/cm", {"data": {"b": "2"}}, content_type="application/strategic-merge-patch+json"
+    )
     assert status == 200
     assert patched["data"] == {"a": "1", "b": "2"}
 
@@ -175,8 +189,9 @@ async def test_server_side_apply(api: Api) -> None:
         if force:
             query += "&force=true"
         manifest = yaml.safe_dump(cluster_queue("applied", **spec)).encode()
-        status, body, _ = await api.request("PATCH", path + query, raw=manifest,
-                                            content_type="application/apply-patch+yaml")
+        status, body, _ = await api.request(
+            "PATCH", path + query, raw=manifest, content_type="application/apply-patch+yaml"
+        )
         return status, body
 
     status, _ = await apply("", cohortName="a")
@@ -200,14 +215,19 @@ async def test_server_side_apply(api: Api) -> None:
 
 async def test_status_subresource_over_http(api: Api) -> None:
     _, created, _ = await api.request("POST", CQ_PATH, cluster_queue("cq"))
-    status, written, _ = await api.request("PUT", f"{CQ_PATH}/cq/status",
-                                           {**created, "status": {"pendingWorkloads": 2}})
+    status, written, _ = await api.request(
+        "PUT", f"{CQ_PATH}/cq/status", {**created, "status": {"pendingWorkloads": 2}}
+    )
     assert status == 200
     assert written["status"]["pendingWorkloads"] == 2
     status, got, _ = await api.request("GET", f"{CQ_PATH}/cq/status")
     assert got["status"]["pendingWorkloads"] == 2
-    status, patched, _ = await api.request("PATCH", f"{CQ_PATH}/cq/status", {"status": {"pendingWorkloads": 5}},
-                                           content_type="application/merge-patch+json")
+    status, patched, _ = await api.request(
+        "PATCH",
+        f"{CQ_PATH}/cq/status",
+        {"status": {"pendingWorkloads": 5}},
+        content_type="application/merge-patch+json",
+    )
     assert patched["status"]["pendingWorkloads"] == 5
     assert patched["metadata"]["generation"] == 1
     status, _, _ = await api.request("GET", f"{CQ_PATH}/cq/scale")
@@ -249,20 +269,29 @@ async def test_tables_for_crds_and_builtins(api: Api) -> None:
     _, namespaces, _ = await api.request("GET", "/api/v1/namespaces", headers={"Accept": TABLE})
     assert [c["name"] for c in namespaces["columnDefinitions"]] == ["Name", "Status", "Age"]
     assert namespaces["rows"][0]["cells"][:2] == ["default", "Active"]
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-           "spec": {"template": {"spec": {"restartPolicy": "Never",
-                                          "containers": [{"name": "c", "image": "busybox"}]}}}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+    }
     status, _, _ = await api.request("POST", "/apis/batch/v1/namespaces/default/jobs", job)
     assert status == 201
     _, jobs, _ = await api.request("GET", "/apis/batch/v1/namespaces/default/jobs", headers={"Accept": TABLE})
-    assert [c["name"] for c in jobs["columnDefinitions"] if c["priority"] == 0] == \
-        ["Name", "Status", "Completions", "Duration", "Age"]
+    assert [c["name"] for c in jobs["columnDefinitions"] if c["priority"] == 0] == [
+        "Name",
+        "Status",
+        "Completions",
+        "Duration",
+        "Age",
+    ]
 
 
 async def test_crd_without_printer_columns_gets_name_and_age(api: Api) -> None:
     path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
-    await api.request("POST", path, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-                                     "metadata": {"name": "rf"}})
+    await api.request(
+        "POST", path, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "rf"}}
+    )
     api.clock.advance(125)
     _, table, _ = await api.request("GET", path, headers={"Accept": TABLE})
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
@@ -274,8 +303,9 @@ async def test_delete_with_finalizer_is_202_then_gone(api: Api) -> None:
     status, body, _ = await api.request("DELETE", f"{CM_PATH}/held")
     assert status == 202
     assert body["metadata"]["deletionTimestamp"]
-    status, _, _ = await api.request("PATCH", f"{CM_PATH}/held", {"metadata": {"finalizers": None}},
-                                     content_type="application/merge-patch+json")
+    status, _, _ = await api.request(
+        "PATCH", f"{CM_PATH}/held", {"metadata": {"finalizers": None}}, content_type="application/merge-patch+json"
+    )
     assert status == 200
     status, _, _ = await api.request("GET", f"{CM_PATH}/held")
     assert status == 404
@@ -319,22 +349,31 @@ async def test_pod_log_hook_point(api: Api) -> None:
     query = "tailLines=3&timestamps=true&previous=1&sinceSeconds=10&limitBytes=4"
     _, limited, _ = await api.request("GET", f"/api/v1/namespaces/default/pods/p/log?{query}")
     assert limited == b"defa"  # limitBytes is applied on what is sent
-    assert seen[-1] == PodLogOptions(tail_lines=3, timestamps=True, previous=True, limit_bytes=4,
-                                     since=api.clock.now() - 10)
+    assert seen[-1] == PodLogOptions(
+        tail_lines=3, timestamps=True, previous=True, limit_bytes=4, since=api.clock.now() - 10
+    )
 
 
-@pytest.mark.parametrize(("query", "code", "field", "message"), [
-    ("tailLines=-1", 422, "tailLines", "Invalid value: -1: must be greater than or equal to 0"),
-    ("limitBytes=0", 422, "limitBytes", "Invalid value: 0: must be greater than 0"),
-    ("sinceSeconds=0", 422, "sinceSeconds", "Invalid value: 0: must be greater than 0"),
-    ("sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z", 422, "",
-     "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified"),
-    ("tailLines=ten", 400, None, 'tailLines: invalid value "ten": must be an integer'),
-    ("sinceTime=yesterday", 400, None, 'sinceTime: invalid value "yesterday": must be an RFC 3339 time'),
-    ("follow=maybe", 400, None, 'follow: invalid value "maybe": must be a boolean'),
-])
+@pytest.mark.parametrize(
+    ("query", "code", "field", "message"),
+    [
+        ("tailLines=-1", 422, "tailLines", "Invalid value: -1: must be greater than or equal to 0"),
+        ("limitBytes=0", 422, "limitBytes", "Invalid value: 0: must be greater than 0"),
+        ("sinceSeconds=0", 422, "sinceSeconds", "Invalid value: 0: must be greater than 0"),
+        (
+            "sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z",
+            422,
+            "",
+            "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified",
+        ),
+        ("tailLines=ten", 400, None, 'tailLines: invalid value "ten": must be an integer'),
+        ("sinceTime=yesterday", 400, None, 'sinceTime: invalid value "yesterday": must be an RFC 3339 time'),
+        ("follow=maybe", 400, None, 'follow: invalid value "maybe": must be a boolean'),
+    ],
+)
 async def test_pod_log_options_are_checked_as_kube_apiserver_checks_them(
-        api: Api, query: str, code: int, field: str | None, message: str) -> None:
+    api: Api, query: str, code: int, field: str | None, message: str
+) -> None:
     pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
     await api.request("POST", "/api/v1/namespaces/default/pods", pod)
 
@@ -364,8 +403,9 @@ async def test_writes_are_durable_when_answered(tmp_path: Path) -> None:
             bodies = [orjson.dumps({"metadata": {"name": f"cm{i}"}}) for i in range(20)]
 
             async def post(body: bytes) -> int:
-                async with client.post(server.url + CM_PATH, data=body,
-                                       headers={"Content-Type": "application/json"}) as response:
+                async with client.post(
+                    server.url + CM_PATH, data=body, headers={"Content-Type": "application/json"}
+                ) as response:
                     return response.status
 
             assert await asyncio.gather(*(post(b) for b in bodies)) == [201] * 20

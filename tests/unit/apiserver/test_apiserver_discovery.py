@@ -6,8 +6,10 @@ import aiohttp
 
 from .conftest import Api
 
-AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
-              "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")
+AGGREGATED = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+)
 
 
 async def test_version_and_probes_are_open(api: Api) -> None:
@@ -64,8 +66,7 @@ async def test_legacy_discovery(api: Api) -> None:
 
 async def test_aggregated_discovery_v2(api: Api) -> None:
     _, body, response = await api.request("GET", "/apis", headers={"Accept": AGGREGATED})
-    assert response.headers["Content-Type"] == \
-        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    assert response.headers["Content-Type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
     assert body["kind"] == "APIGroupDiscoveryList"
     assert body["apiVersion"] == "apidiscovery.k8s.io/v2"
     kueue = next(i for i in body["items"] if i["metadata"].get("name") == "kueue.x-k8s.io")
@@ -91,12 +92,18 @@ async def test_openapi_v3_root_and_group_version_document(api: Api) -> None:
     assert status == 200
     assert response.headers["Content-Type"] == "application/json"
     schemas = document["components"]["schemas"]
-    cq = next(s for s in schemas.values()
-              if {"group": "kueue.x-k8s.io", "kind": "ClusterQueue", "version": "v1beta2"}
-              in s.get("x-kubernetes-group-version-kind", []))
+    cq = next(
+        s
+        for s in schemas.values()
+        if {"group": "kueue.x-k8s.io", "kind": "ClusterQueue", "version": "v1beta2"}
+        in s.get("x-kubernetes-group-version-kind", [])
+    )
     assert "description" in cq["properties"]["spec"]
-    patches = [p["patch"] for p in document["paths"].values() if "patch" in p
-               and p["patch"]["x-kubernetes-group-version-kind"]["kind"] == "ClusterQueue"]
+    patches = [
+        p["patch"]
+        for p in document["paths"].values()
+        if "patch" in p and p["patch"]["x-kubernetes-group-version-kind"]["kind"] == "ClusterQueue"
+    ]
     assert patches
     params = {p["name"] for p in patches[0]["parameters"] if p["in"] == "query"}
     assert {"fieldValidation", "dryRun", "fieldManager", "force"} <= params
@@ -115,7 +122,8 @@ async def test_openapi_v2_json_and_406_for_protobuf(api: Api) -> None:
     assert document["swagger"] == "2.0"
     assert any(name.endswith("v1beta2.ClusterQueue") for name in document["definitions"])
     status, error, _ = await api.request(
-        "GET", "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+        "GET", "/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}
+    )
     assert status == 406
     assert error["kind"] == "Status"
 
@@ -125,20 +133,23 @@ async def test_crd_listing(api: Api) -> None:
     names = {c["metadata"]["name"] for c in crds["items"]}
     assert "clusterqueues.kueue.x-k8s.io" in names
     assert "jobs.batch" not in names
-    _, crd, _ = await api.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                                         "workloads.kueue.x-k8s.io")
+    _, crd, _ = await api.request(
+        "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workloads.kueue.x-k8s.io"
+    )
     assert crd["spec"]["names"]["kind"] == "Workload"
     assert crd["status"]["conditions"][1]["type"] == "Established"
     status, body, _ = await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {})
     assert status == 422  # CRDs can be created; an empty one is refused with its reasons
-    assert {"field": "spec.group", "message": "Required value", "reason": "FieldValueRequired"} in \
-        body["details"]["causes"]
+    assert {"field": "spec.group", "message": "Required value", "reason": "FieldValueRequired"} in body["details"][
+        "causes"
+    ]
 
 
 async def test_crd_table_for_kubectl_get_crd(api: Api) -> None:
     accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-    _, table, _ = await api.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                    headers={"Accept": accept})
+    _, table, _ = await api.request(
+        "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", headers={"Accept": accept}
+    )
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Created At"]
     row = next(r for r in table["rows"] if r["cells"][0] == "clusterqueues.kueue.x-k8s.io")
     assert row["cells"][1] == "2027-01-15T08:00:00Z"

@@ -60,8 +60,16 @@ class Kubectl:
     async def run(self, *args: str, stdin: str | None = None, check: bool = True) -> tuple[int, str, str]:
         assert KUBECTL is not None
         process = await asyncio.create_subprocess_exec(
-            KUBECTL, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache), *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            KUBECTL,
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--cache-dir",
+            str(self.cache),
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         out, err = await asyncio.wait_for(process.communicate(stdin.encode() if stdin else None), 60)
         code = process.returncode if process.returncode is not None else -1
         if check and code != 0:
@@ -75,15 +83,30 @@ async def kubectl(tmp_path: Path) -> AsyncIterator[Kubectl]:
     tls = ensure_certificates(tmp_path / "certs", "127.0.0.1")
     store = Store(str(tmp_path / "state.db"), auto_flush=False)
     registry = Registry(store, clock=SystemClock())
-    server = await serve(registry, "127.0.0.1", 0, token="secret-token", tls_cert=str(tls.cert),
-                         tls_key=str(tls.key), bookmark_interval=1.0)
+    server = await serve(
+        registry,
+        "127.0.0.1",
+        0,
+        token="secret-token",
+        tls_cert=str(tls.cert),
+        tls_key=str(tls.key),
+        bookmark_interval=1.0,
+    )
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "pykueue",
-        "clusters": [{"name": "pykueue", "cluster": {"server": server.url,
-                                                     "certificate-authority": str(tls.ca_cert)}}],
-        "users": [{"name": "pykueue", "user": {"token": "secret-token"}}],
-        "contexts": [{"name": "pykueue", "context": {"cluster": "pykueue", "user": "pykueue"}}]}))
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "pykueue",
+                "clusters": [
+                    {"name": "pykueue", "cluster": {"server": server.url, "certificate-authority": str(tls.ca_cert)}}
+                ],
+                "users": [{"name": "pykueue", "user": {"token": "secret-token"}}],
+                "contexts": [{"name": "pykueue", "context": {"cluster": "pykueue", "user": "pykueue"}}],
+            }
+        )
+    )
     try:
         yield Kubectl(server, kubeconfig, tmp_path / "cache")
     finally:
@@ -104,8 +127,7 @@ async def test_apply_get_wide_label_delete(kubectl: Kubectl) -> None:
     assert _titles(out.splitlines()[0]) == ["NAME", "COHORT", "PENDING WORKLOADS"]
     assert out.splitlines()[1].startswith("cluster-queue")
     _, out, _ = await kubectl.run("get", "cq", "-o", "wide")
-    assert _titles(out.splitlines()[0]) == ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS",
-                                            "ADMITTED WORKLOADS"]
+    assert _titles(out.splitlines()[0]) == ["NAME", "COHORT", "STRATEGY", "PENDING WORKLOADS", "ADMITTED WORKLOADS"]
     assert "BestEffortFIFO" in out
     _, out, _ = await kubectl.run("get", "lq", "-A")
     assert out.splitlines()[1].split()[:3] == ["default", "user-queue", "cluster-queue"]
@@ -131,8 +153,9 @@ async def test_server_side_apply_and_unknown_fields(kubectl: Kubectl) -> None:
     _, out, _ = await kubectl.run("get", "cq", "cluster-queue", "-o", "json", "--show-managed-fields")
     managers = {m["manager"] for m in json.loads(out)["metadata"]["managedFields"]}
     assert managers == {"kubectl"}
-    typo = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: typo\n"
-            "spec:\n  nodeLabelz: {}\n")
+    typo = (
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: typo\nspec:\n  nodeLabelz: {}\n"
+    )
     code, _, err = await kubectl.run("apply", "-f", "-", stdin=typo, check=False)
     assert code != 0
     assert 'unknown field "spec.nodeLabelz"' in err
@@ -142,8 +165,18 @@ async def test_watch_prints_live_changes(kubectl: Kubectl) -> None:
     await kubectl.run("apply", "-f", "-", stdin=CQ)
     assert KUBECTL is not None
     watcher = await asyncio.create_subprocess_exec(
-        KUBECTL, "--kubeconfig", str(kubectl.kubeconfig), "--cache-dir", str(kubectl.cache),
-        "get", "cq", "-w", "--output-watch-events", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        KUBECTL,
+        "--kubeconfig",
+        str(kubectl.kubeconfig),
+        "--cache-dir",
+        str(kubectl.cache),
+        "get",
+        "cq",
+        "-w",
+        "--output-watch-events",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         assert watcher.stdout is not None
         header = await asyncio.wait_for(watcher.stdout.readline(), 30)
@@ -168,8 +201,10 @@ async def test_explain_uses_openapi_v3(kubectl: Kubectl) -> None:
 
 
 async def test_jobs_pods_and_dry_run(kubectl: Kubectl) -> None:
-    job = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: sample-job-\nspec:\n  template:\n"
-           "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n")
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: sample-job-\nspec:\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox\n"
+    )
     _, out, _ = await kubectl.run("create", "-f", "-", stdin=job)
     assert out.startswith("job.batch/sample-job-")
     _, out, _ = await kubectl.run("get", "jobs")

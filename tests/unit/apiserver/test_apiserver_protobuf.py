@@ -44,8 +44,12 @@ def _meta(name: str, **labels: str) -> bytes:
 
 def test_decodes_configmap_and_secret() -> None:
     cm = decode_protobuf(_envelope("v1", "ConfigMap", _meta("cm", app="x") + _entry(2, "a", "b")))
-    assert cm == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "labels": {"app": "x"}},
-                  "data": {"a": "b"}}
+    assert cm == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cm", "labels": {"app": "x"}},
+        "data": {"a": "b"},
+    }
     secret = decode_protobuf(_envelope("v1", "Secret", _meta("s") + _entry(2, "pw", b"x") + _field(3, "Opaque")))
     assert secret["data"] == {"pw": "eA=="}
     assert secret["type"] == "Opaque"
@@ -62,8 +66,9 @@ def test_other_kinds_are_415_and_garbage_is_400() -> None:
 
 async def test_create_namespace_from_protobuf(api: Api) -> None:
     body = _envelope("v1", "Namespace", _meta("team"))
-    status, created, _ = await api.request("POST", "/api/v1/namespaces", raw=body,
-                                           content_type="application/vnd.kubernetes.protobuf")
+    status, created, _ = await api.request(
+        "POST", "/api/v1/namespaces", raw=body, content_type="application/vnd.kubernetes.protobuf"
+    )
     assert status == 201
     assert created["metadata"]["name"] == "team"
     assert created["status"] == {"phase": "Active"}

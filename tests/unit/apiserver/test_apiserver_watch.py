@@ -47,20 +47,25 @@ async def test_watch_sends_initial_state_then_changes(api: Api) -> None:
     before = len(api.store._subscribers)
     task = asyncio.create_task(_collect(api.session, api.url + CQ_PATH + "?watch=true", 3))
     await eventually(lambda: len(api.store._subscribers) > before, what="the watch subscribed")
-    await api.request("PATCH", f"{CQ_PATH}/a", {"metadata": {"labels": {"x": "y"}}},
-                      content_type="application/merge-patch+json")
+    await api.request(
+        "PATCH", f"{CQ_PATH}/a", {"metadata": {"labels": {"x": "y"}}}, content_type="application/merge-patch+json"
+    )
     await api.request("DELETE", f"{CQ_PATH}/a")
     events = await task
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
-        ("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+        ("ADDED", "a"),
+        ("MODIFIED", "a"),
+        ("DELETED", "a"),
+    ]
     assert events[1]["object"]["metadata"]["labels"] == {"x": "y"}
 
 
 async def test_watch_resumes_from_resource_version_in_requested_version(api: Api) -> None:
     _, created, _ = await api.request("POST", CQ_PATH, cluster_queue("a"))
     rv = created["metadata"]["resourceVersion"]
-    await api.request("PATCH", f"{CQ_PATH}/a", {"spec": {"cohortName": "team"}},
-                      content_type="application/merge-patch+json")
+    await api.request(
+        "PATCH", f"{CQ_PATH}/a", {"spec": {"cohortName": "team"}}, content_type="application/merge-patch+json"
+    )
     url = api.url + f"/apis/kueue.x-k8s.io/v1beta1/clusterqueues?watch=1&resourceVersion={rv}"
     events = await _collect(api.session, url, 1)
     assert events[0]["type"] == "MODIFIED"
@@ -91,8 +96,10 @@ async def test_compacted_resource_version_is_410_error_event() -> None:
 
 async def test_bookmarks_and_watch_list(api: Api) -> None:
     await api.request("POST", CQ_PATH, cluster_queue("a"))
-    url = api.url + CQ_PATH + "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true" \
-                              "&resourceVersionMatch=NotOlderThan"
+    url = (
+        api.url + CQ_PATH + "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+        "&resourceVersionMatch=NotOlderThan"
+    )
     events = await _collect(api.session, url, 3)
     assert events[0]["type"] == "ADDED"
     end = events[1]
@@ -111,13 +118,18 @@ async def test_label_selector_translates_moves_into_added_and_deleted(api: Api) 
     task = asyncio.create_task(_collect(api.session, url, 3))
     await eventually(lambda: len(api.store._subscribers) > before, what="the watch subscribed")
     await api.request("POST", CM_PATH, {"metadata": {"name": "other", "labels": {"app": "y"}}})
-    await api.request("PATCH", f"{CM_PATH}/a", {"metadata": {"labels": {"app": "z"}}},
-                      content_type="application/merge-patch+json")
-    await api.request("PATCH", f"{CM_PATH}/other", {"metadata": {"labels": {"app": "x"}}},
-                      content_type="application/merge-patch+json")
+    await api.request(
+        "PATCH", f"{CM_PATH}/a", {"metadata": {"labels": {"app": "z"}}}, content_type="application/merge-patch+json"
+    )
+    await api.request(
+        "PATCH", f"{CM_PATH}/other", {"metadata": {"labels": {"app": "x"}}}, content_type="application/merge-patch+json"
+    )
     events = await task
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
-        ("ADDED", "a"), ("DELETED", "a"), ("ADDED", "other")]
+        ("ADDED", "a"),
+        ("DELETED", "a"),
+        ("ADDED", "other"),
+    ]
 
 
 async def test_watch_single_object_and_timeout(api: Api) -> None:
@@ -159,16 +171,30 @@ async def test_resumed_selector_watch_reports_leaving_and_entering(api: Api) -> 
     await api.request("POST", CM_PATH, {"metadata": {"name": "other", "labels": {"pick": "no"}}})
     rv = mover["metadata"]["resourceVersion"]
     url = api.url + CM_PATH + f"?watch=true&resourceVersion={rv}&labelSelector=pick%3Dyes"
-    task = asyncio.create_task(_collect(api.session, url, 2))   # from a resourceVersion: nothing is missed
-    await api.request("PATCH", f"{CM_PATH}/other", {"metadata": {"annotations": {"a": "b"}}},
-                      content_type="application/merge-patch+json")  # never matched: not reported
-    await api.request("PATCH", f"{CM_PATH}/mover", {"metadata": {"labels": {"pick": "no"}}},
-                      content_type="application/merge-patch+json")
-    await api.request("PATCH", f"{CM_PATH}/mover", {"metadata": {"labels": {"pick": "yes"}}},
-                      content_type="application/merge-patch+json")
+    task = asyncio.create_task(_collect(api.session, url, 2))  # from a resourceVersion: nothing is missed
+    await api.request(
+        "PATCH",
+        f"{CM_PATH}/other",
+        {"metadata": {"annotations": {"a": "b"}}},
+        content_type="application/merge-patch+json",
+    )  # never matched: not reported
+    await api.request(
+        "PATCH",
+        f"{CM_PATH}/mover",
+        {"metadata": {"labels": {"pick": "no"}}},
+        content_type="application/merge-patch+json",
+    )
+    await api.request(
+        "PATCH",
+        f"{CM_PATH}/mover",
+        {"metadata": {"labels": {"pick": "yes"}}},
+        content_type="application/merge-patch+json",
+    )
     events = await task
     assert [(e["type"], e["object"]["metadata"]["labels"]["pick"]) for e in events] == [
-        ("DELETED", "no"), ("ADDED", "yes")]
+        ("DELETED", "no"),
+        ("ADDED", "yes"),
+    ]
 
 
 async def test_watch_from_a_future_resource_version_is_504(api: Api) -> None:

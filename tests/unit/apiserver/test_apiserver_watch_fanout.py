@@ -36,14 +36,26 @@ async def test_every_watcher_gets_every_burst_event_once_in_order_in_its_own_for
     names = [f"cq-{i}" for i in range(40)]
     watch = f"?watch=true&resourceVersion={rv}"
     v1beta1 = "/apis/kueue.x-k8s.io/v1beta1/clusterqueues"
-    tasks = [asyncio.create_task(asyncio.wait_for(_watch(api, path, len(names) * 2, accept), 20))
-             for path, accept in [(CQ_PATH + watch, "application/json"), (CQ_PATH + watch, "application/json"),
-                                  (v1beta1 + watch, "application/json"), (CQ_PATH + watch, _PARTIAL)]]
+    tasks = [
+        asyncio.create_task(asyncio.wait_for(_watch(api, path, len(names) * 2, accept), 20))
+        for path, accept in [
+            (CQ_PATH + watch, "application/json"),
+            (CQ_PATH + watch, "application/json"),
+            (v1beta1 + watch, "application/json"),
+            (CQ_PATH + watch, _PARTIAL),
+        ]
+    ]
     # The watches start from a resourceVersion, so writes made before they connect are replayed.
     # Concurrent writes: several are flushed in one group commit, so watchers receive batches.
     await asyncio.gather(*(api.request("POST", CQ_PATH, cluster_queue(n)) for n in names))
-    await asyncio.gather(*(api.request("PATCH", f"{CQ_PATH}/{n}", {"spec": {"cohortName": "team"}},
-                                       content_type="application/merge-patch+json") for n in names))
+    await asyncio.gather(
+        *(
+            api.request(
+                "PATCH", f"{CQ_PATH}/{n}", {"spec": {"cohortName": "team"}}, content_type="application/merge-patch+json"
+            )
+            for n in names
+        )
+    )
     plain, again, old, partial = await asyncio.gather(*tasks)
     for events in (plain, again, old, partial):
         versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]

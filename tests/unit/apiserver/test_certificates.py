@@ -30,12 +30,18 @@ async def test_strict_x509_verification_accepts_the_served_certificate(tmp_path:
     from pykueue.apiserver import serve
 
     files = ensure_certificates(tmp_path, "127.0.0.1")
-    server = await serve(Registry(Store(None), clock=SystemClock()), "127.0.0.1", 0, token="t" * 43,
-                         tls_cert=str(files.cert), tls_key=str(files.key))
+    server = await serve(
+        Registry(Store(None), clock=SystemClock()),
+        "127.0.0.1",
+        0,
+        token="t" * 43,
+        tls_cert=str(files.cert),
+        tls_key=str(files.key),
+    )
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", server.port,
-                                                       ssl=_strict_context(files.ca_cert),
-                                                       server_hostname="127.0.0.1")
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.port, ssl=_strict_context(files.ca_cert), server_hostname="127.0.0.1"
+        )
         writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         assert (await reader.read()).startswith(b"HTTP/1.1 200")
         writer.close()
@@ -66,7 +72,7 @@ def test_a_serving_certificate_near_expiry_is_reissued_by_the_same_ca(tmp_path: 
     ca_before = files.ca_cert.read_bytes()
     later = dt.datetime.now(dt.UTC) + SERVING_LIFETIME - RENEW_BEFORE + dt.timedelta(days=1)
     ensure_certificates(tmp_path, "127.0.0.1", now=later)
-    assert files.ca_cert.read_bytes() == ca_before   # kubeconfigs holding the CA keep working
+    assert files.ca_cert.read_bytes() == ca_before  # kubeconfigs holding the CA keep working
     assert _cert(files.cert).not_valid_after_utc > later + RENEW_BEFORE
 
 
@@ -113,4 +119,4 @@ def _assert_pair_works(files: TlsFiles) -> None:
     """The files form a chain a strict client accepts: the cert verifies and matches its key."""
     _cert(files.cert).verify_directly_issued_by(_cert(files.ca_cert))
     server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server.load_cert_chain(str(files.cert), str(files.key))   # raises when key and cert differ
+    server.load_cert_chain(str(files.cert), str(files.key))  # raises when key and cert differ

@@ -20,12 +20,20 @@ PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 async def test_crd_watch_streams_events_and_honours_timeout(tmp_path: Path) -> None:
     tls = ensure_certificates(tmp_path, "127.0.0.1")
-    server = await serve(Registry(Store(None), clock=SystemClock()), "127.0.0.1", 0, token="t",
-                         tls_cert=str(tls.cert), tls_key=str(tls.key), bookmark_interval=0.2)
+    server = await serve(
+        Registry(Store(None), clock=SystemClock()),
+        "127.0.0.1",
+        0,
+        token="t",
+        tls_cert=str(tls.cert),
+        tls_key=str(tls.key),
+        bookmark_interval=0.2,
+    )
     context = ssl.create_default_context(cafile=str(tls.ca_cert))
     try:
-        async with aiohttp.ClientSession(headers={"Authorization": "Bearer t"},
-                                         connector=aiohttp.TCPConnector(ssl=context)) as session:
+        async with aiohttp.ClientSession(
+            headers={"Authorization": "Bearer t"}, connector=aiohttp.TCPConnector(ssl=context)
+        ) as session:
             async with session.get(server.url + PATH) as resp:
                 listing = await resp.json()
             names = {c["metadata"]["name"] for c in listing["items"]}

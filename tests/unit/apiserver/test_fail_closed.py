@@ -41,7 +41,7 @@ def test_an_unreadable_token_file_is_replaced(tmp_path: Path, monkeypatch: pytes
     real_read_text = Path.read_text
 
     def denied(self: Path, *args: object, **kwargs: object) -> str:
-        if self == path:   # root reads any file, so the permission error is made here
+        if self == path:  # root reads any file, so the permission error is made here
             raise PermissionError(13, "Permission denied", str(self))
         return real_read_text(self, *args, **kwargs)  # type: ignore[arg-type]
 
@@ -53,7 +53,7 @@ def test_an_unreadable_token_file_is_replaced(tmp_path: Path, monkeypatch: pytes
 
 
 def test_a_token_path_that_cannot_be_replaced_refuses_to_start(tmp_path: Path) -> None:
-    (tmp_path / "token").mkdir()   # neither readable as a token nor replaceable by a file
+    (tmp_path / "token").mkdir()  # neither readable as a token nor replaceable by a file
     with pytest.raises(IsADirectoryError):
         load_or_create_token(tmp_path)
 

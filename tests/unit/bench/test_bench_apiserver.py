@@ -21,13 +21,28 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_tiny_run_counts_add_up() -> None:
     lines: list[str] = []
-    result = run_apiserver(objects=50, list_objects=80, watchers=(2, 1, 2), events=20, concurrency=8, runs=2,
-                           duration=60.0, out=lines.append, workloads=10)
+    result = run_apiserver(
+        objects=50,
+        list_objects=80,
+        watchers=(2, 1, 2),
+        events=20,
+        concurrency=8,
+        runs=2,
+        duration=60.0,
+        out=lines.append,
+        workloads=10,
+    )
     assert result.errors == 0
     assert result.dropped == 0
     names = [r.name for r in result.rows]
-    assert names == ["creates (POST configmaps)", "creates (POST workloads)", "list 80 (full)", "list 80 (limit=500)",
-                     "watch 1 watcher (20 writes)", "watch 2 watchers (20 writes)"]
+    assert names == [
+        "creates (POST configmaps)",
+        "creates (POST workloads)",
+        "list 80 (full)",
+        "list 80 (limit=500)",
+        "watch 1 watcher (20 writes)",
+        "watch 2 watchers (20 writes)",
+    ]
     creates, workloads, full, paged, watch1, watch2 = result.rows
     assert [r.count for r in result.rows] == [50, 10, 2, 2, 20, 40]  # every watcher expects every write
     for row in (creates, workloads, watch1, watch2):
@@ -39,22 +54,36 @@ def test_tiny_run_counts_add_up() -> None:
     assert result.watch_per_s == watch2.per_s  # phases run in ascending order; the largest is the headline
     assert min(result.creates_per_cpu_s, result.watch_per_cpu_s) > 0
     header = next(i for i, line in enumerate(lines) if line.startswith("phase"))
-    table = lines[header + 1: header + 1 + len(result.rows)]
+    table = lines[header + 1 : header + 1 + len(result.rows)]
     for line, row in zip(table, result.rows, strict=True):
         assert line.startswith(row.name)
         assert line.split()[-1] == str(row.dropped)
     summary = lines[-1]
-    assert re.fullmatch(r"summary: creates/s \d+ \(target 2000: (met|MISSED)\), watch events/s \d+ "
-                        r"\(target 20000: (met|MISSED)\), dropped 0, errors 0; per server CPU-second: \d+ creates, "
-                        r"\d+ watch events \(load average [\d. ]+\)", summary), summary
+    assert re.fullmatch(
+        r"summary: creates/s \d+ \(target 2000: (met|MISSED)\), watch events/s \d+ "
+        r"\(target 20000: (met|MISSED)\), dropped 0, errors 0; per server CPU-second: \d+ creates, "
+        r"\d+ watch events \(load average [\d. ]+\)",
+        summary,
+    ), summary
 
 
 def test_ratio_uses_rates_then_latencies() -> None:
-    rate = Row("r", 1, per_s=500.0, p50_ms=0.0, p99_ms=0.0, server_us=100.0, server_cpu=0.5, client_cpu=0.1,
-               ref_per_s=1000.0, ref_us=25.0)
+    rate = Row(
+        "r",
+        1,
+        per_s=500.0,
+        p50_ms=0.0,
+        p99_ms=0.0,
+        server_us=100.0,
+        server_cpu=0.5,
+        client_cpu=0.1,
+        ref_per_s=1000.0,
+        ref_us=25.0,
+    )
     assert (rate.ratio, rate.cpu_ratio) == (0.5, 0.25)
-    latency = Row("l", 1, per_s=0.0, p50_ms=40.0, p99_ms=50.0, server_us=0.0, server_cpu=0.0, client_cpu=0.0,
-                  ref_p50_ms=10.0)
+    latency = Row(
+        "l", 1, per_s=0.0, p50_ms=40.0, p99_ms=50.0, server_us=0.0, server_cpu=0.0, client_cpu=0.0, ref_p50_ms=10.0
+    )
     assert (latency.ratio, latency.cpu_ratio) == (0.25, 0.0)
 
 
@@ -69,8 +98,25 @@ def test_watchers_option_parsing() -> None:
 def test_cli_command_runs_and_prints_the_summary() -> None:
     app = typer.Typer()
     app.command()(apiserver)
-    result = CliRunner().invoke(app, ["--objects", "20", "--list-objects", "20", "--watchers", "1",
-                                      "--events", "10", "--runs", "1", "--concurrency", "4", "--workloads", "0"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "--objects",
+            "20",
+            "--list-objects",
+            "20",
+            "--watchers",
+            "1",
+            "--events",
+            "10",
+            "--runs",
+            "1",
+            "--concurrency",
+            "4",
+            "--workloads",
+            "0",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1].startswith("summary: creates/s ")
     assert "watch 1 watcher (10 writes)" in result.output

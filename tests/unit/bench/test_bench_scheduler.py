@@ -30,26 +30,63 @@ from pykueue.bench.scheduler.report import RunStats, summarize
 from pykueue.cli.bench_scheduler import CONFIGS, scheduler
 
 
-def _config(workloads_sets: list[dict[str, Any]], *, cqs: int = 2, nominal: Any = 1, borrowing: Any = 0,
-            within: str = "Never") -> dict[str, Any]:
-    return {"cohorts": [{"className": "co", "count": 1, "queuesSets": [{
-        "className": "cq", "count": cqs, "nominalQuota": nominal, "borrowingLimit": borrowing,
-        "reclaimWithinCohort": "Never", "withinClusterQueue": within, "workloadsSets": workloads_sets}]}]}
+def _config(
+    workloads_sets: list[dict[str, Any]], *, cqs: int = 2, nominal: Any = 1, borrowing: Any = 0, within: str = "Never"
+) -> dict[str, Any]:
+    return {
+        "cohorts": [
+            {
+                "className": "co",
+                "count": 1,
+                "queuesSets": [
+                    {
+                        "className": "cq",
+                        "count": cqs,
+                        "nominalQuota": nominal,
+                        "borrowingLimit": borrowing,
+                        "reclaimWithinCohort": "Never",
+                        "withinClusterQueue": within,
+                        "workloadsSets": workloads_sets,
+                    }
+                ],
+            }
+        ]
+    }
 
 
 # 2 CQs of 1 cpu (no borrowing), each gets 3 one-cpu workloads at 1 s, 2 s, 3 s running 2.5 s:
 # admitted at 1.0, 3.5, 6.0 -> waits 0, 1500, 3000 ms (avg 1500); each CQ busy 1 cpu from 1.0 to 8.5 s.
-THREE = _config([{"count": 3, "creationIntervalMs": 1000,
-                  "workloads": [{"className": "w", "runtimeMs": 2500, "priority": 0, "request": 1}]}])
+THREE = _config(
+    [
+        {
+            "count": 3,
+            "creationIntervalMs": 1000,
+            "workloads": [{"className": "w", "runtimeMs": 2500, "priority": 0, "request": 1}],
+        }
+    ]
+)
 
 
 # ------------------------------------------------------------------------------------------ config
 
 
 def test_expansion_names_and_creation_instants() -> None:
-    plan = expand(parse_config(_config([{"count": 2, "creationIntervalMs": 100, "workloads": [
-        {"className": "a", "runtimeMs": 1, "request": "500m"},
-        {"className": "b", "runtimeMs": 1, "request": 2, "podCount": 3}]}])))
+    plan = expand(
+        parse_config(
+            _config(
+                [
+                    {
+                        "count": 2,
+                        "creationIntervalMs": 100,
+                        "workloads": [
+                            {"className": "a", "runtimeMs": 1, "request": "500m"},
+                            {"className": "b", "runtimeMs": 1, "request": 2, "podCount": 3},
+                        ],
+                    }
+                ]
+            )
+        )
+    )
     assert plan.cohorts == ("co-0",)
     assert [cq.name for cq in plan.cluster_queues] == ["cq-0-0-co-0", "cq-0-1-co-0"]
     mine = [(w.name, w.created_ms, w.cpu_milli) for w in plan.workloads if w.namespace == "cq-0-0-co-0"]
@@ -66,23 +103,38 @@ def test_packaged_baseline_shape_and_scale() -> None:
     assert len(expand(load_config(CONFIGS / "baseline" / "generator.yaml", scale=0.1)).workloads) == 1_500
 
 
-@pytest.mark.parametrize(("mutate", "message"), [
-    (lambda c: c["cohorts"][0].pop("count"), "cohorts[0].count: must be a positive integer"),
-    (lambda c: c["cohorts"][0]["queuesSets"][0].update(nominalQuota="lots"),
-     "cohorts[0].queuesSets[0].nominalQuota: 'lots' is not a cpu quantity"),
-    (lambda c: c["cohorts"][0]["queuesSets"][0].update(withinClusterQueue="Sometimes"),
-     "cohorts[0].queuesSets[0].withinClusterQueue: must be one of"),
-    (lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0]["workloads"][0].update(request=0),
-     "workloadsSets[0].workloads[0].request: must be positive"),
-    (lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0]["workloads"][0].update(runtimMs=3),
-     "workloads[0].runtimMs: unknown field"),
-    (lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0]["workloads"][0].update(tasLevel="rack"),
-     "workloads[0].tasLevel: TAS/DRA configs are not supported"),
-    (lambda c: c["cohorts"][0]["queuesSets"][0].update(workloadsSets=[]),
-     "cohorts[0].queuesSets[0].workloadsSets: must be a non-empty list"),
-    (lambda c: c["cohorts"][0].update(className="Big_Name"), "cohorts[0].className: must be a lowercase DNS label"),
-    (lambda c: c.update(cohorts="five"), "config.cohorts: must be a non-empty list"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda c: c["cohorts"][0].pop("count"), "cohorts[0].count: must be a positive integer"),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0].update(nominalQuota="lots"),
+            "cohorts[0].queuesSets[0].nominalQuota: 'lots' is not a cpu quantity",
+        ),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0].update(withinClusterQueue="Sometimes"),
+            "cohorts[0].queuesSets[0].withinClusterQueue: must be one of",
+        ),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0]["workloads"][0].update(request=0),
+            "workloadsSets[0].workloads[0].request: must be positive",
+        ),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0]["workloads"][0].update(runtimMs=3),
+            "workloads[0].runtimMs: unknown field",
+        ),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0]["workloadsSets"][0]["workloads"][0].update(tasLevel="rack"),
+            "workloads[0].tasLevel: TAS/DRA configs are not supported",
+        ),
+        (
+            lambda c: c["cohorts"][0]["queuesSets"][0].update(workloadsSets=[]),
+            "cohorts[0].queuesSets[0].workloadsSets: must be a non-empty list",
+        ),
+        (lambda c: c["cohorts"][0].update(className="Big_Name"), "cohorts[0].className: must be a lowercase DNS label"),
+        (lambda c: c.update(cohorts="five"), "config.cohorts: must be a non-empty list"),
+    ],
+)
 def test_bad_configs_name_the_field(mutate: Any, message: str) -> None:
     data = yaml.safe_load(yaml.safe_dump(THREE))
     mutate(data)
@@ -121,17 +173,32 @@ def test_bound_terms() -> None:
     # pool of 2 cpu, 15 cpu·s arriving from 1 s: 1 + 15/2 = 8.5 s
     assert theoretical_bound(expand(parse_config(THREE))).ms == pytest.approx(8_500)
     # one CQ with 1 cpu nominal and no borrowing, a second CQ idle: the CQ's ceiling binds (1 + 7.5)
-    one = _config([{"count": 3, "creationIntervalMs": 1000,
-                    "workloads": [{"className": "w", "runtimeMs": 2500, "request": 1}]}], cqs=1)
-    one["cohorts"][0]["queuesSets"].append({**one["cohorts"][0]["queuesSets"][0], "className": "idle",
-                                            "workloadsSets": [{"count": 1, "workloads": [
-                                                {"className": "x", "runtimeMs": 1, "request": "1m"}]}]})
+    one = _config(
+        [{"count": 3, "creationIntervalMs": 1000, "workloads": [{"className": "w", "runtimeMs": 2500, "request": 1}]}],
+        cqs=1,
+    )
+    one["cohorts"][0]["queuesSets"].append(
+        {
+            **one["cohorts"][0]["queuesSets"][0],
+            "className": "idle",
+            "workloadsSets": [{"count": 1, "workloads": [{"className": "x", "runtimeMs": 1, "request": "1m"}]}],
+        }
+    )
     bound = theoretical_bound(expand(parse_config(one)))
     assert bound.ms == pytest.approx(8_500)
     assert bound.pool == "cq/cq-0-0-co-0"
     # a single long workload: its own creation + runtime
-    long = _config([{"count": 1, "creationIntervalMs": 10, "workloads": [
-        {"className": "w", "runtimeMs": 60_000, "request": "1m"}]}], nominal=100, borrowing=None)
+    long = _config(
+        [
+            {
+                "count": 1,
+                "creationIntervalMs": 10,
+                "workloads": [{"className": "w", "runtimeMs": 60_000, "request": "1m"}],
+            }
+        ],
+        nominal=100,
+        borrowing=None,
+    )
     assert theoretical_bound(expand(parse_config(long))).ms == pytest.approx(60_010)
 
 
@@ -178,13 +245,20 @@ def test_recorder_integrates_cluster_queue_usage() -> None:
 def test_virtual_time_hand_computed_case() -> None:
     plan = expand(parse_config(THREE))
     r = simulate(plan)
-    s = summarize(r.recorder, theoretical_bound(plan), RunStats("virtual-time", r.wall_ms, 0.0, 0.0,
-                                                                r.admissions, r.preemptions, r.cycles))
+    s = summarize(
+        r.recorder,
+        theoretical_bound(plan),
+        RunStats("virtual-time", r.wall_ms, 0.0, 0.0, r.admissions, r.preemptions, r.cycles),
+    )
     assert s["wallMs"] == 8_500
     assert s["wallToBound"] == 1.0
     w = s["workloadClasses"]["w"]
-    assert (w["count"], w["averageTimeToAdmissionMs"], w["p50TimeToAdmissionMs"], w["p99TimeToAdmissionMs"]) == \
-        (6, 1500, 1500, 3000)
+    assert (w["count"], w["averageTimeToAdmissionMs"], w["p50TimeToAdmissionMs"], w["p99TimeToAdmissionMs"]) == (
+        6,
+        1500,
+        1500,
+        3000,
+    )
     assert w["averageTimeToFinishMs"] == (2500 + 4000 + 5500) // 3
     cq = s["clusterQueueClasses"]["cq"]
     assert cq["cpuUsed"] == 2 * 1000 * 7500
@@ -195,12 +269,22 @@ def test_virtual_time_hand_computed_case() -> None:
 def test_virtual_time_preempted_workload_restarts_its_full_runtime() -> None:
     # one CQ of 1 cpu: low (10 s) created at 1 s; high (1 s) at 2 s preempts it (LowerPriority);
     # low is admitted again at 3 s and runs its whole 10 s again: done at 13 s, waited 2 s
-    config = _config([
-        {"count": 1, "creationIntervalMs": 1000, "workloads": [{"className": "low", "runtimeMs": 10_000,
-                                                                "priority": 0, "request": 1}]},
-        {"count": 1, "creationIntervalMs": 2000, "workloads": [{"className": "high", "runtimeMs": 1000,
-                                                                "priority": 100, "request": 1}]},
-    ], cqs=1, within="LowerPriority")
+    config = _config(
+        [
+            {
+                "count": 1,
+                "creationIntervalMs": 1000,
+                "workloads": [{"className": "low", "runtimeMs": 10_000, "priority": 0, "request": 1}],
+            },
+            {
+                "count": 1,
+                "creationIntervalMs": 2000,
+                "workloads": [{"className": "high", "runtimeMs": 1000, "priority": 100, "request": 1}],
+            },
+        ],
+        cqs=1,
+        within="LowerPriority",
+    )
     r = simulate(expand(parse_config(config)))
     classes = r.recorder.workload_classes()
     assert r.wall_ms == 13_000
@@ -224,27 +308,36 @@ def test_runner_restart_rule() -> None:
 # ------------------------------------------------------------------------------------------ checker + CLI
 
 
-SPEC = {"cmd": {"maxWallMs": 10_000}, "clusterQueueClassesMinUsage": {"cq": 50},
-        "wlClassesMaxAvgTimeToAdmissionMs": {"w": 2_000}}
+SPEC = {
+    "cmd": {"maxWallMs": 10_000},
+    "clusterQueueClassesMinUsage": {"cq": 50},
+    "wlClassesMaxAvgTimeToAdmissionMs": {"w": 2_000},
+}
 
 
 def _summary(wall: int, used: int, wait: int) -> dict[str, Any]:
-    return {"wallMs": wall, "clusterQueueClasses": {"cq": {"cpuUsed": used, "nominalQuota": 1000,
-                                                           "firstEventMs": 0, "lastEventMs": 1000}},
-            "workloadClasses": {"w": {"averageTimeToAdmissionMs": wait}}}
+    return {
+        "wallMs": wall,
+        "clusterQueueClasses": {"cq": {"cpuUsed": used, "nominalQuota": 1000, "firstEventMs": 0, "lastEventMs": 1000}},
+        "workloadClasses": {"w": {"averageTimeToAdmissionMs": wait}},
+    }
 
 
 def test_checker_pass_and_each_violation_named() -> None:
     assert check_summary(_summary(10_000, 500_000, 2_000), SPEC) == []
     problems = check_summary(_summary(10_001, 499_000, 2_001), SPEC)
-    assert [p.split(":")[0] for p in problems] == ["cmd.maxWallMs", "clusterQueueClassesMinUsage.cq",
-                                                   "wlClassesMaxAvgTimeToAdmissionMs.w"]
+    assert [p.split(":")[0] for p in problems] == [
+        "cmd.maxWallMs",
+        "clusterQueueClassesMinUsage.cq",
+        "wlClassesMaxAvgTimeToAdmissionMs.w",
+    ]
     extra = _summary(1, 900_000, 1)
     extra["workloadClasses"]["other"] = {"averageTimeToAdmissionMs": 0}
     del extra["clusterQueueClasses"]["cq"]
     assert check_summary(extra, SPEC) == [
         "clusterQueueClassesMinUsage.cq: class missing from the summary",
-        "wlClassesMaxAvgTimeToAdmissionMs.other: unexpected workload class (no range for it)"]
+        "wlClassesMaxAvgTimeToAdmissionMs.other: unexpected workload class (no range for it)",
+    ]
 
 
 def test_rangespec_validation(tmp_path: Path) -> None:
@@ -254,7 +347,10 @@ def test_rangespec_validation(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_rangespec(bad)
     assert sorted(p.split(":")[0] for p in err.value.problems) == [
-        "cmd.maxWallMs", "extra", "wlClassesMaxAvgTimeToAdmissionMs.a"]
+        "cmd.maxWallMs",
+        "extra",
+        "wlClassesMaxAvgTimeToAdmissionMs.a",
+    ]
     assert str(err.value).startswith(f"{bad}: invalid rangespec:")
 
 
@@ -326,8 +422,10 @@ def test_bound_object_in_summary() -> None:
 
 
 def _wl_obj(name: str, *conds: str) -> dict[str, Any]:
-    return {"metadata": {"namespace": "cq-0-0-co-0", "name": name},
-            "status": {"conditions": [{"type": c, "status": "True"} for c in conds]}}
+    return {
+        "metadata": {"namespace": "cq-0-0-co-0", "name": name},
+        "status": {"conditions": [{"type": c, "status": "True"} for c in conds]},
+    }
 
 
 def test_realtime_feed_turns_watch_events_into_recorder_transitions() -> None:
@@ -365,8 +463,12 @@ def test_realtime_feed_reads_cluster_queue_status() -> None:
     d = _Driver(None, plan, print)
     cq = cluster_queue(plan.cluster_queues[0], "rf")
     active = [{"type": "Active", "status": "True"}]
-    cq["status"] = {"pendingWorkloads": 2, "reservingWorkloads": 1, "conditions": active,
-                    "flavorsUsage": [{"name": "rf", "resources": [{"name": "cpu", "total": "500m"}]}]}
+    cq["status"] = {
+        "pendingWorkloads": 2,
+        "reservingWorkloads": 1,
+        "conditions": active,
+        "flavorsUsage": [{"name": "rf", "resources": [{"name": "cpu", "total": "500m"}]}],
+    }
     d.on_cluster_queue("ADDED", cq, None)
     d.rec.generation_done = True
     assert not d.rec.done()  # pending work in an active queue
@@ -381,8 +483,20 @@ def test_realtime_feed_reads_cluster_queue_status() -> None:
 def test_realtime_run_against_a_real_pykueue_up(tmp_path: Path) -> None:
     """End to end: `pykueue up` as a subprocess, objects over HTTP, the runner finishing workloads."""
     gen = tmp_path / "gen.yaml"
-    gen.write_text(yaml.safe_dump(_config([{"count": 3, "creationIntervalMs": 100, "workloads": [
-        {"className": "w", "runtimeMs": 300, "request": 1}]}], cqs=1)))
+    gen.write_text(
+        yaml.safe_dump(
+            _config(
+                [
+                    {
+                        "count": 3,
+                        "creationIntervalMs": 100,
+                        "workloads": [{"className": "w", "runtimeMs": 300, "request": 1}],
+                    }
+                ],
+                cqs=1,
+            )
+        )
+    )
     result = _cli("--config", str(gen), "--output", str(tmp_path / "out"), "--timeout", "60")
     assert result.exit_code == 0, result.output
     assert "pykueue is up at https://127.0.0.1:" in result.output
@@ -402,16 +516,23 @@ def test_bench_check_gate_passes_today_and_names_a_regression(tmp_path: Path) ->
     """``make bench-check``: the virtual-time baseline against its regression gate. The run is
     deterministic, so this fails exactly when the scheduling decisions get worse."""
     out = tmp_path / "out"
-    result = _cli("--config", "baseline", "--virtual-time", "--output", str(out),
-                  "--check", "baseline/virtual-rangespec.yaml")
+    result = _cli(
+        "--config", "baseline", "--virtual-time", "--output", str(out), "--check", "baseline/virtual-rangespec.yaml"
+    )
     assert result.exit_code == 0, result.output
     summary = yaml.safe_load((out / "summary.yaml").read_text())
     assert summary["wallMs"] <= 80_000
     tighter = tmp_path / "tighter.yaml"
     spec = load_rangespec(CONFIGS / "baseline" / "virtual-rangespec.yaml")
     medium = summary["workloadClasses"]["medium"]["averageTimeToAdmissionMs"]
-    tighter.write_text(yaml.safe_dump({**spec, "wlClassesMaxAvgTimeToAdmissionMs": {
-        **spec["wlClassesMaxAvgTimeToAdmissionMs"], "medium": medium - 1}}))
+    tighter.write_text(
+        yaml.safe_dump(
+            {
+                **spec,
+                "wlClassesMaxAvgTimeToAdmissionMs": {**spec["wlClassesMaxAvgTimeToAdmissionMs"], "medium": medium - 1},
+            }
+        )
+    )
     failed = _cli("--summary", str(out / "summary.yaml"), "--check", str(tighter))
     assert failed.exit_code == 1
     assert "wlClassesMaxAvgTimeToAdmissionMs.medium" in failed.output

@@ -16,7 +16,7 @@ from pykueue.cli.gcpolicy import YOUNG_THRESHOLD, run_gc_policy
 
 class _Node:
     def __init__(self) -> None:
-        self.me = self   # a reference cycle: only the cyclic collector frees it
+        self.me = self  # a reference cycle: only the cyclic collector frees it
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ async def test_survivors_are_frozen_and_a_sweep_frees_a_cycle_dropped_after_its_
         assert gc.get_threshold()[0] == YOUNG_THRESHOLD
         del node
         gc.collect()
-        assert alive() is not None                # frozen: an ordinary full collection cannot see it
+        assert alive() is not None  # frozen: an ordinary full collection cannot see it
         await eventually(lambda: alive() is None, what="the sweep unfroze, collected the cycle and froze again")
     finally:
         policy.cancel()

@@ -21,8 +21,12 @@ CONFIGMAPS = Res("", "v1", "configmaps")
 
 
 def _cm(name: str, value: str = "v") -> dict[str, object]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
-            "data": {"k": value}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default"},
+        "data": {"k": value},
+    }
 
 
 async def test_one_tick_of_writes_is_one_request_and_each_gets_its_own_answer() -> None:
@@ -36,7 +40,8 @@ async def test_one_tick_of_writes_is_one_request_and_each_gets_its_own_answer() 
             client.create(CONFIGMAPS, _cm("taken")),
             client.patch(CONFIGMAPS, "cm-3", {"data": {"k": "patched"}}, namespace="default"),
             client.delete(CONFIGMAPS, "missing", "default"),
-            return_exceptions=True)
+            return_exceptions=True,
+        )
         assert client.requests - before == 1
         created = results[:20]
         assert [c["data"]["k"] for c in created] == [str(i) for i in range(20)]  # type: ignore[index]
@@ -61,8 +66,7 @@ async def test_the_endpoint_refuses_bad_batches_and_strangers() -> None:
                 assert status["kind"] == "Status"
                 assert "'items'" in status["message"]
             item = {"op": "explode", "group": "", "version": "v1", "plural": "configmaps"}
-            async with session.post(f"{url}/pykueue/batch", data=orjson.dumps({"items": [item]}),
-                                    headers=auth) as resp:
+            async with session.post(f"{url}/pykueue/batch", data=orjson.dumps({"items": [item]}), headers=auth) as resp:
                 assert resp.status == 200  # a bad item is that item's answer, not the batch's
                 answer = orjson.loads(await resp.read())
                 assert answer["results"][0]["status"]["code"] == 400

@@ -25,8 +25,12 @@ def cm(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | N
 
 
 def pod(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
 
 
 async def test_create_then_get_returns_the_stored_object(client: Client) -> None:
@@ -91,12 +95,18 @@ async def test_patch_merge_json_and_strategic(client: Client) -> None:
     await client.create(CONFIGMAPS, cm("p", {"a": "1", "b": "2"}))
     merged = await client.patch(CONFIGMAPS, "p", {"data": {"a": None, "c": "3"}}, namespace="default")
     assert merged["data"] == {"b": "2", "c": "3"}
-    jsonp = await client.patch(CONFIGMAPS, "p", [{"op": "replace", "path": "/data/b", "value": "20"}],
-                               namespace="default", patch_type="json")
+    jsonp = await client.patch(
+        CONFIGMAPS, "p", [{"op": "replace", "path": "/data/b", "value": "20"}], namespace="default", patch_type="json"
+    )
     assert jsonp["data"]["b"] == "20"
     await client.create(PODS, pod("sp"))
-    strategic = await client.patch(PODS, "sp", {"spec": {"containers": [{"name": "c", "image": "alpine"}]}},
-                                   namespace="default", patch_type="strategic")
+    strategic = await client.patch(
+        PODS,
+        "sp",
+        {"spec": {"containers": [{"name": "c", "image": "alpine"}]}},
+        namespace="default",
+        patch_type="strategic",
+    )
     assert [c["image"] for c in strategic["spec"]["containers"]] == ["alpine"]
 
 
@@ -107,14 +117,23 @@ async def test_patch_unknown_type_is_a_bad_request(client: Client) -> None:
 
 
 async def test_apply_creates_and_conflicts_between_managers_unless_forced(client: Client) -> None:
-    applied = await client.patch(CONFIGMAPS, "ap", cm("ap", {"owner": "one"}), namespace="default",
-                                 patch_type="apply", field_manager="one")
+    applied = await client.patch(
+        CONFIGMAPS, "ap", cm("ap", {"owner": "one"}), namespace="default", patch_type="apply", field_manager="one"
+    )
     assert applied["data"] == {"owner": "one"}
     with pytest.raises(Conflict):
-        await client.patch(CONFIGMAPS, "ap", cm("ap", {"owner": "two"}), namespace="default",
-                           patch_type="apply", field_manager="two")
-    forced = await client.patch(CONFIGMAPS, "ap", cm("ap", {"owner": "two"}), namespace="default",
-                                patch_type="apply", field_manager="two", force=True)
+        await client.patch(
+            CONFIGMAPS, "ap", cm("ap", {"owner": "two"}), namespace="default", patch_type="apply", field_manager="two"
+        )
+    forced = await client.patch(
+        CONFIGMAPS,
+        "ap",
+        cm("ap", {"owner": "two"}),
+        namespace="default",
+        patch_type="apply",
+        field_manager="two",
+        force=True,
+    )
     assert forced["data"] == {"owner": "two"}
 
 
@@ -154,7 +173,7 @@ async def _collect(client: Client, count: int, **kwargs: Any) -> list[tuple[str,
 
 async def test_watch_from_resource_version_sees_changes_in_order(client: Client) -> None:
     _, rv = await client.list(CONFIGMAPS, "default")
-    watcher = asyncio.create_task(_collect(client, 3, resource_version=rv))   # from rv: nothing is missed
+    watcher = asyncio.create_task(_collect(client, 3, resource_version=rv))  # from rv: nothing is missed
     await client.create(CONFIGMAPS, cm("w", {"x": "1"}))
     await client.patch(CONFIGMAPS, "w", {"data": {"x": "2"}}, namespace="default")
     await client.delete(CONFIGMAPS, "w", "default")
@@ -165,8 +184,7 @@ async def test_watch_resumes_after_a_resource_version_with_the_backlog(client: C
     _, rv = await client.list(CONFIGMAPS, "default")
     await client.create(CONFIGMAPS, cm("b1"))
     await client.create(CONFIGMAPS, cm("b2"))
-    assert await asyncio.wait_for(_collect(client, 2, resource_version=rv), 10) == [
-        ("ADDED", "b1"), ("ADDED", "b2")]
+    assert await asyncio.wait_for(_collect(client, 2, resource_version=rv), 10) == [("ADDED", "b1"), ("ADDED", "b2")]
 
 
 async def test_watch_without_resource_version_starts_with_current_objects(client: Client) -> None:
@@ -206,9 +224,17 @@ async def test_bookmarks_move_a_selective_watch_forward_when_asked(kind: str) ->
     async with open_client(kind, registry, bookmark_interval=0.2) as client:
         _, rv = await client.list(CONFIGMAPS, "default")
         created = await client.create(CONFIGMAPS, cm("unseen", labels={"pick": "no"}))
-        events = [(k, o) async for k, o in client.watch(CONFIGMAPS, "default", resource_version=rv,
-                                                         label_selector="pick=yes", allow_bookmarks=True,
-                                                         timeout_seconds=2)]
+        events = [
+            (k, o)
+            async for k, o in client.watch(
+                CONFIGMAPS,
+                "default",
+                resource_version=rv,
+                label_selector="pick=yes",
+                allow_bookmarks=True,
+                timeout_seconds=2,
+            )
+        ]
         assert events, "a BOOKMARK is expected"
         assert {k for k, _ in events} == {"BOOKMARK"}
         newest = max(int(o["metadata"]["resourceVersion"]) for _, o in events)
@@ -225,8 +251,7 @@ async def test_bookmarks_are_yielded_only_when_asked(kind: str) -> None:
         assert plain == ["ADDED"]
 
 
-async def test_watch_reports_objects_leaving_and_entering_a_label_selection(
-        client: Client) -> None:
+async def test_watch_reports_objects_leaving_and_entering_a_label_selection(client: Client) -> None:
     await client.create(CONFIGMAPS, cm("mover", labels={"pick": "yes"}))
     _, rv = await client.list(CONFIGMAPS, "default")
     seen: list[tuple[str, str]] = []
@@ -237,7 +262,7 @@ async def test_watch_reports_objects_leaving_and_entering_a_label_selection(
             if len(seen) == 2:
                 return
 
-    watcher = asyncio.create_task(collect())   # from rv: changes made before it connects are replayed
+    watcher = asyncio.create_task(collect())  # from rv: changes made before it connects are replayed
     await client.patch(CONFIGMAPS, "mover", {"metadata": {"labels": {"pick": "no"}}}, namespace="default")
     await client.patch(CONFIGMAPS, "mover", {"metadata": {"labels": {"pick": "yes"}}}, namespace="default")
     await asyncio.wait_for(watcher, 5)

@@ -26,8 +26,9 @@ async def test_start_lists_into_the_cache_and_handlers_follow_changes(client: Cl
     await client.create(CONFIGMAPS, cm("pre"))
     informer = Informer(client, CONFIGMAPS, namespace="default")
     events: list[tuple[str, str, str | None]] = []
-    informer.add_handler(lambda kind, obj, old: events.append(
-        (kind, obj["metadata"]["name"], old["data"]["v"] if old else None)))
+    informer.add_handler(
+        lambda kind, obj, old: events.append((kind, obj["metadata"]["name"], old["data"]["v"] if old else None))
+    )
     await informer.start()
     try:
         assert informer.synced
@@ -170,8 +171,7 @@ async def test_http_informer_survives_an_api_server_restart() -> None:
         await server.close()
 
 
-async def test_label_informer_drops_objects_that_leave_the_selection(
-        client: Client) -> None:
+async def test_label_informer_drops_objects_that_leave_the_selection(client: Client) -> None:
     await client.create(CONFIGMAPS, cm("leaver", labels={"app": "x"}))
     informer = Informer(client, CONFIGMAPS, namespace="default", label_selector="app=x")
     events: list[str] = []
@@ -194,11 +194,11 @@ async def test_local_watch_delivers_a_queued_burst_without_one_loop_turn_per_eve
     try:
         await client.create(CONFIGMAPS, cm("first"))
         await eventually(lambda: informer.get("first", "default") is not None)  # the watch is live
-        for i in range(300):   # one synchronous burst: all 300 events are queued before the watch runs
+        for i in range(300):  # one synchronous burst: all 300 events are queued before the watch runs
             await client.create(CONFIGMAPS, cm(f"burst-{i}"))
         turns = 0
         while len(informer.list()) < 301 and turns < 1000:
-            await asyncio.sleep(0)   # one loop iteration, as a competing busy coroutine would take
+            await asyncio.sleep(0)  # one loop iteration, as a competing busy coroutine would take
             turns += 1
         assert len(informer.list()) == 301
         assert turns < 30, f"the watch needed {turns} loop iterations for 300 queued events"

@@ -25,8 +25,9 @@ async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[str, str, bytes]]:
 
     files = ensure_certificates(tmp_path, "127.0.0.1")
     token = secrets.token_urlsafe(16)
-    server: Any = await serve(make_registry(), "127.0.0.1", 0, token=token, tls_cert=str(files.cert),
-                              tls_key=str(files.key))
+    server: Any = await serve(
+        make_registry(), "127.0.0.1", 0, token=token, tls_cert=str(files.cert), tls_key=str(files.key)
+    )
     try:
         yield f"https://127.0.0.1:{server.port}", token, files.ca_cert.read_bytes()
     finally:

@@ -148,8 +148,8 @@ async def test_a_cancelled_getter_does_not_strand_a_key() -> None:
     first = asyncio.create_task(q.get())
     second = asyncio.create_task(q.get())
     await asyncio.sleep(0)
-    q.add("k")       # wakes the first getter...
-    first.cancel()   # ...which is cancelled before it runs: the key must reach the second one
+    q.add("k")  # wakes the first getter...
+    first.cancel()  # ...which is cancelled before it runs: the key must reach the second one
     assert await asyncio.wait_for(second, 1) == "k"
     with pytest.raises(asyncio.CancelledError):
         await first

@@ -49,8 +49,14 @@ def pod_scratch() -> Iterator[Path]:
 
 
 @contextlib.asynccontextmanager
-async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "local",
-                          clock: Clock | None = None, registry: Registry | None = None) -> AsyncIterator[Env]:
+async def running_cluster(
+    nodes: list[NodeSpec],
+    tmp_path: Path,
+    *,
+    via: str = "local",
+    clock: Clock | None = None,
+    registry: Registry | None = None,
+) -> AsyncIterator[Env]:
     """The cluster over ``via``: "local" (LocalClient) or "http" (HttpClient to the real API server).
     Pass ``registry`` to start a second cluster on the state of a first (a restart)."""
     clock = clock or SystemClock()
@@ -65,33 +71,68 @@ async def running_cluster(nodes: list[NodeSpec], tmp_path: Path, *, via: str = "
 
 
 def has_condition(obj: JSONDict, kind: str, status: str = "True") -> bool:
-    return any(c.get("type") == kind and c.get("status") == status
-               for c in (obj.get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == kind and c.get("status") == status for c in (obj.get("status") or {}).get("conditions") or []
+    )
 
 
-def make_job(name: str, command: str, *, parallelism: int = 1, completions: int | None = 1,
-             backoff_limit: int = 6, indexed: bool = False, suspend: bool = False,
-             requests: dict[str, str] | None = None) -> JSONDict:
+def make_job(
+    name: str,
+    command: str,
+    *,
+    parallelism: int = 1,
+    completions: int | None = 1,
+    backoff_limit: int = 6,
+    indexed: bool = False,
+    suspend: bool = False,
+    requests: dict[str, str] | None = None,
+) -> JSONDict:
     spec: JSONDict = {
-        "parallelism": parallelism, "backoffLimit": backoff_limit, "suspend": suspend,
-        "template": {"spec": {"restartPolicy": "Never", "containers": [{
-            "name": "main", "image": "busybox", "command": ["sh", "-c", command],
-            "resources": {"requests": requests or {"cpu": "100m"}}}]}},
+        "parallelism": parallelism,
+        "backoffLimit": backoff_limit,
+        "suspend": suspend,
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "busybox",
+                        "command": ["sh", "-c", command],
+                        "resources": {"requests": requests or {"cpu": "100m"}},
+                    }
+                ],
+            }
+        },
     }
     if completions is not None:
         spec["completions"] = completions
     if indexed:
         spec["completionMode"] = "Indexed"
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"},
-            "spec": spec}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
-def make_pod(name: str, *, cpu: str = "1", node_selector: dict[str, str] | None = None,
-             tolerations: list[JSONDict] | None = None, annotations: dict[str, str] | None = None,
-             command: str = "sleep 30", gates: list[str] | None = None) -> JSONDict:
-    spec: JSONDict = {"restartPolicy": "Never", "containers": [{
-        "name": "main", "image": "busybox", "command": ["sh", "-c", command],
-        "resources": {"requests": {"cpu": cpu}}}]}
+def make_pod(
+    name: str,
+    *,
+    cpu: str = "1",
+    node_selector: dict[str, str] | None = None,
+    tolerations: list[JSONDict] | None = None,
+    annotations: dict[str, str] | None = None,
+    command: str = "sleep 30",
+    gates: list[str] | None = None,
+) -> JSONDict:
+    spec: JSONDict = {
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": "main",
+                "image": "busybox",
+                "command": ["sh", "-c", command],
+                "resources": {"requests": {"cpu": cpu}},
+            }
+        ],
+    }
     if node_selector:
         spec["nodeSelector"] = node_selector
     if tolerations:

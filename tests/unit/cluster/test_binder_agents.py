@@ -22,8 +22,9 @@ from .conftest import has_condition, make_pod, running_cluster
 
 
 def small(name: str, cpu: str = "4", **kwargs: Any) -> NodeSpec:
-    return NodeSpec(name=name, kind="simulated", capacity={"cpu": cpu, "memory": "8Gi", "pods": "10"},
-                    default_duration=60, **kwargs)
+    return NodeSpec(
+        name=name, kind="simulated", capacity={"cpu": cpu, "memory": "8Gi", "pods": "10"}, default_duration=60, **kwargs
+    )
 
 
 async def test_nodes_register_ready_with_capacity_labels_and_taints(tmp_path: Path) -> None:
@@ -45,8 +46,11 @@ async def test_binder_respects_capacity_and_explains_unschedulable_pods(tmp_path
         async def placed() -> tuple[JSONDict, JSONDict] | None:
             first = await env.client.get(PODS, "first", "default")
             second = await env.client.get(PODS, "second", "default")
-            return (first, second) if first["spec"].get("nodeName") and has_condition(
-                second, "PodScheduled", "False") else None
+            return (
+                (first, second)
+                if first["spec"].get("nodeName") and has_condition(second, "PodScheduled", "False")
+                else None
+            )
 
         first, second = await eventually(placed)
         assert first["spec"]["nodeName"] == "only"
@@ -67,8 +71,10 @@ async def test_binder_honours_selectors_and_taints(tmp_path: Path) -> None:
     taint = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
     nodes = [small("plain"), small("gpu", labels={"accel": "a100"}, taints=[taint])]
     async with running_cluster(nodes, tmp_path) as env:
-        await env.client.create(PODS, make_pod("tolerant", node_selector={"accel": "a100"},
-                                               tolerations=[{"key": "gpu", "operator": "Exists"}]))
+        await env.client.create(
+            PODS,
+            make_pod("tolerant", node_selector={"accel": "a100"}, tolerations=[{"key": "gpu", "operator": "Exists"}]),
+        )
         await env.client.create(PODS, make_pod("intolerant", node_selector={"accel": "a100"}))
         await env.client.create(PODS, make_pod("anywhere"))
 
@@ -85,8 +91,10 @@ async def test_binder_honours_selectors_and_taints(tmp_path: Path) -> None:
         placed = await eventually(settled)
         assert placed["tolerant"] == "gpu"
         assert placed["anywhere"] == "plain", "untolerated taints keep ordinary pods off the gpu node"
-        assert placed["intolerant"] == ("0/2 nodes are available: 1 node(s) didn't match Pod's node "
-                                        "affinity/selector, 1 node(s) had untolerated taint {gpu: yes}.")
+        assert placed["intolerant"] == (
+            "0/2 nodes are available: 1 node(s) didn't match Pod's node "
+            "affinity/selector, 1 node(s) had untolerated taint {gpu: yes}."
+        )
 
 
 async def test_gated_pods_wait_until_their_gates_are_removed(tmp_path: Path) -> None:
@@ -110,8 +118,12 @@ async def test_gated_pods_wait_until_their_gates_are_removed(tmp_path: Path) -> 
 async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit_code(tmp_path: Path) -> None:
     async with running_cluster([small("sim")], tmp_path) as env:
         await env.client.create(PODS, make_pod("ok", annotations={"pykueue.io/simulated-duration": "0.2"}))
-        await env.client.create(PODS, make_pod("bad", annotations={"pykueue.io/simulated-duration": "0.1",
-                                                                   "pykueue.io/simulated-exit-code": "3"}))
+        await env.client.create(
+            PODS,
+            make_pod(
+                "bad", annotations={"pykueue.io/simulated-duration": "0.1", "pykueue.io/simulated-exit-code": "3"}
+            ),
+        )
         await env.client.create(PODS, make_pod("long", annotations={"pykueue.io/simulated-duration": "3600"}))
 
         async def finished() -> tuple[JSONDict, JSONDict] | None:
@@ -131,7 +143,8 @@ async def test_simulated_node_finishes_pods_with_the_annotated_duration_and_exit
 
 
 async def test_process_node_runs_commands_and_deleting_a_pod_kills_its_process(
-        tmp_path: Path, pod_scratch: Path) -> None:
+    tmp_path: Path, pod_scratch: Path
+) -> None:
     pid_file = pod_scratch / "pid"
     node = NodeSpec(name="proc", kind="process")
     async with running_cluster([node], tmp_path) as env:
@@ -170,7 +183,8 @@ def _alive(pid: int) -> bool:
 
 
 async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
-        tmp_path: Path, pod_scratch: Path) -> None:
+    tmp_path: Path, pod_scratch: Path
+) -> None:
     pid_file = pod_scratch / "pid"
     async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
         pod = make_pod("held", command=f"echo $$ > {pid_file}; exec sleep 600")
@@ -179,8 +193,11 @@ async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
 
         async def running() -> bool:
             p = await env.client.get(PODS, "held", "default")
-            return p.get("status", {}).get("phase") == "Running" and pid_file.exists() and bool(
-                pid_file.read_text().strip())
+            return (
+                p.get("status", {}).get("phase") == "Running"
+                and pid_file.exists()
+                and bool(pid_file.read_text().strip())
+            )
 
         await eventually(running)
         pid = int(pid_file.read_text())
@@ -199,6 +216,7 @@ async def test_pod_held_by_a_finalizer_is_stopped_and_reported_failed_on_delete(
 
 async def test_node_heartbeats_through_a_lease(tmp_path: Path) -> None:
     async with running_cluster([small("beating")], tmp_path) as env:
+
         async def lease() -> JSONDict | None:
             try:
                 return await env.client.get(LEASES, "beating", "kube-node-lease")
@@ -247,8 +265,11 @@ async def test_process_node_commands_from_images_and_a_clear_error_without_one(t
         args_only["spec"]["containers"][0].pop("command")
         args_only["spec"]["containers"][0]["args"] = ["sh", "-c", "echo from args"]
         sleeper = make_pod("sleeper")
-        sleeper["spec"]["containers"][0] = {"name": "main", "image": "gcr.io/k8s-staging-perf-tests/sleep:v0.1.0",
-                                            "args": ["100ms"]}
+        sleeper["spec"]["containers"][0] = {
+            "name": "main",
+            "image": "gcr.io/k8s-staging-perf-tests/sleep:v0.1.0",
+            "args": ["100ms"],
+        }
         opaque = make_pod("opaque")
         opaque["spec"]["containers"][0] = {"name": "main", "image": "example.com/trainer:v1"}
         for pod in (args_only, sleeper, opaque):
@@ -277,14 +298,19 @@ async def test_pod_log_errors_read_like_the_kubelets(tmp_path: Path) -> None:
         await env.client.create(PODS, make_pod("waiting", cpu="8"))
 
         async def cached() -> bool:
-            return env.cluster.pods.get("pair", "default") is not None and env.cluster.pods.get(
-                "waiting", "default") is not None
+            return (
+                env.cluster.pods.get("pair", "default") is not None
+                and env.cluster.pods.get("waiting", "default") is not None
+            )
 
         await eventually(cached)
         with pytest.raises(NotFound):
             env.cluster.pod_log("default", "ghost")
-        with pytest.raises(BadRequest, match=r"a container name must be specified for pod pair, choose one of: "
-                                             r"\[main side\]"):
+        with pytest.raises(
+            BadRequest,
+            match=r"a container name must be specified for pod pair, choose one of: "
+            r"\[main side\]",
+        ):
             env.cluster.pod_log("default", "pair")
         with pytest.raises(BadRequest, match="container nope is not valid for pod pair"):
             env.cluster.pod_log("default", "pair", "nope")
@@ -314,12 +340,24 @@ async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_mis
     from pykueue.client import Res
 
     async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
-        await env.client.create(Res("", "v1", "configmaps"), {
-            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "default"},
-            "data": {"MODE": "fast", "LEVEL": "3"}})
-        await env.client.create(Res("", "v1", "secrets"), {
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "creds", "namespace": "default"},
-            "data": {"token": base64.b64encode(b"s3cret").decode()}})
+        await env.client.create(
+            Res("", "v1", "configmaps"),
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "settings", "namespace": "default"},
+                "data": {"MODE": "fast", "LEVEL": "3"},
+            },
+        )
+        await env.client.create(
+            Res("", "v1", "secrets"),
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "creds", "namespace": "default"},
+                "data": {"token": base64.b64encode(b"s3cret").decode()},
+            },
+        )
         good = make_pod("envy", command='echo "$CFG_MODE $CFG_LEVEL $TOKEN $GREETING"')
         good["spec"]["containers"][0]["envFrom"] = [{"configMapRef": {"name": "settings"}, "prefix": "CFG_"}]
         good["spec"]["containers"][0]["env"] = [
@@ -330,7 +368,8 @@ async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_mis
         ]
         bad = make_pod("missing-ref", command="true")
         bad["spec"]["containers"][0]["env"] = [
-            {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "NOPE"}}}]
+            {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "NOPE"}}}
+        ]
         await env.client.create(PODS, good)
         await env.client.create(PODS, bad)
 
@@ -366,8 +405,9 @@ async def test_restart_policy_always_restarts_containers_that_exit(tmp_path: Pat
 
 
 async def test_a_simulated_pods_log_is_served_with_the_options_and_followed_until_it_ends(tmp_path: Path) -> None:
-    node = NodeSpec(name="sim", kind="simulated", capacity={"cpu": "4", "memory": "8Gi", "pods": "10"},
-                    default_duration=1.5)
+    node = NodeSpec(
+        name="sim", kind="simulated", capacity={"cpu": "4", "memory": "8Gi", "pods": "10"}, default_duration=1.5
+    )
     async with running_cluster([node], tmp_path) as env:
         await env.client.create(PODS, make_pod("dreamer", cpu="100m"))
 

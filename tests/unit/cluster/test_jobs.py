@@ -31,8 +31,7 @@ async def finished(env: Env, name: str, kind: str = "Complete") -> JSONDict:
 @pytest.mark.parametrize("via", ["local", "http"])
 async def test_parallel_job_completes_on_a_process_node_and_its_logs_are_served(tmp_path: Path, via: str) -> None:
     async with running_cluster([PROCESS], tmp_path, via=via) as env:
-        await env.client.create(JOBS, make_job("hello", 'echo "hello from $HOSTNAME"', parallelism=2,
-                                               completions=2))
+        await env.client.create(JOBS, make_job("hello", 'echo "hello from $HOSTNAME"', parallelism=2, completions=2))
         job = await finished(env, "hello")
         status = job["status"]
         assert status["succeeded"] == 2
@@ -65,8 +64,10 @@ async def test_logs_through_the_real_api_server(tmp_path: Path) -> None:
             await env.client.create(JOBS, make_job("served", "echo via http"))
             await finished(env, "served")
             [pod] = await env.pods_of("served")
-            async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session, \
-                    session.get(f"{url}/api/v1/namespaces/default/pods/{pod['metadata']['name']}/log") as resp:
+            async with (
+                aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session,
+                session.get(f"{url}/api/v1/namespaces/default/pods/{pod['metadata']['name']}/log") as resp,
+            ):
                 assert resp.status == 200
                 assert await resp.text() == "via http\n"
         finally:
@@ -129,8 +130,9 @@ async def _with_condition(env: Env, name: str, kind: str) -> JSONDict | None:
 
 async def test_indexed_job_runs_each_index_once(tmp_path: Path) -> None:
     async with running_cluster([PROCESS], tmp_path) as env:
-        await env.client.create(JOBS, make_job("idx", "echo index=$JOB_COMPLETION_INDEX", parallelism=2,
-                                               completions=3, indexed=True))
+        await env.client.create(
+            JOBS, make_job("idx", "echo index=$JOB_COMPLETION_INDEX", parallelism=2, completions=3, indexed=True)
+        )
         job = await finished(env, "idx")
         assert job["status"]["completedIndexes"] == "0-2"
         assert job["status"]["succeeded"] == 3
@@ -152,8 +154,9 @@ def test_completed_indexes_round_trip() -> None:
 async def test_deleting_a_job_removes_its_pods_and_stops_their_processes(tmp_path: Path, pod_scratch: Path) -> None:
     marker = pod_scratch / "pids"  # pods may not write to tmp_path
     async with running_cluster([PROCESS], tmp_path) as env:
-        await env.client.create(JOBS, make_job("doomed", f"echo $$ >> {marker}; exec sleep 600",
-                                               parallelism=2, completions=2))
+        await env.client.create(
+            JOBS, make_job("doomed", f"echo $$ >> {marker}; exec sleep 600", parallelism=2, completions=2)
+        )
 
         async def both_running() -> list[int] | None:
             pids = marker.read_text().split() if marker.exists() else []
@@ -213,8 +216,12 @@ async def test_events_tell_the_story_like_kubectl_describe(tmp_path: Path) -> No
         async def reasons() -> set[tuple[str, str, str]] | None:
             events, _ = await env.client.list(EVENTS, "default")
             seen = {(e["involvedObject"]["name"], e["reason"], e["source"]["component"]) for e in events}
-            wanted = {("storied", "SuccessfulCreate", "job-controller"), ("storied", "Completed", "job-controller"),
-                      (pod_name, "Scheduled", "default-scheduler"), (pod_name, "Started", "kubelet")}
+            wanted = {
+                ("storied", "SuccessfulCreate", "job-controller"),
+                ("storied", "Completed", "job-controller"),
+                (pod_name, "Scheduled", "default-scheduler"),
+                (pod_name, "Started", "kubelet"),
+            }
             return seen if wanted <= seen else None
 
         seen = await eventually(reasons)
@@ -246,7 +253,8 @@ async def test_a_running_pod_deleted_by_someone_else_counts_as_failed_and_is_rep
 
 
 async def test_on_failure_restarts_in_place_and_counts_restarts_against_the_backoff_limit(
-        tmp_path: Path, pod_scratch: Path) -> None:
+    tmp_path: Path, pod_scratch: Path
+) -> None:
     marker = pod_scratch / "tried"  # pods may not write to tmp_path
     async with running_cluster([PROCESS], tmp_path) as env:
         second_time_lucky = make_job("retry", f"if [ -f {marker} ]; then echo ok; else touch {marker}; exit 1; fi")

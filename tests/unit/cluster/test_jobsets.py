@@ -15,21 +15,45 @@ from .conftest import Env, has_condition, running_cluster
 SIM = NodeSpec(name="sim", kind="simulated", default_duration=0.2)
 
 
-def make_jobset(name: str, *, suspend: bool = False, exit_code: str = "0", replicas: int = 2,
-                max_restarts: int | None = None) -> JSONDict:
+def make_jobset(
+    name: str, *, suspend: bool = False, exit_code: str = "0", replicas: int = 2, max_restarts: int | None = None
+) -> JSONDict:
     def rjob(rname: str, reps: int) -> JSONDict:
-        return {"name": rname, "replicas": reps, "template": {"spec": {
-            "parallelism": 1, "completions": 1, "backoffLimit": 0,
-            "template": {"metadata": {"annotations": {"pykueue.io/simulated-exit-code": exit_code}},
-                         "spec": {"restartPolicy": "Never", "containers": [{
-                             "name": "main", "image": "busybox", "command": ["true"],
-                             "resources": {"requests": {"cpu": "100m"}}}]}}}}}
+        return {
+            "name": rname,
+            "replicas": reps,
+            "template": {
+                "spec": {
+                    "parallelism": 1,
+                    "completions": 1,
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {"annotations": {"pykueue.io/simulated-exit-code": exit_code}},
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [
+                                {
+                                    "name": "main",
+                                    "image": "busybox",
+                                    "command": ["true"],
+                                    "resources": {"requests": {"cpu": "100m"}},
+                                }
+                            ],
+                        },
+                    },
+                }
+            },
+        }
 
     spec: JSONDict = {"suspend": suspend, "replicatedJobs": [rjob("driver", 1), rjob("workers", replicas)]}
     if max_restarts is not None:
         spec["failurePolicy"] = {"maxRestarts": max_restarts}
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
 
 
 async def children(env: Env, name: str) -> list[JSONDict]:
@@ -65,8 +89,7 @@ async def test_jobset_creates_labelled_child_jobs_and_completes(tmp_path: Path) 
         assert by_name["driver"]["succeeded"] == 1
 
 
-async def test_suspended_jobset_keeps_children_suspended_until_resumed_with_injected_template(
-        tmp_path: Path) -> None:
+async def test_suspended_jobset_keeps_children_suspended_until_resumed_with_injected_template(tmp_path: Path) -> None:
     async with running_cluster([SIM], tmp_path) as env:
         await env.client.create(JOBSETS, make_jobset("held", suspend=True, replicas=1))
 

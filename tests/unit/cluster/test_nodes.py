@@ -43,18 +43,21 @@ nodes:
     assert gpu.user is None
 
 
-@pytest.mark.parametrize(("doc", "message"), [
-    ({"nodes": []}, "non-empty list"),
-    ({"nodes": [{"kind": "process"}]}, r"nodes\[0\].name: required"),
-    ({"nodes": [{"name": "a", "kind": "vm"}]}, "must be 'process' or 'simulated'"),
-    ({"nodes": [{"name": "a", "capacity": {"cpu": "lots"}}]}, r"capacity.cpu: quantities must match"),
-    ({"nodes": [{"name": "a", "taints": [{"key": "k", "effect": "Sometimes"}]}]}, "effect: must be"),
-    ({"nodes": [{"name": "a"}, {"name": "a"}]}, "duplicate node names"),
-    ({"nodes": [{"name": "a", "colour": "red"}]}, "unknown fields"),
-    ({"nodes": [{"name": "a", "count": 0}]}, "count: must be a positive integer"),
-    ({"nodes": [{"name": "a", "user": ""}]}, r"nodes\[0\].user: must be a user name"),
-    ({"nodes": [{"name": "a", "user": ["root"]}]}, r"nodes\[0\].user: must be a user name"),
-])
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"nodes": []}, "non-empty list"),
+        ({"nodes": [{"kind": "process"}]}, r"nodes\[0\].name: required"),
+        ({"nodes": [{"name": "a", "kind": "vm"}]}, "must be 'process' or 'simulated'"),
+        ({"nodes": [{"name": "a", "capacity": {"cpu": "lots"}}]}, r"capacity.cpu: quantities must match"),
+        ({"nodes": [{"name": "a", "taints": [{"key": "k", "effect": "Sometimes"}]}]}, "effect: must be"),
+        ({"nodes": [{"name": "a"}, {"name": "a"}]}, "duplicate node names"),
+        ({"nodes": [{"name": "a", "colour": "red"}]}, "unknown fields"),
+        ({"nodes": [{"name": "a", "count": 0}]}, "count: must be a positive integer"),
+        ({"nodes": [{"name": "a", "user": ""}]}, r"nodes\[0\].user: must be a user name"),
+        ({"nodes": [{"name": "a", "user": ["root"]}]}, r"nodes\[0\].user: must be a user name"),
+    ],
+)
 def test_bad_files_say_what_is_wrong(doc: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_nodes(doc)

@@ -55,13 +55,21 @@ def test_root_pods_need_an_explicit_yes() -> None:
 
 @as_root
 async def test_a_pod_runs_unprivileged_outside_the_state_folder_with_only_its_own_environment(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SERVER_SECRET", "do-not-leak")
     async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
         state = tmp_path / "nodes" / "proc"
-        await env.client.create(PODS, make_pod("who", command=(
-            f'id -u; pwd; echo "secret=[$SERVER_SECRET]"; echo "path=$PATH"; '
-            f'ls {state} >/dev/null 2>&1 && echo state-readable || echo state-denied')))
+        await env.client.create(
+            PODS,
+            make_pod(
+                "who",
+                command=(
+                    f'id -u; pwd; echo "secret=[$SERVER_SECRET]"; echo "path=$PATH"; '
+                    f"ls {state} >/dev/null 2>&1 && echo state-readable || echo state-denied"
+                ),
+            ),
+        )
         pod = await _finished(env, "who")
         assert pod["status"]["phase"] == "Succeeded"
         uid, cwd, secret, path, state_access = env.cluster.pod_log("default", "who").splitlines()
@@ -88,7 +96,7 @@ async def test_a_pod_over_its_memory_limit_cannot_take_the_memory(tmp_path: Path
 def test_logs_rotate_and_stay_under_the_cap(tmp_path: Path) -> None:
     log = RotatingLog(tmp_path / "c.log", max_bytes=1000, max_files=3)
     for i in range(500):
-        log.write(f"line {i:04d}\n".encode())   # a 50-byte record each: 25,000 bytes in all
+        log.write(f"line {i:04d}\n".encode())  # a 50-byte record each: 25,000 bytes in all
     log.close()
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["c.log", "c.log.1", "c.log.2"]
@@ -98,15 +106,32 @@ def test_logs_rotate_and_stay_under_the_cap(tmp_path: Path) -> None:
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stdout F line \d{4}", line) for line in kept)
     numbers = [int(line.rsplit(" ", 1)[1]) for line in kept]
     assert numbers == list(range(500 - len(numbers), 500))
-    assert len(numbers) >= 40   # 20 records a file: the older files are full
+    assert len(numbers) >= 40  # 20 records a file: the older files are full
 
 
 def _start_detached_shim(files: ContainerFiles, command: str, work: Path) -> subprocess.Popen[bytes]:
     """A shim started as an earlier server would have: in a session of its own (not our asyncio child)."""
     shim = Path(container_runs.__file__).with_name("container_shim.py")
-    return subprocess.Popen([sys.executable, "-I", "-S", str(shim), "--state", str(files.state), "--name",
-                             files.name, "--workdir", str(work), "--", "sh", "-c", command],
-                            start_new_session=True, env={"PATH": POD_PATH})
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            str(shim),
+            "--state",
+            str(files.state),
+            "--name",
+            files.name,
+            "--workdir",
+            str(work),
+            "--",
+            "sh",
+            "-c",
+            command,
+        ],
+        start_new_session=True,
+        env={"PATH": POD_PATH},
+    )
 
 
 async def test_a_container_whose_agent_died_is_adopted_and_its_exit_code_read(tmp_path: Path) -> None:
@@ -114,7 +139,7 @@ async def test_a_container_whose_agent_died_is_adopted_and_its_exit_code_read(tm
     shim = _start_detached_shim(files, "echo adopted; sleep 1; exit 7", tmp_path)
     try:
         await eventually(lambda: asyncio.sleep(0, files.read_pid() is not None), within=10)
-        ended = await container_runs.adopt(files)   # waits through a pidfd: not our asyncio child
+        ended = await container_runs.adopt(files)  # waits through a pidfd: not our asyncio child
         assert ended is not None
         assert ended.code == 7
         assert cri_log.render(files.log.read_bytes(), timestamps=False) == b"adopted\n"
@@ -137,7 +162,7 @@ async def test_containers_of_pods_that_are_gone_are_killed_when_the_agent_starts
         record = files.read_pid()
         assert record is not None
         async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path):
-            assert shim.wait(10) == 0   # the shim saw its container killed, recorded it and ended
+            assert shim.wait(10) == 0  # the shim saw its container killed, recorded it and ended
             assert not state.exists()
         with pytest.raises(ProcessLookupError):
             os.kill(int(record["pid"]), 0)

@@ -37,8 +37,7 @@ async def phase(env: Any, name: str, want: str) -> JSONDict:
 async def test_simulated_pods_resume_and_process_pods_are_lost_across_a_restart(tmp_path: Path) -> None:
     clock = ManualClock(start=2_000_000_000.0)
     registry = Registry(Store(None), clock=clock)
-    nodes = [NodeSpec(name="sim", kind="simulated", default_duration=3600),
-             NodeSpec(name="proc", kind="process")]
+    nodes = [NodeSpec(name="sim", kind="simulated", default_duration=3600), NodeSpec(name="proc", kind="process")]
     async with running_cluster(nodes, tmp_path, registry=registry, clock=clock) as env:
         simmed = make_pod("simmed", annotations={"pykueue.io/simulated-duration": "5"})
         simmed["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "sim"}
@@ -60,8 +59,9 @@ async def test_simulated_pods_resume_and_process_pods_are_lost_across_a_restart(
 
 async def test_nodes_no_longer_declared_are_removed_and_their_pods_fail(tmp_path: Path) -> None:
     registry = Registry(Store(None), clock=SystemClock())
-    async with running_cluster([NodeSpec(name="old", kind="simulated", default_duration=3600)], tmp_path,
-                               registry=registry) as env:
+    async with running_cluster(
+        [NodeSpec(name="old", kind="simulated", default_duration=3600)], tmp_path, registry=registry
+    ) as env:
         await env.client.create(PODS, make_pod("orphan"))
         await running(env, "orphan")
     async with running_cluster([NodeSpec(name="new", kind="simulated")], tmp_path, registry=registry) as env:

@@ -36,8 +36,14 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 class Env:
-    def __init__(self, config: KueueConfig, *, without: tuple[str, ...] = (), hooks: bool = True,
-                 metrics: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self,
+        config: KueueConfig,
+        *,
+        without: tuple[str, ...] = (),
+        hooks: bool = True,
+        metrics: CollectorRegistry | None = None,
+    ) -> None:
         """``without``: resource keys ("jobsets.jobset.x-k8s.io") the API server does not serve;
         ``hooks=False``: no admission hooks, as against a cluster where Kueue's webhooks are absent;
         ``metrics``: the registry the controllers report Kueue's metrics on."""
@@ -75,10 +81,12 @@ class Env:
 
     async def setup_queues(self, *objs: JSONDict) -> None:
         for obj in objs:
-            res = {"ResourceFlavor": RESOURCE_FLAVORS, "ClusterQueue": CLUSTER_QUEUES,
-                   "LocalQueue": LOCAL_QUEUES}.get(obj["kind"])
+            res = {"ResourceFlavor": RESOURCE_FLAVORS, "ClusterQueue": CLUSTER_QUEUES, "LocalQueue": LOCAL_QUEUES}.get(
+                obj["kind"]
+            )
             if res is None:
                 from pykueue.controllers.resource_names import COHORTS
+
                 res = COHORTS
             if obj["kind"] == "LocalQueue":
                 await self.namespace(obj["metadata"]["namespace"])
@@ -97,14 +105,40 @@ class Env:
         job = await self.client.get(JOBS, name, namespace)
         ctype = "Failed" if failed else "Complete"
         now = job["metadata"]["creationTimestamp"]
-        conds = [{"type": ctype, "status": "True", "reason": "Done", "message": message,
-                  "lastProbeTime": now, "lastTransitionTime": now}]
+        conds = [
+            {
+                "type": ctype,
+                "status": "True",
+                "reason": "Done",
+                "message": message,
+                "lastProbeTime": now,
+                "lastTransitionTime": now,
+            }
+        ]
         if not failed:
-            conds.insert(0, {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached",
-                             "message": "", "lastProbeTime": now, "lastTransitionTime": now})
+            conds.insert(
+                0,
+                {
+                    "type": "SuccessCriteriaMet",
+                    "status": "True",
+                    "reason": "CompletionsReached",
+                    "message": "",
+                    "lastProbeTime": now,
+                    "lastTransitionTime": now,
+                },
+            )
         else:
-            conds.insert(0, {"type": "FailureTarget", "status": "True", "reason": "Done",
-                             "message": message, "lastProbeTime": now, "lastTransitionTime": now})
+            conds.insert(
+                0,
+                {
+                    "type": "FailureTarget",
+                    "status": "True",
+                    "reason": "Done",
+                    "message": message,
+                    "lastProbeTime": now,
+                    "lastTransitionTime": now,
+                },
+            )
         status: JSONDict = {"conditions": conds, "completionTime": now, "startTime": now}
         if failed:
             status["failed"] = 1
@@ -113,20 +147,35 @@ class Env:
         await self.client.patch(JOBS, name, {"status": status}, namespace=namespace, subresource="status")
 
 
-def make_job(name: str, namespace: str, *, queue: str | None = "user-queue", cpu: str = "1",
-             parallelism: int = 1, completions: int | None = None, labels: dict[str, str] | None = None,
-             annotations: dict[str, str] | None = None, priority_class: str | None = None) -> JSONDict:
+def make_job(
+    name: str,
+    namespace: str,
+    *,
+    queue: str | None = "user-queue",
+    cpu: str = "1",
+    parallelism: int = 1,
+    completions: int | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    priority_class: str | None = None,
+) -> JSONDict:
     all_labels = dict(labels or {})
     if queue is not None:
         all_labels[QUEUE_LABEL] = queue
-    pod_spec: JSONDict = {"restartPolicy": "Never", "containers": [
-        {"name": "main", "image": "busybox", "command": ["sleep", "1"],
-         "resources": {"requests": {"cpu": cpu}}}]}
+    pod_spec: JSONDict = {
+        "restartPolicy": "Never",
+        "containers": [
+            {"name": "main", "image": "busybox", "command": ["sleep", "1"], "resources": {"requests": {"cpu": cpu}}}
+        ],
+    }
     if priority_class:
         pod_spec["priorityClassName"] = priority_class
-    job: JSONDict = {"apiVersion": "batch/v1", "kind": "Job",
-                     "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
-                     "spec": {"parallelism": parallelism, "template": {"spec": pod_spec}}}
+    job: JSONDict = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
+        "spec": {"parallelism": parallelism, "template": {"spec": pod_spec}},
+    }
     if annotations:
         job["metadata"]["annotations"] = annotations
     if completions is not None:

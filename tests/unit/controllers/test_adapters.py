@@ -16,24 +16,43 @@ from pykueue.controllers.jobs.jobset import JobSetJob
 from pykueue.controllers.jobs.pod import PodGroup
 
 
-def _job(parallelism: int | None = None, completions: int | None = None, status: dict[str, Any] | None = None,
-         annotations: dict[str, str] | None = None) -> BatchJob:
-    spec: dict[str, Any] = {"template": {"metadata": {"labels": {"app": "x", "controller-uid": "u",
-                                                                 "batch.kubernetes.io/job-name": "j"}},
-                                         "spec": {"containers": [{"name": "c"}]}}}
+def _job(
+    parallelism: int | None = None,
+    completions: int | None = None,
+    status: dict[str, Any] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> BatchJob:
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": {"app": "x", "controller-uid": "u", "batch.kubernetes.io/job-name": "j"}},
+            "spec": {"containers": [{"name": "c"}]},
+        }
+    }
     if parallelism is not None:
         spec["parallelism"] = parallelism
     if completions is not None:
         spec["completions"] = completions
-    return BatchJob({"metadata": {"name": "j", "namespace": "ns", "uid": "u", "annotations": annotations or {}},
-                     "spec": spec, "status": status or {}})
+    return BatchJob(
+        {
+            "metadata": {"name": "j", "namespace": "ns", "uid": "u", "annotations": annotations or {}},
+            "spec": spec,
+            "status": status or {},
+        }
+    )
 
 
-@pytest.mark.parametrize(("parallelism", "completions", "want"), [
-    (None, None, 1), (3, None, 3), (3, 2, 2), (2, 5, 2),
-])
-def test_job_pod_count_is_min_of_parallelism_and_completions(parallelism: int | None, completions: int | None,
-                                                             want: int) -> None:
+@pytest.mark.parametrize(
+    ("parallelism", "completions", "want"),
+    [
+        (None, None, 1),
+        (3, None, 3),
+        (3, 2, 2),
+        (2, 5, 2),
+    ],
+)
+def test_job_pod_count_is_min_of_parallelism_and_completions(
+    parallelism: int | None, completions: int | None, want: int
+) -> None:
     assert _job(parallelism, completions).pod_sets()[0]["count"] == want
 
 
@@ -45,12 +64,15 @@ def test_job_pod_set_drops_controller_labels_and_reads_min_parallelism() -> None
     assert "minCount" not in _job(4, 4, annotations={"kueue.x-k8s.io/job-min-parallelism": "4"}).pod_sets()[0]
 
 
-@pytest.mark.parametrize(("conditions", "want"), [
-    ([], None),
-    ([{"type": "Complete", "status": "True", "message": ""}], (True, "Job finished successfully")),
-    ([{"type": "Failed", "status": "True", "message": "BackoffLimitExceeded"}], (False, "BackoffLimitExceeded")),
-    ([{"type": "Failed", "status": "False"}], None),
-])
+@pytest.mark.parametrize(
+    ("conditions", "want"),
+    [
+        ([], None),
+        ([{"type": "Complete", "status": "True", "message": ""}], (True, "Job finished successfully")),
+        ([{"type": "Failed", "status": "True", "message": "BackoffLimitExceeded"}], (False, "BackoffLimitExceeded")),
+        ([{"type": "Failed", "status": "False"}], None),
+    ],
+)
 def test_job_finished(conditions: list[dict[str, Any]], want: tuple[bool, str] | None) -> None:
     finished = _job(status={"conditions": conditions}).finished()
     assert ((finished.succeeded, finished.message) if finished else None) == want
@@ -66,12 +88,30 @@ def test_job_pods_ready_and_reclaimable_pods() -> None:
 
 def test_jobset_pod_sets_count_replicas_times_pods_per_replica() -> None:
     def rjob(name: str, replicas: int, parallelism: int, completions: int) -> dict[str, Any]:
-        return {"name": name, "replicas": replicas, "template": {"spec": {
-            "parallelism": parallelism, "completions": completions, "template": {"spec": {"containers": []}}}}}
-    js = JobSetJob({"metadata": {"name": "js", "namespace": "ns", "uid": "u"},
-                    "spec": {"replicatedJobs": [rjob("Leader", 1, 1, 1), rjob("workers", 3, 2, 4)]},
-                    "status": {"replicatedJobsStatus": [{"name": "workers", "ready": 2, "succeeded": 1},
-                                                        {"name": "Leader", "ready": 1}]}})
+        return {
+            "name": name,
+            "replicas": replicas,
+            "template": {
+                "spec": {
+                    "parallelism": parallelism,
+                    "completions": completions,
+                    "template": {"spec": {"containers": []}},
+                }
+            },
+        }
+
+    js = JobSetJob(
+        {
+            "metadata": {"name": "js", "namespace": "ns", "uid": "u"},
+            "spec": {"replicatedJobs": [rjob("Leader", 1, 1, 1), rjob("workers", 3, 2, 4)]},
+            "status": {
+                "replicatedJobsStatus": [
+                    {"name": "workers", "ready": 2, "succeeded": 1},
+                    {"name": "Leader", "ready": 1},
+                ]
+            },
+        }
+    )
     assert [(p["name"], p["count"]) for p in js.pod_sets()] == [("leader", 1), ("workers", 6)]
     assert js.pods_ready()
     assert js.reclaimable_pods() == [{"name": "workers", "count": 2}]
@@ -82,10 +122,17 @@ def _pod(name: str, cpu: str, phase: str = "Pending", gated: bool = True) -> dic
     spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
     if gated:
         spec["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
-    return {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
-                         "labels": {"kueue.x-k8s.io/pod-group-name": "g"},
-                         "annotations": {"kueue.x-k8s.io/pod-group-total-count": "3"}},
-            "spec": spec, "status": {"phase": phase}}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": f"uid-{name}",
+            "labels": {"kueue.x-k8s.io/pod-group-name": "g"},
+            "annotations": {"kueue.x-k8s.io/pod-group-total-count": "3"},
+        },
+        "spec": spec,
+        "status": {"phase": phase},
+    }
 
 
 def test_pod_group_roles_become_pod_sets_and_the_group_finishes_together() -> None:
@@ -95,8 +142,10 @@ def test_pod_group_roles_become_pod_sets_and_the_group_finishes_together() -> No
     assert sorted(p["count"] for p in group.pod_sets()) == [1, 2]
     assert group.is_suspended()
     assert group.finished() is None
-    done = PodGroup(("ns", "group:g"), [_pod("a", "1", "Succeeded", False), _pod("b", "1", "Succeeded", False),
-                                        _pod("c", "2", "Failed", False)])
+    done = PodGroup(
+        ("ns", "group:g"),
+        [_pod("a", "1", "Succeeded", False), _pod("b", "1", "Succeeded", False), _pod("c", "2", "Failed", False)],
+    )
     finished = done.finished()
     assert finished is not None
     assert not finished.succeeded
@@ -106,9 +155,13 @@ def test_pod_group_roles_become_pod_sets_and_the_group_finishes_together() -> No
 
 def test_apply_then_restore_gives_back_the_original_template() -> None:
     original = {"metadata": {"labels": {"app": "x"}}, "spec": {"nodeSelector": {"disk": "ssd"}, "containers": []}}
-    info = PodSetInfo(name="main", count=1, node_selector={"zone": "a"},
-                      tolerations=[{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
-                      labels={"kueue.x-k8s.io/podset": "main"})
+    info = PodSetInfo(
+        name="main",
+        count=1,
+        node_selector={"zone": "a"},
+        tolerations=[{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+        labels={"kueue.x-k8s.io/podset": "main"},
+    )
     started = apply_pod_set_info(original, info)
     assert started["spec"]["nodeSelector"] == {"disk": "ssd", "zone": "a"}
     assert started["spec"]["tolerations"] == info.tolerations

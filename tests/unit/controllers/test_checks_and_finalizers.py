@@ -26,8 +26,7 @@ async def _queues(env: Env, *, checks: tuple[str, ...] = ()) -> None:
     cq = make_cluster_queue("cq").quota("default-flavor", "cpu", 4)
     if checks:
         cq = cq.admission_checks(*checks)
-    await env.setup_queues(make_flavor("default-flavor").obj(), cq.obj(),
-                           make_local_queue("lq", NS, "cq").obj())
+    await env.setup_queues(make_flavor("default-flavor").obj(), cq.obj(), make_local_queue("lq", NS, "cq").obj())
 
 
 async def _wl(env: Env, job: str, predicate: Any) -> Any:
@@ -36,9 +35,24 @@ async def _wl(env: Env, job: str, predicate: Any) -> Any:
 
 
 async def _set_check(env: Env, wl: dict[str, Any], state: str, message: str = "") -> None:
-    await env.client.patch(WORKLOADS, wl["metadata"]["name"], {"status": {"admissionChecks": [
-        {"name": "prov", "state": state, "message": message,
-         "lastTransitionTime": format_time(env.clock.now())}]}}, namespace=NS, subresource="status")
+    await env.client.patch(
+        WORKLOADS,
+        wl["metadata"]["name"],
+        {
+            "status": {
+                "admissionChecks": [
+                    {
+                        "name": "prov",
+                        "state": state,
+                        "message": message,
+                        "lastTransitionTime": format_time(env.clock.now()),
+                    }
+                ]
+            }
+        },
+        namespace=NS,
+        subresource="status",
+    )
 
 
 async def test_admitted_only_once_every_admission_check_is_ready(env: Env) -> None:
@@ -65,8 +79,11 @@ async def test_rejected_check_deactivates_the_workload(env: Env) -> None:
     await env.create(JOBS, make_job("rejected", NS, queue="lq"))
     wl = await eventually(lambda: _wl(env, "rejected", lambda w: cond(w, "QuotaReserved").get("status") == "True"))
     await _set_check(env, wl, "Rejected", "no capacity anywhere")
-    wl = await eventually(lambda: _wl(env, "rejected", lambda w: w["spec"].get("active") is False
-                                      and cond(w, "Evicted").get("status") == "True"))
+    wl = await eventually(
+        lambda: _wl(
+            env, "rejected", lambda w: w["spec"].get("active") is False and cond(w, "Evicted").get("status") == "True"
+        )
+    )
     assert cond(wl, "Evicted")["reason"] == "DeactivatedDueToAdmissionCheck"
     assert "Admission check(s): prov, were rejected" in cond(wl, "Evicted")["message"]
 
@@ -88,8 +105,7 @@ async def test_cluster_queue_deletion_waits_for_its_workloads(env: Env) -> None:
     await env.finish_job("holder", NS)
 
     async def both_gone() -> bool:
-        return await env.get(CLUSTER_QUEUES, "cq") is None and await env.get(RESOURCE_FLAVORS,
-                                                                             "default-flavor") is None
+        return await env.get(CLUSTER_QUEUES, "cq") is None and await env.get(RESOURCE_FLAVORS, "default-flavor") is None
 
     await eventually(both_gone, what="CQ and then its flavor are deleted once nothing uses them")
 
@@ -101,8 +117,9 @@ async def test_decisions_are_recorded_as_events(env: Env) -> None:
 
     async def one_admitted() -> Any:
         # Both are created within one second: queue order among them is by UID, so either may win.
-        admitted = [await _wl(env, job, lambda w: cond(w, "Admitted").get("status") == "True")
-                    for job in ("noted", "waiting")]
+        admitted = [
+            await _wl(env, job, lambda w: cond(w, "Admitted").get("status") == "True") for job in ("noted", "waiting")
+        ]
         return [w for w in admitted if w] or None
 
     await eventually(one_admitted, what="one of the two jobs admitted")

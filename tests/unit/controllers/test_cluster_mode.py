@@ -39,14 +39,18 @@ async def test_finalizers_are_added_by_the_controllers(bare: Env) -> None:
         cq = await bare.get(CLUSTER_QUEUES, "cq")
         rf = await bare.get(RESOURCE_FLAVORS, "f")
         return FINALIZER in (cq["metadata"].get("finalizers") or []) and FINALIZER in (
-            rf["metadata"].get("finalizers") or [])
+            rf["metadata"].get("finalizers") or []
+        )
 
     await eventually(protected, what="finalizers added without a webhook")
 
 
 async def test_an_unsuspended_job_is_stopped_until_admitted(bare: Env) -> None:
-    await bare.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 4).obj(),
-                            make_local_queue("lq", NS, "cq").obj())
+    await bare.setup_queues(
+        make_flavor("f").obj(),
+        make_cluster_queue("cq").quota("f", "cpu", 4).obj(),
+        make_local_queue("lq", NS, "cq").obj(),
+    )
     await bare.create(JOBS, make_job("first", NS, queue="lq", cpu="3"))
     second = await bare.create(JOBS, make_job("second", NS, queue="lq", cpu="3"))
     assert second["spec"]["suspend"] is False, "no webhook suspended it"

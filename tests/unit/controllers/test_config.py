@@ -68,25 +68,37 @@ def test_wait_for_pods_ready_can_be_disabled() -> None:
     assert load_config("waitForPodsReady: {enable: false}").wait_for_pods_ready.enable is False
 
 
-@pytest.mark.parametrize(("text", "path", "fragment"), [
-    ("kind: Deployment", "kind", "must be Configuration"),
-    ("waitForPodsReady: {timeout: soon}", "waitForPodsReady.timeout", "duration"),
-    ("waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}",
-     "waitForPodsReady.requeuingStrategy.backoffLimitCount", ">= 0"),
-    ("waitForPodsReady: {requeuingStrategy: {timestamp: Later}}",
-     "waitForPodsReady.requeuingStrategy.timestamp", "Eviction"),
-    ("fairSharing: {preemptionStrategies: [Whatever]}", "fairSharing.preemptionStrategies", "must be one of"),
-    ("integrations: {frameworks: [example.com/notakind]}", "integrations.frameworks[0]", "unsupported framework"),
-    ("tls: {minVersion: VersionTLS99}", "tls.minVersion", "unsupported TLS version"),
-    ("tls: {cipherSuites: [TLS_NOT_A_SUITE]}", "tls.cipherSuites[0]", "unsupported cipher suite"),
-    ("tls: {minVersion: VersionTLS12, maxVersion: VersionTLS13}", "tls.maxVersion", "unknown field"),
-    ("manageJobsWithoutQueueName: yes-please", "manageJobsWithoutQueueName", "true or false"),
-    ("managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}",
-     "managedJobsNamespaceSelector.matchExpressions[0].operator", "must be one of"),
-    ("surprise: 1", "surprise", "unknown field"),
-    ("[1, 2]", "<root>", "mapping"),
-    ("a: [", "<root>", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "path", "fragment"),
+    [
+        ("kind: Deployment", "kind", "must be Configuration"),
+        ("waitForPodsReady: {timeout: soon}", "waitForPodsReady.timeout", "duration"),
+        (
+            "waitForPodsReady: {requeuingStrategy: {backoffLimitCount: -1}}",
+            "waitForPodsReady.requeuingStrategy.backoffLimitCount",
+            ">= 0",
+        ),
+        (
+            "waitForPodsReady: {requeuingStrategy: {timestamp: Later}}",
+            "waitForPodsReady.requeuingStrategy.timestamp",
+            "Eviction",
+        ),
+        ("fairSharing: {preemptionStrategies: [Whatever]}", "fairSharing.preemptionStrategies", "must be one of"),
+        ("integrations: {frameworks: [example.com/notakind]}", "integrations.frameworks[0]", "unsupported framework"),
+        ("tls: {minVersion: VersionTLS99}", "tls.minVersion", "unsupported TLS version"),
+        ("tls: {cipherSuites: [TLS_NOT_A_SUITE]}", "tls.cipherSuites[0]", "unsupported cipher suite"),
+        ("tls: {minVersion: VersionTLS12, maxVersion: VersionTLS13}", "tls.maxVersion", "unknown field"),
+        ("manageJobsWithoutQueueName: yes-please", "manageJobsWithoutQueueName", "true or false"),
+        (
+            "managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}",
+            "managedJobsNamespaceSelector.matchExpressions[0].operator",
+            "must be one of",
+        ),
+        ("surprise: 1", "surprise", "unknown field"),
+        ("[1, 2]", "<root>", "mapping"),
+        ("a: [", "<root>", "not valid YAML"),
+    ],
+)
 def test_errors_name_the_field(text: str, path: str, fragment: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(text)
@@ -158,11 +170,22 @@ def test_kueues_shipped_configuration_loads_and_names_what_pykueue_does_not_impl
     cfg = load_config(KUEUE_SHIPPED)
     assert cfg.integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset", "pod")
     assert cfg.integrations.not_implemented == (
-        "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
-        "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob", "deployment", "statefulset",
-        "leaderworkerset.x-k8s.io/leaderworkerset", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob",
-        "kubeflow.org/tfjob", "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob",
-        "sparkoperator.k8s.io/sparkapplication")
+        "kubeflow.org/mpijob",
+        "ray.io/rayjob",
+        "ray.io/rayservice",
+        "ray.io/raycluster",
+        "workload.codeflare.dev/appwrapper",
+        "trainer.kubeflow.org/trainjob",
+        "deployment",
+        "statefulset",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
+        "kubeflow.org/paddlejob",
+        "kubeflow.org/pytorchjob",
+        "kubeflow.org/tfjob",
+        "kubeflow.org/xgboostjob",
+        "kubeflow.org/jaxjob",
+        "sparkoperator.k8s.io/sparkapplication",
+    )
     assert cfg.tls.min_version == "VersionTLS13"
     assert cfg.tls.cipher_suites == ("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256")
 
@@ -183,7 +206,7 @@ def test_up_without_config_queues_jobs_jobsets_and_pod_groups() -> None:
     from pykueue.controllers.config import embedded_default
 
     assert embedded_default().integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset", "pod")
-    assert KueueConfig().integrations.frameworks == ("batch/job",)   # Kueue's code default, unchanged
+    assert KueueConfig().integrations.frameworks == ("batch/job",)  # Kueue's code default, unchanged
 
 
 def test_cipher_suites_this_openssl_lacks_fail_at_load_not_at_start() -> None:
@@ -198,4 +221,5 @@ def test_cipher_suites_this_openssl_lacks_fail_at_load_not_at_start() -> None:
     with pytest.raises(ConfigError) as info:
         load_config("tls: {cipherSuites: [TLS_RSA_WITH_3DES_EDE_CBC_SHA]}")
     assert info.value.errors == [
-        ("tls.cipherSuites", "none of these cipher suites is available in this Python's OpenSSL")]
+        ("tls.cipherSuites", "none of these cipher suites is available in this Python's OpenSSL")
+    ]

@@ -22,8 +22,13 @@ NS = "team-a"
 
 @pytest.fixture
 async def cluster(env: Env) -> AsyncIterator[EmbeddedCluster]:
-    node = NodeSpec(name="node-1", kind="simulated", capacity={"cpu": "8", "memory": "16Gi", "pods": "110"},
-                    labels={"instance-type": "on-demand"}, default_duration=0.3)
+    node = NodeSpec(
+        name="node-1",
+        kind="simulated",
+        capacity={"cpu": "8", "memory": "16Gi", "pods": "110"},
+        labels={"instance-type": "on-demand"},
+        default_duration=0.3,
+    )
     c = EmbeddedCluster(env.client, [node], env.clock)
     await c.start()
     try:
@@ -62,11 +67,18 @@ async def test_plain_pod_is_gated_admitted_run_and_finished(env: Env, cluster: E
         make_cluster_queue("cluster-queue").quota("default-flavor", "cpu", 4).obj(),
         make_local_queue("user-queue", NS, "cluster-queue").obj(),
     )
-    pod = await env.create(PODS, {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "solo", "namespace": NS, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
-        "spec": {"restartPolicy": "Never", "containers": [
-            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}})
+    pod = await env.create(
+        PODS,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "solo", "namespace": NS, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
+            },
+        },
+    )
     assert [g["name"] for g in pod["spec"]["schedulingGates"]] == ["kueue.x-k8s.io/admission"]
 
     async def finished() -> Any:
@@ -81,21 +93,40 @@ async def test_plain_pod_is_gated_admitted_run_and_finished(env: Env, cluster: E
     assert done["status"]["phase"] == "Succeeded"
 
 
-@pytest.mark.parametrize("config", [KueueConfig(integrations=IntegrationsConfig(
-    frameworks=("batch/job", "jobset.x-k8s.io/jobset")))])
+@pytest.mark.parametrize(
+    "config", [KueueConfig(integrations=IntegrationsConfig(frameworks=("batch/job", "jobset.x-k8s.io/jobset")))]
+)
 async def test_jobset_runs_to_completion_as_one_workload(env: Env, cluster: EmbeddedCluster) -> None:
     await env.setup_queues(
         make_flavor("default-flavor").obj(),
         make_cluster_queue("cluster-queue").quota("default-flavor", "cpu", 4).obj(),
         make_local_queue("user-queue", NS, "cluster-queue").obj(),
     )
-    rjob = {"name": "workers", "replicas": 2, "template": {"spec": {"parallelism": 1, "completions": 1, "template": {
-        "spec": {"restartPolicy": "Never", "containers": [
-            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}}}
-    await env.create(JOBSETS, {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-                               "metadata": {"name": "js", "namespace": NS,
-                                            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
-                               "spec": {"replicatedJobs": [rjob]}})
+    rjob = {
+        "name": "workers",
+        "replicas": 2,
+        "template": {
+            "spec": {
+                "parallelism": 1,
+                "completions": 1,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
+                    }
+                },
+            }
+        },
+    }
+    await env.create(
+        JOBSETS,
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js", "namespace": NS, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+            "spec": {"replicatedJobs": [rjob]},
+        },
+    )
 
     async def finished() -> Any:
         items, _ = await env.client.list(WORKLOADS, NS)

@@ -63,12 +63,13 @@ async def test_local_queue_restart_requeues_drained_workloads(env: Env) -> None:
     await env.create(JOBS, make_job("job", NS, queue="lq"))
     await eventually(lambda: _wl(env, "job", _admitted))
     await env.client.patch(LOCAL_QUEUES, "lq", {"spec": {"stopPolicy": "HoldAndDrain"}}, namespace=NS)
-    wl = await eventually(lambda: _wl(env, "job", lambda w: cond(w, "Requeued").get("reason") ==
-                                      "LocalQueueStopped"))
+    wl = await eventually(lambda: _wl(env, "job", lambda w: cond(w, "Requeued").get("reason") == "LocalQueueStopped"))
     assert cond(wl, "Requeued")["status"] == "False"
     await env.client.patch(LOCAL_QUEUES, "lq", {"spec": {"stopPolicy": "None"}}, namespace=NS)
-    wl = await eventually(lambda: _wl(env, "job", lambda w: cond(w, "Requeued").get("reason") ==
-                                      "LocalQueueRestarted" and _admitted(w)), what="restarted and re-admitted")
+    wl = await eventually(
+        lambda: _wl(env, "job", lambda w: cond(w, "Requeued").get("reason") == "LocalQueueRestarted" and _admitted(w)),
+        what="restarted and re-admitted",
+    )
     assert cond(wl, "Requeued")["message"] == "The LocalQueue was restarted after being stopped"
 
 
@@ -90,8 +91,9 @@ async def test_hold_releases_a_reservation_that_is_not_admitted_yet(env: Env) ->
 
 @pytest.fixture
 async def cluster(env: Env) -> AsyncIterator[EmbeddedCluster]:
-    node = NodeSpec(name="node-1", kind="simulated", capacity={"cpu": "8", "memory": "16Gi", "pods": "110"},
-                    default_duration=3600)
+    node = NodeSpec(
+        name="node-1", kind="simulated", capacity={"cpu": "8", "memory": "16Gi", "pods": "110"}, default_duration=3600
+    )
     c = EmbeddedCluster(env.client, [node], env.clock)
     await c.start()
     try:
@@ -107,6 +109,9 @@ async def test_pods_ready_condition_follows_the_jobs_pods(env: Env, cluster: Emb
         make_local_queue("lq", NS_B, "cq").obj(),
     )
     await env.create(JOBS, make_job("pair", NS_B, queue="lq", parallelism=2, completions=2))
-    wl = await eventually(lambda: _wl(env, "pair", lambda w: cond(w, "PodsReady").get("status") == "True", NS_B),
-                          within=20, what="PodsReady=True once both pods run")
+    wl = await eventually(
+        lambda: _wl(env, "pair", lambda w: cond(w, "PodsReady").get("status") == "True", NS_B),
+        within=20,
+        what="PodsReady=True once both pods run",
+    )
     assert cond(wl, "PodsReady")["reason"] == "Started"

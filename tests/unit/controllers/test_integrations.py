@@ -20,8 +20,10 @@ TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 
 @pytest.fixture
 def config() -> KueueConfig:
-    return KueueConfig(manage_jobs_without_queue_name=True, integrations=IntegrationsConfig(
-        frameworks=("batch/job", "jobset.x-k8s.io/jobset", "pod")))
+    return KueueConfig(
+        manage_jobs_without_queue_name=True,
+        integrations=IntegrationsConfig(frameworks=("batch/job", "jobset.x-k8s.io/jobset", "pod")),
+    )
 
 
 async def _queues(env: Env, cpu: int = 4) -> None:
@@ -34,12 +36,29 @@ async def _queues(env: Env, cpu: int = 4) -> None:
 
 def _jobset(name: str, workers: int) -> dict[str, Any]:
     def rjob(rname: str, replicas: int) -> dict[str, Any]:
-        return {"name": rname, "replicas": replicas, "template": {"spec": {"parallelism": 1, "completions": 1,
-                "template": {"spec": {"restartPolicy": "Never", "containers": [
-                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}}}
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-            "metadata": {"name": name, "namespace": NS, "labels": {QUEUE_LABEL: "user-queue"}},
-            "spec": {"replicatedJobs": [rjob("driver", 1), rjob("workers", workers)]}}
+        return {
+            "name": rname,
+            "replicas": replicas,
+            "template": {
+                "spec": {
+                    "parallelism": 1,
+                    "completions": 1,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
+                        }
+                    },
+                }
+            },
+        }
+
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": NS, "labels": {QUEUE_LABEL: "user-queue"}},
+        "spec": {"replicatedJobs": [rjob("driver", 1), rjob("workers", workers)]},
+    }
 
 
 async def _workload(env: Env, name: str) -> Any:
@@ -84,11 +103,20 @@ async def test_jobset_is_admitted_as_one_unit(env: Env) -> None:
 
 
 def _pod(name: str, group: str, total: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": NS, "labels": {QUEUE_LABEL: "user-queue", GROUP: group},
-                         "annotations": {TOTAL: str(total)}},
-            "spec": {"restartPolicy": "Never", "containers": [
-                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "labels": {QUEUE_LABEL: "user-queue", GROUP: group},
+            "annotations": {TOTAL: str(total)},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
 
 
 def _gates(pod: dict[str, Any] | None) -> list[str]:
@@ -158,8 +186,15 @@ async def test_an_integration_whose_kind_is_not_served_stays_off(config: KueueCo
         assert [r.integration.name for r in env.manager.jobs] == ["batch/job", "pod"]
         await _queues(env)
         wl = make_workload("orphan-of-jobset", NS).queue("user-queue").request("cpu", 1).obj()
-        wl["metadata"]["ownerReferences"] = [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-                                              "name": "js", "uid": "js-uid", "controller": True}]
+        wl["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "name": "js",
+                "uid": "js-uid",
+                "controller": True,
+            }
+        ]
         await env.create(WORKLOADS, wl)
 
         async def admitted() -> Any:

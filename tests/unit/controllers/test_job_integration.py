@@ -171,8 +171,12 @@ async def test_default_local_queue_is_used_when_the_job_names_none(env: Env) -> 
 
 async def test_partial_admission_lowers_parallelism(env: Env) -> None:
     await _quickstart_queues(env, cpu=4)
-    await env.create(JOBS, make_job("wide", NS, cpu="1", parallelism=6, completions=6,
-                                    annotations={"kueue.x-k8s.io/job-min-parallelism": "2"}))
+    await env.create(
+        JOBS,
+        make_job(
+            "wide", NS, cpu="1", parallelism=6, completions=6, annotations={"kueue.x-k8s.io/job-min-parallelism": "2"}
+        ),
+    )
     wl = await eventually(lambda: _admitted(env, "wide"))
     assert wl["spec"]["podSets"][0]["minCount"] == 2
     assert wl["status"]["admission"]["podSetAssignments"][0]["count"] == 4
@@ -189,15 +193,24 @@ async def test_priority_comes_from_the_workload_priority_class_label(env: Env) -
     from pykueue.controllers.resource_names import WORKLOAD_PRIORITY_CLASSES
 
     await _quickstart_queues(env)
-    await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
-                                                 "kind": "WorkloadPriorityClass",
-                                                 "metadata": {"name": "high"}, "value": 1000})
+    await env.create(
+        WORKLOAD_PRIORITY_CLASSES,
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+        },
+    )
     await eventually(lambda: env.manager.caches.workload_priority_classes.get("high") is not None or None)
     await env.create(JOBS, make_job("vip", NS, labels={"kueue.x-k8s.io/priority-class": "high"}))
     wl = await eventually(lambda: env.workload_of_job("vip", NS))
     assert wl["spec"]["priority"] == 1000
-    assert wl["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                              "name": "high"}
+    assert wl["spec"]["priorityClassRef"] == {
+        "group": "kueue.x-k8s.io",
+        "kind": "WorkloadPriorityClass",
+        "name": "high",
+    }
 
 
 async def test_evicted_job_is_suspended_with_its_original_template(env: Env) -> None:
@@ -247,15 +260,23 @@ async def test_changing_the_priority_class_label_updates_the_workload(env: Env) 
 
     await _quickstart_queues(env)
     for name, value in (("low", 1), ("high", 100)):
-        await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
-                                                     "kind": "WorkloadPriorityClass",
-                                                     "metadata": {"name": name}, "value": value})
+        await env.create(
+            WORKLOAD_PRIORITY_CLASSES,
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "WorkloadPriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+            },
+        )
     await eventually(lambda: env.manager.caches.workload_priority_classes.get("high") is not None or None)
-    await env.create(JOBS, make_job("mover", NS, queue="no-such-queue",
-                                    labels={"kueue.x-k8s.io/priority-class": "low"}))
+    await env.create(
+        JOBS, make_job("mover", NS, queue="no-such-queue", labels={"kueue.x-k8s.io/priority-class": "low"})
+    )
     await eventually(lambda: env.workload_of_job("mover", NS))
-    await env.client.patch(JOBS, "mover", {"metadata": {"labels": {"kueue.x-k8s.io/priority-class": "high"}}},
-                           namespace=NS)
+    await env.client.patch(
+        JOBS, "mover", {"metadata": {"labels": {"kueue.x-k8s.io/priority-class": "high"}}}, namespace=NS
+    )
 
     async def raised() -> Any:
         wl = await env.workload_of_job("mover", NS)
@@ -284,14 +305,15 @@ async def test_priority_falls_back_to_the_pod_templates_priority_class(env: Env)
     from pykueue.controllers.resource_names import PRIORITY_CLASSES
 
     await _quickstart_queues(env)
-    await env.create(PRIORITY_CLASSES, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                        "metadata": {"name": "urgent"}, "value": 5000})
+    await env.create(
+        PRIORITY_CLASSES,
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"}, "value": 5000},
+    )
     await eventually(lambda: env.manager.caches.priority_classes.get("urgent") is not None or None)
     await env.create(JOBS, make_job("pc", NS, priority_class="urgent"))
     wl = await eventually(lambda: env.workload_of_job("pc", NS))
     assert wl["spec"]["priority"] == 5000
-    assert wl["spec"]["priorityClassRef"] == {"group": "scheduling.k8s.io", "kind": "PriorityClass",
-                                              "name": "urgent"}
+    assert wl["spec"]["priorityClassRef"] == {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "urgent"}
 
 
 async def test_a_queued_jobs_workload_follows_its_parallelism(env: Env) -> None:
@@ -305,8 +327,9 @@ async def test_a_queued_jobs_workload_follows_its_parallelism(env: Env) -> None:
         return wl if wl["spec"]["podSets"][0]["count"] == 3 else None
 
     await eventually(followed, what="podSet count updated in place")
-    await env.client.patch(JOBS, "grows", {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "user-queue"}}},
-                           namespace=NS)
+    await env.client.patch(
+        JOBS, "grows", {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "user-queue"}}}, namespace=NS
+    )
     wl = await eventually(lambda: _admitted(env, "grows"), what="queue name followed, then admitted")
     assert wl["spec"]["queueName"] == "user-queue"
 
@@ -315,9 +338,15 @@ async def test_a_workload_priority_class_named_default_is_applied_to_new_jobs(en
     from pykueue.controllers.resource_names import WORKLOAD_PRIORITY_CLASSES
 
     await _quickstart_queues(env)
-    await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
-                                                 "kind": "WorkloadPriorityClass",
-                                                 "metadata": {"name": "default"}, "value": 7})
+    await env.create(
+        WORKLOAD_PRIORITY_CLASSES,
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": "default"},
+            "value": 7,
+        },
+    )
     await eventually(lambda: env.manager.caches.workload_priority_classes.get("default") is not None or None)
     created = await env.create(JOBS, make_job("plain-priority", NS))
     assert created["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "default"

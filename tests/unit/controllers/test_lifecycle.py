@@ -35,9 +35,14 @@ def _admitted(wl: dict) -> bool:
 
 @pytest.fixture
 def config() -> KueueConfig:
-    return KueueConfig(wait_for_pods_ready=WaitForPodsReady(
-        timeout_seconds=60, requeuing_strategy=RequeuingStrategy(backoff_base_seconds=10, backoff_max_seconds=100,
-                                                                 backoff_limit_count=1)))
+    return KueueConfig(
+        wait_for_pods_ready=WaitForPodsReady(
+            timeout_seconds=60,
+            requeuing_strategy=RequeuingStrategy(
+                backoff_base_seconds=10, backoff_max_seconds=100, backoff_limit_count=1
+            ),
+        )
+    )
 
 
 async def test_pods_ready_timeout_evicts_backs_off_and_finally_deactivates(env: Env) -> None:
@@ -61,16 +66,20 @@ async def test_pods_ready_timeout_evicts_backs_off_and_finally_deactivates(env: 
     assert cond(wl, "Requeued")["status"] == "False"
     assert wl["status"]["requeueState"]["count"] == 1
     assert wl["status"]["schedulingStats"]["evictions"] == [
-        {"reason": "PodsReadyTimeout", "underlyingCause": "WaitForStart", "count": 1}]
+        {"reason": "PodsReadyTimeout", "underlyingCause": "WaitForStart", "count": 1}
+    ]
     assert (await env.get(JOBS, "slow", NS))["spec"]["suspend"] is True
 
-    env.clock.advance(11)   # backoff base 10 s
-    wl = await eventually(lambda: _wl_where(env, "slow", lambda w: cond(w, "Requeued").get("reason") ==
-                                            "BackoffFinished" and _admitted(w)),
-                          what="backoff finished and re-admitted")
+    env.clock.advance(11)  # backoff base 10 s
+    wl = await eventually(
+        lambda: _wl_where(
+            env, "slow", lambda w: cond(w, "Requeued").get("reason") == "BackoffFinished" and _admitted(w)
+        ),
+        what="backoff finished and re-admitted",
+    )
     assert cond(wl, "Requeued")["status"] == "True"
 
-    env.clock.advance(61)   # second timeout: the requeue limit (1) is exceeded -> deactivated
+    env.clock.advance(61)  # second timeout: the requeue limit (1) is exceeded -> deactivated
 
     def deactivated(w: dict) -> bool:
         return w["spec"].get("active") is False and cond(w, "Evicted").get("reason", "").startswith("Deactivated")
@@ -97,8 +106,10 @@ async def test_deactivating_and_reactivating_a_workload(env: Env) -> None:
     assert cond(wl, "Evicted")["message"] == "The workload is deactivated"
     assert (await env.get(JOBS, "toggle", NS))["spec"]["suspend"] is True
     await env.client.patch(WORKLOADS, name, {"spec": {"active": True}}, namespace=NS)
-    wl = await eventually(lambda: _wl_where(env, "toggle", lambda w: cond(w, "Requeued").get("reason") ==
-                                            "Reactivated" and _admitted(w)), what="reactivated and re-admitted")
+    wl = await eventually(
+        lambda: _wl_where(env, "toggle", lambda w: cond(w, "Requeued").get("reason") == "Reactivated" and _admitted(w)),
+        what="reactivated and re-admitted",
+    )
     assert cond(wl, "Requeued")["status"] == "True"
 
 
@@ -128,8 +139,7 @@ async def test_block_admission_waits_for_admitted_pods_to_be_ready(env: Env) -> 
 
     wl = await eventually(lambda: _wl_where(env, "second", waiting), what="second blocked by the unready first")
     assert cond(wl, "QuotaReserved")["message"] == "Waiting for all admitted workloads to be in PodsReady condition"
-    await env.client.patch(JOBS, "first", {"status": {"active": 1, "ready": 1}}, namespace=NS,
-                           subresource="status")
+    await env.client.patch(JOBS, "first", {"status": {"active": 1, "ready": 1}}, namespace=NS, subresource="status")
     await eventually(lambda: _wl_where(env, "first", lambda w: cond(w, "PodsReady").get("status") == "True"))
     await eventually(lambda: _wl_where(env, "second", _admitted), what="admitted once the first is ready")
 
@@ -141,8 +151,7 @@ async def test_pods_that_stop_being_ready_get_the_recovery_timeout(env: Env) -> 
     await env.client.patch(JOBS, "flaky", {"status": {"active": 1, "ready": 1}}, namespace=NS, subresource="status")
     await eventually(lambda: _wl_where(env, "flaky", lambda w: cond(w, "PodsReady").get("reason") == "Started"))
     await env.client.patch(JOBS, "flaky", {"status": {"active": 1, "ready": 0}}, namespace=NS, subresource="status")
-    await eventually(lambda: _wl_where(env, "flaky", lambda w: cond(w, "PodsReady").get("reason") ==
-                                       "WaitForRecovery"))
+    await eventually(lambda: _wl_where(env, "flaky", lambda w: cond(w, "PodsReady").get("reason") == "WaitForRecovery"))
     env.clock.advance(61)
 
     def evicted(w: dict) -> bool:

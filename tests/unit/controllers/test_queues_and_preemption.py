@@ -36,16 +36,24 @@ async def _suspended(env: Env, job: str, ns: str = NS) -> bool:
 
 
 async def _priority_class(env: Env, name: str, value: int) -> None:
-    await env.create(WORKLOAD_PRIORITY_CLASSES, {"apiVersion": "kueue.x-k8s.io/v1beta2",
-                                                 "kind": "WorkloadPriorityClass",
-                                                 "metadata": {"name": name}, "value": value})
+    await env.create(
+        WORKLOAD_PRIORITY_CLASSES,
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+        },
+    )
     await eventually(lambda: env.manager.caches.workload_priority_classes.get(name) is not None or None)
 
 
 async def test_higher_priority_job_preempts_a_lower_one_from_another_local_queue(env: Env) -> None:
     await env.setup_queues(
         make_flavor("default-flavor").obj(),
-        make_cluster_queue("cq").quota("default-flavor", "cpu", 4).preemption(within_cluster_queue="LowerPriority")
+        make_cluster_queue("cq")
+        .quota("default-flavor", "cpu", 4)
+        .preemption(within_cluster_queue="LowerPriority")
         .obj(),
         make_local_queue("lq-a", NS, "cq").obj(),
         make_local_queue("lq-b", NS_B, "cq").obj(),
@@ -55,8 +63,9 @@ async def test_higher_priority_job_preempts_a_lower_one_from_another_local_queue
     await env.create(JOBS, make_job("low", NS, queue="lq-a", cpu="3", labels={"kueue.x-k8s.io/priority-class": "low"}))
     await eventually(lambda: _admitted(env, "low"))
     await eventually(lambda: _running(env, "low"))
-    await env.create(JOBS, make_job("high", NS_B, queue="lq-b", cpu="3",
-                                    labels={"kueue.x-k8s.io/priority-class": "high"}))
+    await env.create(
+        JOBS, make_job("high", NS_B, queue="lq-b", cpu="3", labels={"kueue.x-k8s.io/priority-class": "high"})
+    )
 
     async def victim_evicted() -> Any:
         wl = await env.workload_of_job("low", NS)
@@ -78,10 +87,16 @@ async def test_higher_priority_job_preempts_a_lower_one_from_another_local_queue
 async def test_borrowing_then_reclaim_across_a_cohort(env: Env) -> None:
     await env.setup_queues(
         make_flavor("default-flavor").obj(),
-        make_cluster_queue("cq-a").cohort("team").quota("default-flavor", "cpu", 4)
-        .preemption(reclaim_within_cohort="Any").obj(),
-        make_cluster_queue("cq-b").cohort("team").quota("default-flavor", "cpu", 4)
-        .preemption(reclaim_within_cohort="Any").obj(),
+        make_cluster_queue("cq-a")
+        .cohort("team")
+        .quota("default-flavor", "cpu", 4)
+        .preemption(reclaim_within_cohort="Any")
+        .obj(),
+        make_cluster_queue("cq-b")
+        .cohort("team")
+        .quota("default-flavor", "cpu", 4)
+        .preemption(reclaim_within_cohort="Any")
+        .obj(),
         make_local_queue("lq-a", NS, "cq-a").obj(),
         make_local_queue("lq-b", NS_B, "cq-b").obj(),
     )
@@ -201,7 +216,7 @@ async def test_local_queue_pointing_at_a_missing_cluster_queue_is_inactive(env: 
 
     await eventually(explained)
 
-    async def counted() -> Any:   # as Kueue: the LocalQueue keeps (and counts) what waits in it
+    async def counted() -> Any:  # as Kueue: the LocalQueue keeps (and counts) what waits in it
         lq = await env.get(LOCAL_QUEUES, "orphan", NS)
         return lq if (lq.get("status") or {}).get("pendingWorkloads") == 1 else None
 

@@ -17,8 +17,11 @@ NS = "team-a"
 
 async def _one_admitted(env: Env, name: str, quota: int) -> tuple[Any, Any]:
     """One 1-cpu workload ``name`` in a ClusterQueue of ``quota`` cpu: (as created, once admitted)."""
-    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", quota).obj(),
-                           make_local_queue("lq", NS, "cq").obj())
+    await env.setup_queues(
+        make_flavor("f").obj(),
+        make_cluster_queue("cq").quota("f", "cpu", quota).obj(),
+        make_local_queue("lq", NS, "cq").obj(),
+    )
     created = await env.create(WORKLOADS, make_workload(name, NS).queue("lq").request("cpu", 1).obj())
 
     async def admitted() -> Any:
@@ -31,7 +34,7 @@ async def _one_admitted(env: Env, name: str, quota: int) -> tuple[Any, Any]:
 async def test_a_stale_echo_after_our_admission_does_not_unreserve(env: Env) -> None:
     created, _ = await _one_admitted(env, "w", 4)
     loop = env.manager.scheduling
-    await env.manager.stop()   # no more informer traffic: we play the stale echo by hand
+    await env.manager.stop()  # no more informer traffic: we play the stale echo by hand
     stale = copy.deepcopy(created)
     # pretend our write is newer than anything the informer delivered so far
     loop._written_rv[(NS, "w")] = int(created["metadata"]["resourceVersion"]) + 1_000_000
@@ -47,25 +50,26 @@ async def test_a_write_answer_older_than_the_informer_does_not_roll_the_engine_b
     _, current = await _one_admitted(env, "w", 4)
     loop = env.manager.scheduling
     await eventually(lambda: _informer_has(loop, current))
-    await env.manager.stop()   # no more informer traffic: we play the late answer by hand
+    await env.manager.stop()  # no more informer traffic: we play the late answer by hand
     late = copy.deepcopy(current)
     late["metadata"]["resourceVersion"] = str(int(current["metadata"]["resourceVersion"]) - 1)
-    late["status"].pop("admission")   # an older state, without the reservation
+    late["status"].pop("admission")  # an older state, without the reservation
     loop._told(late)
     assert env.manager.scheduler.cluster_queue_usage("cq").reserving_workloads == 1
     assert (NS, "w") not in loop._written_rv
     newer = copy.deepcopy(current)
     newer["metadata"]["resourceVersion"] = str(int(current["metadata"]["resourceVersion"]) + 1)
     newer["status"].pop("admission")
-    loop._told(newer)   # an answer the informer has not delivered yet is applied at once
+    loop._told(newer)  # an answer the informer has not delivered yet is applied at once
     assert env.manager.scheduler.cluster_queue_usage("cq").reserving_workloads == 0
     await _restart(env)
 
 
 async def _informer_has(loop: Any, obj: Any) -> Any:
     seen = loop._workloads.get(obj["metadata"]["name"], NS)
-    return seen if seen is not None and seen["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"] \
-        else None
+    return (
+        seen if seen is not None and seen["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"] else None
+    )
 
 
 async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
@@ -73,8 +77,11 @@ async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
     spinning; one change runs one more cycle and it parks again."""
     import asyncio
 
-    await env.setup_queues(make_flavor("f").obj(), make_cluster_queue("cq").quota("f", "cpu", 1).obj(),
-                           make_local_queue("lq", NS, "cq").obj())
+    await env.setup_queues(
+        make_flavor("f").obj(),
+        make_cluster_queue("cq").quota("f", "cpu", 1).obj(),
+        make_local_queue("lq", NS, "cq").obj(),
+    )
     await env.create(WORKLOADS, make_workload("fits", NS).queue("lq").request("cpu", 1).obj())
     await env.create(WORKLOADS, make_workload("waits", NS).queue("lq").request("cpu", 1).obj())
 
@@ -100,7 +107,7 @@ async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
     loop._dirty = wake_up
     await eventually(parked.is_set, what="the loop waits for a change")
     cycles = loop.cycles
-    for _ in range(100):   # other tasks run; nothing that changed wakes the loop
+    for _ in range(100):  # other tasks run; nothing that changed wakes the loop
         await asyncio.sleep(0)
     assert not wake_up.is_set()
     assert loop.cycles == cycles
@@ -110,10 +117,11 @@ async def test_the_loop_sleeps_when_nothing_changes(env: Env) -> None:
 
 
 async def test_a_bare_workload_is_preempted_and_released_without_a_job(env: Env) -> None:
-    await env.setup_queues(make_flavor("f").obj(),
-                           make_cluster_queue("cq").quota("f", "cpu", 2).preemption(
-                               within_cluster_queue="LowerPriority").obj(),
-                           make_local_queue("lq", NS, "cq").obj())
+    await env.setup_queues(
+        make_flavor("f").obj(),
+        make_cluster_queue("cq").quota("f", "cpu", 2).preemption(within_cluster_queue="LowerPriority").obj(),
+        make_local_queue("lq", NS, "cq").obj(),
+    )
     await env.create(WORKLOADS, make_workload("low", NS).queue("lq").priority(1).request("cpu", 2).obj())
 
     async def state(name: str, ctype: str, status: str) -> Any:
@@ -154,9 +162,10 @@ async def test_an_admission_survives_a_concurrent_status_write(env: Env) -> None
     """The cache lags a status write (ours, for the pending message, or anyone's): the admission is
     retried once on the stored object instead of being dropped and re-decided on the same stale view."""
     loop, fits = await _stale_cache_of_a_waiting_workload(env)
-    await env.client.patch(WORKLOADS, "waits", {"status": {"resourceRequests": []}}, namespace=NS,
-                           subresource="status")   # a status-only write the stopped informer never sees
-    loop.on_workload("DELETED", fits, None)          # room for 'waits' in the engine
+    await env.client.patch(
+        WORKLOADS, "waits", {"status": {"resourceRequests": []}}, namespace=NS, subresource="status"
+    )  # a status-only write the stopped informer never sees
+    loop.on_workload("DELETED", fits, None)  # room for 'waits' in the engine
     result = loop.scheduler.schedule()
     assert [a.name for a in result.admitted] == ["waits"]
     assert await loop.apply(result) == 1
@@ -168,8 +177,9 @@ async def test_an_admission_survives_a_concurrent_status_write(env: Env) -> None
 
 async def test_an_admission_decided_on_an_older_spec_is_not_written(env: Env) -> None:
     loop, fits = await _stale_cache_of_a_waiting_workload(env)
-    await env.client.patch(WORKLOADS, "waits", {"metadata": {"labels": {"x": "y"}},
-                                                "spec": {"priority": 7}}, namespace=NS)
+    await env.client.patch(
+        WORKLOADS, "waits", {"metadata": {"labels": {"x": "y"}}, "spec": {"priority": 7}}, namespace=NS
+    )
     loop.on_workload("DELETED", fits, None)
     result = loop.scheduler.schedule()
     assert [a.name for a in result.admitted] == ["waits"]
@@ -177,7 +187,7 @@ async def test_an_admission_decided_on_an_older_spec_is_not_written(env: Env) ->
     stored = await env.get(WORKLOADS, "waits", NS)
     assert stored is not None
     assert "admission" not in (stored.get("status") or {})
-    assert loop.scheduler.cluster_queue_usage("cq").reserving_workloads == 0   # the assumption is forgotten
+    assert loop.scheduler.cluster_queue_usage("cq").reserving_workloads == 0  # the assumption is forgotten
     await _restart(env)
 
 
@@ -193,19 +203,19 @@ async def test_queue_status_writes_back_off_when_flushes_are_expensive(env: Env)
     starts: list[float] = []
     loop = asyncio.get_running_loop()
 
-    async def slow_flush() -> None:   # the cost of writing many queues' status, without the writes
+    async def slow_flush() -> None:  # the cost of writing many queues' status, without the writes
         starts.append(loop.time())
         await asyncio.sleep(0.05)
 
     writer.flush = slow_flush  # type: ignore[method-assign]
 
     def dirty_again() -> bool:
-        writer.mark_all()     # always dirty again, as under load
+        writer.mark_all()  # always dirty again, as under load
         return len(starts) >= 3
 
     await eventually(dirty_again, what="three flushes while every queue stays dirty")
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.05 * (1 + BUDGET_FACTOR) * 0.9, gaps   # not the 100 ms idle interval
+    assert min(gaps) >= 0.05 * (1 + BUDGET_FACTOR) * 0.9, gaps  # not the 100 ms idle interval
 
 
 async def test_a_workloads_pending_condition_is_rewritten_at_most_once_per_refresh_interval(env: Env) -> None:
@@ -217,9 +227,9 @@ async def test_a_workloads_pending_condition_is_rewritten_at_most_once_per_refre
     from pykueue.scheduler.types import Pending
 
     loop, _ = await _stale_cache_of_a_waiting_workload(env)
-    await env.manager.start()   # informers and writers again, on the same engine ...
+    await env.manager.start()  # informers and writers again, on the same engine ...
     loop = env.manager.scheduling
-    loop._tasks[0].cancel()     # ... but no scheduling cycles: only our decisions are written
+    loop._tasks[0].cancel()  # ... but no scheduling cycles: only our decisions are written
     written: list[str] = []
     real_write = loop._write_pending
 
@@ -228,7 +238,7 @@ async def test_a_workloads_pending_condition_is_rewritten_at_most_once_per_refre
         await real_write(pending)
 
     loop._write_pending = recording  # type: ignore[method-assign]
-    await asyncio.sleep(PENDING_REFRESH)   # nothing written for 'waits' within the last interval
+    await asyncio.sleep(PENDING_REFRESH)  # nothing written for 'waits' within the last interval
     stored = await env.get(WORKLOADS, "waits", NS)
     assert stored is not None
     requests = stored["status"].get("resourceRequests") or []

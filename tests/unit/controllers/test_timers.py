@@ -12,8 +12,8 @@ def test_fires_at_the_earliest_due_time_once() -> None:
     timers: Timers[str] = Timers(clock, fired.append)
     timers.at(110.0, "a")
     for _ in range(50):
-        timers.at(120.0, "a")       # later: no-op
-    timers.at(105.0, "a")           # earlier: wins
+        timers.at(120.0, "a")  # later: no-op
+    timers.at(105.0, "a")  # earlier: wins
     assert timers.pending() == 1
     clock.advance(4)
     assert timers.fire_due() == 0

@@ -16,8 +16,10 @@ from pykueue.controllers.workload_status_edits import (
 )
 
 T0 = 1_700_000_000.0
-ADMISSION = {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "flavors": {"cpu": "default"},
-                                                          "resourceUsage": {"cpu": "3"}, "count": 1}]}
+ADMISSION = {
+    "clusterQueue": "cq",
+    "podSetAssignments": [{"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "3"}, "count": 1}],
+}
 
 
 def _wl(status: dict) -> dict:
@@ -54,8 +56,9 @@ def test_reserve_quota_with_checks_waits_for_them() -> None:
 def test_eviction_then_release_requeues_preempted_immediately_and_accumulates_time() -> None:
     status: dict = {}
     reserve_quota(status, ADMISSION, [], T0)
-    event = prepare_eviction(status, "Preempted", "Preempted to accommodate", T0 + 10,
-                             preempted_reason="InClusterQueue")
+    event = prepare_eviction(
+        status, "Preempted", "Preempted to accommodate", T0 + 10, preempted_reason="InClusterQueue"
+    )
     assert event == "EvictedDueToPreempted"
     assert condition(_wl(status), "Preempted")["reason"] == "InClusterQueue"
     assert status["schedulingStats"]["evictions"] == [{"reason": "Preempted", "underlyingCause": "", "count": 1}]
@@ -79,8 +82,10 @@ def test_pods_ready_timeout_is_not_requeued_and_deactivation_reason_carries_caus
     assert condition(_wl(status), "Requeued")["status"] == "False"
     assert condition(_wl(status), "Requeued")["reason"] == "PodsReadyTimeout"
     other: dict = {}
-    assert prepare_eviction(other, "Deactivated", "m", T0, underlying_cause="RequeuingLimitExceeded") == \
-        "EvictedDueToDeactivatedDueToRequeuingLimitExceeded"
+    assert (
+        prepare_eviction(other, "Deactivated", "m", T0, underlying_cause="RequeuingLimitExceeded")
+        == "EvictedDueToDeactivatedDueToRequeuingLimitExceeded"
+    )
 
 
 def test_backoff_doubles_up_to_the_cap_and_never_moves_back() -> None:

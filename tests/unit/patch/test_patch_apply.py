@@ -22,24 +22,37 @@ KEYS = {
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"
 
 
-def deploy(replicas: int = 2, containers: list[dict[str, Any]] | None = None,
-           **metadata: Any) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "web", "namespace": "default", **metadata},
-            "spec": {"replicas": replicas, "template": {"spec": {"containers": containers or [
-                {"name": "nginx", "image": "nginx:1"}]}}}}
+def deploy(replicas: int = 2, containers: list[dict[str, Any]] | None = None, **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", **metadata},
+        "spec": {
+            "replicas": replicas,
+            "template": {"spec": {"containers": containers or [{"name": "nginx", "image": "nginx:1"}]}},
+        },
+    }
 
 
-def apply(current: dict[str, Any] | None, config: dict[str, Any], manager: str = "kubectl",
-          force: bool = False, now: str = T1, subresource: str = "") -> dict[str, Any]:
-    return server_side_apply(current, config, manager=manager, force=force, merge_keys=KEYS, now=now,
-                             subresource=subresource)
+def apply(
+    current: dict[str, Any] | None,
+    config: dict[str, Any],
+    manager: str = "kubectl",
+    force: bool = False,
+    now: str = T1,
+    subresource: str = "",
+) -> dict[str, Any]:
+    return server_side_apply(
+        current, config, manager=manager, force=force, merge_keys=KEYS, now=now, subresource=subresource
+    )
 
 
-def update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str = T0,
-           subresource: str = "") -> dict[str, Any]:
-    return update_managed_fields(old, new, manager=manager, operation="Update", now=now,
-                                 subresource=subresource, merge_keys=KEYS)
+def update(
+    old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str = T0, subresource: str = ""
+) -> dict[str, Any]:
+    return update_managed_fields(
+        old, new, manager=manager, operation="Update", now=now, subresource=subresource, merge_keys=KEYS
+    )
 
 
 def owners(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -55,15 +68,24 @@ def without_meta_fields(obj: dict[str, Any]) -> dict[str, Any]:
 def test_create_by_apply_records_exactly_the_applied_fields() -> None:
     obj = apply(None, deploy(labels={"app": "web"}))
     assert without_meta_fields(obj) == deploy(labels={"app": "web"})
-    assert obj["metadata"]["managedFields"] == [{
-        "manager": "kubectl", "operation": "Apply", "apiVersion": "apps/v1", "time": T1,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": {
-            "f:metadata": {"f:labels": {"f:app": {}}},
-            "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
-                'k:{"name":"nginx"}': {".": {}, "f:image": {}, "f:name": {}}}}}},
-        },
-    }]
+    assert obj["metadata"]["managedFields"] == [
+        {
+            "manager": "kubectl",
+            "operation": "Apply",
+            "apiVersion": "apps/v1",
+            "time": T1,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {"f:labels": {"f:app": {}}},
+                "f:spec": {
+                    "f:replicas": {},
+                    "f:template": {
+                        "f:spec": {"f:containers": {'k:{"name":"nginx"}': {".": {}, "f:image": {}, "f:name": {}}}}
+                    },
+                },
+            },
+        }
+    ]
 
 
 def test_apply_same_config_twice_changes_nothing_but_time() -> None:
@@ -82,8 +104,11 @@ def test_field_dropped_from_config_is_removed() -> None:
 
 def test_field_dropped_from_config_stays_when_another_manager_owns_it() -> None:
     live = apply(None, deploy(labels={"app": "web", "shared": "x"}))
-    live = apply(live, {"apiVersion": "apps/v1", "kind": "Deployment",
-                        "metadata": {"name": "web", "labels": {"shared": "x"}}}, manager="other")
+    live = apply(
+        live,
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "labels": {"shared": "x"}}},
+        manager="other",
+    )
     got = apply(live, deploy(labels={"app": "web"}))
     assert got["metadata"]["labels"] == {"app": "web", "shared": "x"}
     assert owners(got)["other"]["fieldsV1"] == {"f:metadata": {"f:labels": {"f:shared": {}}}}
@@ -100,7 +125,9 @@ def test_list_item_dropped_from_config_is_removed_unless_someone_owns_part_of_it
     live = update(live, changed, "controller", now=T1)
     kept = apply(live, deploy())
     assert kept["spec"]["template"]["spec"]["containers"] == [
-        {"name": "nginx", "image": "nginx:1"}, {"name": "side", "resources": {"limits": {"cpu": "1"}}}]
+        {"name": "nginx", "image": "nginx:1"},
+        {"name": "side", "resources": {"limits": {"cpu": "1"}}},
+    ]
 
 
 def test_conflict_with_updater_has_kubernetes_message() -> None:
@@ -108,11 +135,18 @@ def test_conflict_with_updater_has_kubernetes_message() -> None:
     with pytest.raises(Conflict) as info:
         apply(live, deploy(replicas=3))
     assert info.value.code == 409
-    assert info.value.message == ('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
-                                  "using apps/v1: .spec.replicas")
-    assert info.value.details == {"causes": [{
-        "reason": "FieldManagerConflict", "message": 'conflict with "kubectl-client-side-apply" using apps/v1',
-        "field": ".spec.replicas"}]}
+    assert info.value.message == (
+        'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas'
+    )
+    assert info.value.details == {
+        "causes": [
+            {
+                "reason": "FieldManagerConflict",
+                "message": 'conflict with "kubectl-client-side-apply" using apps/v1',
+                "field": ".spec.replicas",
+            }
+        ]
+    }
 
 
 def test_conflict_paths_name_list_items_and_group_by_manager() -> None:
@@ -127,7 +161,8 @@ def test_conflict_paths_name_list_items_and_group_by_manager() -> None:
         "- .spec.replicas\n"
         '- .spec.template.spec.containers[name="nginx"].image\n'
         'conflicts with "bob" using apps/v1:\n'
-        "- .spec.paused")
+        "- .spec.paused"
+    )
 
 
 def test_same_value_shares_ownership_without_conflict() -> None:
@@ -170,8 +205,14 @@ def test_empty_map_owned_by_another_does_not_conflict_when_filled() -> None:
 
 def test_merge_keys_written_with_brackets_are_understood() -> None:
     keys = {"spec.template.spec.containers": "name", "spec.template.spec.containers[].env": "name"}
-    live = server_side_apply(None, deploy(containers=[{"name": "c", "env": [{"name": "A", "value": "1"}]}]),
-                             manager="a", force=False, merge_keys=keys, now=T0)
+    live = server_side_apply(
+        None,
+        deploy(containers=[{"name": "c", "env": [{"name": "A", "value": "1"}]}]),
+        manager="a",
+        force=False,
+        merge_keys=keys,
+        now=T0,
+    )
     container = owners(live)["a"]["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"c"}']
     assert 'k:{"name":"A"}' in container["f:env"]
 
@@ -183,25 +224,44 @@ def test_conflict_between_appliers_names_the_applier_plainly() -> None:
 
 
 def test_keyed_list_merge_keeps_live_items_in_place() -> None:
-    live = apply(None, {"apiVersion": "v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"podSets": [
-        {"name": "a", "count": 1}, {"name": "b", "count": 1}, {"name": "c", "count": 1}]}}, manager="m1")
-    got = apply(live, {"apiVersion": "v1", "kind": "W", "metadata": {"name": "w"},
-                       "spec": {"podSets": [{"name": "d", "count": 4}, {"name": "b", "count": 1}]}})
+    live = apply(
+        None,
+        {
+            "apiVersion": "v1",
+            "kind": "W",
+            "metadata": {"name": "w"},
+            "spec": {"podSets": [{"name": "a", "count": 1}, {"name": "b", "count": 1}, {"name": "c", "count": 1}]},
+        },
+        manager="m1",
+    )
+    got = apply(
+        live,
+        {
+            "apiVersion": "v1",
+            "kind": "W",
+            "metadata": {"name": "w"},
+            "spec": {"podSets": [{"name": "d", "count": 4}, {"name": "b", "count": 1}]},
+        },
+    )
     assert [p["name"] for p in got["spec"]["podSets"]] == ["a", "d", "b", "c"]
 
 
 def test_multi_key_list_and_sets() -> None:
     ports = [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 80, "protocol": "UDP"}]
-    config = deploy(containers=[{"name": "nginx", "image": "nginx:1", "ports": ports}],
-                    finalizers=["example.com/a"])
+    config = deploy(containers=[{"name": "nginx", "image": "nginx:1", "ports": ports}], finalizers=["example.com/a"])
     got = apply(None, config)
     fields = owners(got)["kubectl"]["fieldsV1"]
     container = fields["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}']
-    assert set(container["f:ports"]) == {'k:{"containerPort":80,"protocol":"TCP"}',
-                                         'k:{"containerPort":80,"protocol":"UDP"}'}
+    assert set(container["f:ports"]) == {
+        'k:{"containerPort":80,"protocol":"TCP"}',
+        'k:{"containerPort":80,"protocol":"UDP"}',
+    }
     assert fields["f:metadata"]["f:finalizers"] == {'v:"example.com/a"': {}}
-    other = apply(got, {"apiVersion": "apps/v1", "kind": "Deployment",
-                        "metadata": {"name": "web", "finalizers": ["example.com/b"]}}, manager="other")
+    other = apply(
+        got,
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "finalizers": ["example.com/b"]}},
+        manager="other",
+    )
     assert other["metadata"]["finalizers"] == ["example.com/a", "example.com/b"]
 
 
@@ -214,8 +274,12 @@ def test_status_subresource_apply_owns_only_status() -> None:
     entry = owners(got)["ctrl"]
     assert entry["subresource"] == "status"
     assert list(entry["fieldsV1"]) == ["f:status"]
-    changed = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-               "status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+    changed = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}]},
+    }
     with pytest.raises(Conflict, match='conflict with "ctrl" with subresource "status"'):
         apply(got, changed, manager="other", subresource="status")
 
@@ -243,11 +307,16 @@ def test_main_resource_apply_ignores_status() -> None:
     assert "f:status" not in owners(got)["kubectl"]["fieldsV1"]
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    pytest.param(deploy(managedFields=[{"manager": "x"}]), "metadata.managedFields must be nil", id="managedFields"),
-    pytest.param(deploy(containers=[{"image": "x"}]), "omits key field 'name'", id="missing-key"),
-    pytest.param(deploy(containers=[{"name": "a"}, {"name": "a"}]), "duplicate entries", id="duplicate-key"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        pytest.param(
+            deploy(managedFields=[{"manager": "x"}]), "metadata.managedFields must be nil", id="managedFields"
+        ),
+        pytest.param(deploy(containers=[{"image": "x"}]), "omits key field 'name'", id="missing-key"),
+        pytest.param(deploy(containers=[{"name": "a"}, {"name": "a"}]), "duplicate entries", id="duplicate-key"),
+    ],
+)
 def test_bad_configurations_are_400(config: dict[str, Any], message: str) -> None:
     with pytest.raises(BadRequest, match=message):
         apply(None, config)
@@ -274,17 +343,26 @@ def _name_of(item: Any) -> Any:
 
 
 _leafmaps = st.dictionaries(st.sampled_from(["p", "q", "r"]), _values, max_size=3)
-_configs = st.fixed_dictionaries({
-    "apiVersion": st.just("kueue.x-k8s.io/v1beta2"), "kind": st.just("Workload"),
-    "metadata": st.fixed_dictionaries({"name": st.just("w")}, optional={"labels": _leafmaps}),
-    "spec": st.fixed_dictionaries({}, optional={
-        "queueName": st.sampled_from(["q1", "q2"]),
-        "podSets": st.lists(st.fixed_dictionaries({"name": _names}, optional={
-            "count": st.integers(1, 3), "extra": _leafmaps}), max_size=3, unique_by=_name_of),
-        "tags": st.lists(_values, max_size=3),
-        "nested": _leafmaps,
-    }),
-})
+_configs = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("kueue.x-k8s.io/v1beta2"),
+        "kind": st.just("Workload"),
+        "metadata": st.fixed_dictionaries({"name": st.just("w")}, optional={"labels": _leafmaps}),
+        "spec": st.fixed_dictionaries(
+            {},
+            optional={
+                "queueName": st.sampled_from(["q1", "q2"]),
+                "podSets": st.lists(
+                    st.fixed_dictionaries({"name": _names}, optional={"count": st.integers(1, 3), "extra": _leafmaps}),
+                    max_size=3,
+                    unique_by=_name_of,
+                ),
+                "tags": st.lists(_values, max_size=3),
+                "nested": _leafmaps,
+            },
+        ),
+    }
+)
 _SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -319,8 +397,12 @@ _order_names = st.lists(st.sampled_from("abcdefg"), unique=True, max_size=6)
 @given(_order_names, _order_names)
 def test_keyed_list_merge_keeps_both_relative_orders(live_names: list[str], config_names: list[str]) -> None:
     def workload(names: list[str]) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "W", "metadata": {"name": "w"},
-                "spec": {"podSets": [{"name": n} for n in names]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "W",
+            "metadata": {"name": "w"},
+            "spec": {"podSets": [{"name": n} for n in names]},
+        }
 
     live = apply(None, workload(live_names), manager="m1", now=T0)
     got = [p["name"] for p in apply(live, workload(config_names))["spec"].get("podSets", [])]

@@ -25,21 +25,35 @@ def _params(fn: object) -> list[tuple[str, str, object]]:
 
 def test_signatures_match_the_contract() -> None:
     empty = inspect.Parameter.empty
-    assert _params(patch.apply_merge_patch) == [("current", "POSITIONAL_OR_KEYWORD", empty),
-                                                ("patch", "POSITIONAL_OR_KEYWORD", empty)]
-    assert _params(patch.apply_json_patch) == [("current", "POSITIONAL_OR_KEYWORD", empty),
-                                               ("ops", "POSITIONAL_OR_KEYWORD", empty)]
+    assert _params(patch.apply_merge_patch) == [
+        ("current", "POSITIONAL_OR_KEYWORD", empty),
+        ("patch", "POSITIONAL_OR_KEYWORD", empty),
+    ]
+    assert _params(patch.apply_json_patch) == [
+        ("current", "POSITIONAL_OR_KEYWORD", empty),
+        ("ops", "POSITIONAL_OR_KEYWORD", empty),
+    ]
     assert _params(patch.apply_strategic_merge_patch) == [
-        ("current", "POSITIONAL_OR_KEYWORD", empty), ("patch", "POSITIONAL_OR_KEYWORD", empty),
-        ("merge_keys", "POSITIONAL_OR_KEYWORD", empty)]
+        ("current", "POSITIONAL_OR_KEYWORD", empty),
+        ("patch", "POSITIONAL_OR_KEYWORD", empty),
+        ("merge_keys", "POSITIONAL_OR_KEYWORD", empty),
+    ]
     assert _params(patch.server_side_apply) == [
-        ("current", "POSITIONAL_OR_KEYWORD", empty), ("applied", "POSITIONAL_OR_KEYWORD", empty),
-        ("manager", "KEYWORD_ONLY", empty), ("force", "KEYWORD_ONLY", empty),
-        ("merge_keys", "KEYWORD_ONLY", empty), ("now", "KEYWORD_ONLY", empty),
-        ("subresource", "KEYWORD_ONLY", "")]
+        ("current", "POSITIONAL_OR_KEYWORD", empty),
+        ("applied", "POSITIONAL_OR_KEYWORD", empty),
+        ("manager", "KEYWORD_ONLY", empty),
+        ("force", "KEYWORD_ONLY", empty),
+        ("merge_keys", "KEYWORD_ONLY", empty),
+        ("now", "KEYWORD_ONLY", empty),
+        ("subresource", "KEYWORD_ONLY", ""),
+    ]
     # merge_keys is an optional extra so Update ownership can track list items like apply does.
     assert _params(patch.update_managed_fields) == [
-        ("old", "POSITIONAL_OR_KEYWORD", empty), ("new", "POSITIONAL_OR_KEYWORD", empty),
-        ("manager", "KEYWORD_ONLY", empty), ("operation", "KEYWORD_ONLY", empty),
-        ("now", "KEYWORD_ONLY", empty), ("subresource", "KEYWORD_ONLY", ""),
-        ("merge_keys", "KEYWORD_ONLY", None)]
+        ("old", "POSITIONAL_OR_KEYWORD", empty),
+        ("new", "POSITIONAL_OR_KEYWORD", empty),
+        ("manager", "KEYWORD_ONLY", empty),
+        ("operation", "KEYWORD_ONLY", empty),
+        ("now", "KEYWORD_ONLY", empty),
+        ("subresource", "KEYWORD_ONLY", ""),
+        ("merge_keys", "KEYWORD_ONLY", None),
+    ]

@@ -14,9 +14,17 @@ T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", "2026-01-01T00:02:0
 
 def workload(**status: Any) -> dict[str, Any]:
     obj: dict[str, Any] = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-        "metadata": {"name": "w", "namespace": "ns", "uid": "u1", "resourceVersion": "5",
-                     "creationTimestamp": T0, "generation": 1, "labels": {"app": "x"}},
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": "w",
+            "namespace": "ns",
+            "uid": "u1",
+            "resourceVersion": "5",
+            "creationTimestamp": T0,
+            "generation": 1,
+            "labels": {"app": "x"},
+        },
         "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 2}]},
     }
     if status:
@@ -24,10 +32,12 @@ def workload(**status: Any) -> dict[str, Any]:
     return obj
 
 
-def update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str = T0,
-           subresource: str = "") -> dict[str, Any]:
-    return update_managed_fields(old, new, manager=manager, operation="Update", now=now,
-                                 subresource=subresource, merge_keys=KEYS)
+def update(
+    old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str = T0, subresource: str = ""
+) -> dict[str, Any]:
+    return update_managed_fields(
+        old, new, manager=manager, operation="Update", now=now, subresource=subresource, merge_keys=KEYS
+    )
 
 
 def entries(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -36,15 +46,23 @@ def entries(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_create_owns_every_field_like_kube_does_for_custom_resources() -> None:
     got = update(None, workload(), "kubectl-create")
-    assert got["metadata"]["managedFields"] == [{
-        "manager": "kubectl-create", "operation": "Update", "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "time": T0, "fieldsType": "FieldsV1",
-        "fieldsV1": {
-            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
-            "f:spec": {".": {}, "f:podSets": {".": {}, 'k:{"name":"main"}': {".": {}, "f:count": {}, "f:name": {}}},
-                       "f:queueName": {}},
-        },
-    }]
+    assert got["metadata"]["managedFields"] == [
+        {
+            "manager": "kubectl-create",
+            "operation": "Update",
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "time": T0,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                "f:spec": {
+                    ".": {},
+                    "f:podSets": {".": {}, 'k:{"name":"main"}': {".": {}, "f:count": {}, "f:name": {}}},
+                    "f:queueName": {},
+                },
+            },
+        }
+    ]
 
 
 def test_update_moves_changed_fields_to_the_writer() -> None:
@@ -73,14 +91,19 @@ def test_status_write_by_controller_records_subresource_and_keeps_request_fields
     created = update(None, workload(), "creator")
     with_status = copy.deepcopy(created)
     with_status["status"] = {"conditions": [{"type": "QuotaReserved", "status": "True"}]}
-    with_status["metadata"]["managedFields"] = [{"manager": "forged", "operation": "Update",
-                                                 "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
+    with_status["metadata"]["managedFields"] = [
+        {"manager": "forged", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}
+    ]
     got = update(created, with_status, "kueue-admission", now=T1, subresource="status")
     assert set(entries(got)) == {"creator", "kueue-admission"}
     entry = entries(got)["kueue-admission"]
     assert entry["subresource"] == "status"
-    assert entry["fieldsV1"] == {"f:status": {".": {}, "f:conditions": {".": {}, 'k:{"type":"QuotaReserved"}': {
-        ".": {}, "f:status": {}, "f:type": {}}}}}
+    assert entry["fieldsV1"] == {
+        "f:status": {
+            ".": {},
+            "f:conditions": {".": {}, 'k:{"type":"QuotaReserved"}': {".": {}, "f:status": {}, "f:type": {}}},
+        }
+    }
 
 
 def test_unchanged_write_keeps_managed_fields_byte_for_byte() -> None:
@@ -112,9 +135,16 @@ def test_request_can_reset_managed_fields_with_one_empty_entry() -> None:
 def test_request_can_replace_managed_fields() -> None:
     created = update(None, workload(), "creator")
     sent = copy.deepcopy(created)
-    sent["metadata"]["managedFields"] = [{"manager": "mine", "operation": "Update", "apiVersion": "v1",
-                                          "time": T0, "fieldsType": "FieldsV1",
-                                          "fieldsV1": {"f:spec": {"f:queueName": {}}}}]
+    sent["metadata"]["managedFields"] = [
+        {
+            "manager": "mine",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": T0,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:queueName": {}}},
+        }
+    ]
     got = update(created, sent, "writer", now=T1)
     assert set(entries(got)) == {"mine"}
 
@@ -143,11 +173,17 @@ def test_at_most_ten_update_managers_oldest_fold_into_ancient_changes() -> None:
 
 def test_entries_sorted_apply_first_then_by_time() -> None:
     obj = update(None, workload(), "zz-creator", now=T0)
-    config = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w"},
-              "spec": {"priority": 5}}
+    config = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w"},
+        "spec": {"priority": 5},
+    }
     obj = server_side_apply(obj, config, manager="applier", force=False, merge_keys=KEYS, now=T2)
     assert [(e["operation"], e["manager"]) for e in obj["metadata"]["managedFields"]] == [
-        ("Apply", "applier"), ("Update", "zz-creator")]
+        ("Apply", "applier"),
+        ("Update", "zz-creator"),
+    ]
 
 
 def test_update_inputs_not_mutated() -> None:
@@ -160,6 +196,8 @@ def test_update_inputs_not_mutated() -> None:
 
 
 def test_fields_v1_round_trip() -> None:
-    raw = {"f:metadata": {"f:labels": {".": {}, "f:a": {}}},
-           "f:spec": {"f:list": {'k:{"name":"x"}': {".": {}, "f:v": {}}, 'v:"s"': {}}}}
+    raw = {
+        "f:metadata": {"f:labels": {".": {}, "f:a": {}}},
+        "f:spec": {"f:list": {'k:{"name":"x"}': {".": {}, "f:v": {}}, 'v:"s"': {}}},
+    }
     assert encode(decode(raw)) == raw

@@ -30,9 +30,14 @@ def _config(rnd: random.Random) -> dict[str, Any]:
     if rnd.random() < 0.7:
         spec["queueName"] = rnd.choice(["a", "b"])
     if rnd.random() < 0.7:
-        spec["podSets"] = [{"name": n, **({"count": rnd.randint(1, 3)} if rnd.random() < 0.7 else {}),
-                            **({"x": _value(rnd)} if rnd.random() < 0.5 else {})}
-                           for n in rnd.sample("abcd", rnd.randint(0, 3))]
+        spec["podSets"] = [
+            {
+                "name": n,
+                **({"count": rnd.randint(1, 3)} if rnd.random() < 0.7 else {}),
+                **({"x": _value(rnd)} if rnd.random() < 0.5 else {}),
+            }
+            for n in rnd.sample("abcd", rnd.randint(0, 3))
+        ]
     if rnd.random() < 0.5:
         spec["tags"] = rnd.sample(["t1", "t2", "t3"], rnd.randint(0, 3))
     if rnd.random() < 0.5:
@@ -57,8 +62,7 @@ def _step(rnd: random.Random, obj: dict[str, Any] | None, step: int) -> dict[str
         config = _config(rnd)
         before = (copy.deepcopy(obj), copy.deepcopy(config))
         try:
-            new = server_side_apply(obj, config, manager=manager, force=rnd.random() < 0.5,
-                                    merge_keys=KEYS, now=now)
+            new = server_side_apply(obj, config, manager=manager, force=rnd.random() < 0.5, merge_keys=KEYS, now=now)
         except Conflict:
             return obj
         assert (obj, config) == before
@@ -69,12 +73,22 @@ def _step(rnd: random.Random, obj: dict[str, Any] | None, step: int) -> dict[str
         new = _config(rnd)
         new["metadata"]["managedFields"] = copy.deepcopy(obj["metadata"].get("managedFields"))
         if rnd.random() < 0.3:
-            new["status"] = {"conditions": [{"type": t, "status": rnd.choice("TF")}
-                                            for t in rnd.sample("ABC", rnd.randint(0, 2))]}
-        return update_managed_fields(obj, new, manager=manager, operation="Update", now=now, merge_keys=KEYS,
-                                     subresource=rnd.choice(["", "status"]))
-    patch = {"spec": {"queueName": rnd.choice(["a", "c", None])},
-             "metadata": {"labels": {"l": rnd.choice(["v0", None])}}}
+            new["status"] = {
+                "conditions": [{"type": t, "status": rnd.choice("TF")} for t in rnd.sample("ABC", rnd.randint(0, 2))]
+            }
+        return update_managed_fields(
+            obj,
+            new,
+            manager=manager,
+            operation="Update",
+            now=now,
+            merge_keys=KEYS,
+            subresource=rnd.choice(["", "status"]),
+        )
+    patch = {
+        "spec": {"queueName": rnd.choice(["a", "c", None])},
+        "metadata": {"labels": {"l": rnd.choice(["v0", None])}},
+    }
     new = apply_strategic_merge_patch(obj, patch, KEYS)
     return update_managed_fields(obj, new, manager=manager, operation="Update", now=now, merge_keys=KEYS)
 

@@ -32,8 +32,12 @@ def kind(registry: Registry, group: str, version: str, plural: str) -> KindInfo:
 
 
 def configmap(name: str, namespace: str = "default", **meta: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace, **meta},
-            "data": {"k": "v"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, **meta},
+        "data": {"k": "v"},
+    }
 
 
 def flavor(name: str, **meta: Any) -> dict[str, Any]:
@@ -41,10 +45,15 @@ def flavor(name: str, **meta: Any) -> dict[str, Any]:
 
 
 def cluster_queue(name: str, cohort: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"namespaceSelector": {}, "resourceGroups": [{
-        "coveredResources": ["cpu"],
-        "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}
+    spec: dict[str, Any] = {
+        "namespaceSelector": {},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu"],
+                "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}],
+            }
+        ],
+    }
     if cohort:
         spec["cohortName"] = cohort
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-            "spec": spec}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}

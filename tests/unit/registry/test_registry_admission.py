@@ -22,8 +22,9 @@ def test_mutating_hook_runs_before_validation_and_sees_storage_version(registry:
         obj["metadata"].setdefault("labels", {})["hooked"] = "yes"
         return obj
 
-    registry.add_admission_hook(AdmissionHook("label", resources=frozenset({"clusterqueues.kueue.x-k8s.io"}),
-                                              mutate=add_label))
+    registry.add_admission_hook(
+        AdmissionHook("label", resources=frozenset({"clusterqueues.kueue.x-k8s.io"}), mutate=add_label)
+    )
     v1beta1 = kind(registry, "kueue.x-k8s.io", "v1beta1", "clusterqueues")
     body = cluster_queue("cq")
     body["apiVersion"] = "kueue.x-k8s.io/v1beta1"
@@ -34,8 +35,9 @@ def test_mutating_hook_runs_before_validation_and_sees_storage_version(registry:
 
 def test_hooks_only_apply_to_their_resources(registry: Registry) -> None:
     calls: list[str] = []
-    registry.add_admission_hook(AdmissionHook("jobs-only", resources=frozenset({"jobs.batch"}),
-                                              mutate=lambda r: calls.append(r.name)))
+    registry.add_admission_hook(
+        AdmissionHook("jobs-only", resources=frozenset({"jobs.batch"}), mutate=lambda r: calls.append(r.name))
+    )
     registry.create(kind(registry, "", "v1", "configmaps"), "default", configmap("a"), version="v1")
     assert calls == []
 
@@ -50,31 +52,46 @@ def test_validating_hook_errors_become_one_422(registry: Registry) -> None:
         registry.create(cm, "default", configmap("a"), version="v1")
     assert err.value.code == 422
     assert err.value.details is not None
-    assert err.value.details["causes"] == [{"reason": "FieldValueForbidden", "message": "Forbidden: not today",
-                                            "field": "data.k"}]
+    assert err.value.details["causes"] == [
+        {"reason": "FieldValueForbidden", "message": "Forbidden: not today", "field": "data.k"}
+    ]
     assert registry.list(cm, "default", version="v1")["items"] == []
 
 
 def test_webhook_denials_are_403_with_kube_apiservers_message(registry: Registry) -> None:
     def deny(request: AdmissionRequest) -> list[FieldError]:
-        return [FieldError("data.k", "Forbidden: not today", "FieldValueForbidden", webhook="vcm.example.com"),
-                FieldError("data.j", "Invalid value: 1: too small", webhook="vcm.example.com")]
+        return [
+            FieldError("data.k", "Forbidden: not today", "FieldValueForbidden", webhook="vcm.example.com"),
+            FieldError("data.j", "Invalid value: 1: too small", webhook="vcm.example.com"),
+        ]
 
     registry.add_admission_hook(AdmissionHook("deny", validate=deny))
     cm = kind(registry, "", "v1", "configmaps")
     with pytest.raises(WebhookDenied) as err:
         registry.create(cm, "default", configmap("a"), version="v1")
     assert err.value.to_status() == {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Forbidden", "code": 403,
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "reason": "Forbidden",
+        "code": 403,
         "message": 'admission webhook "vcm.example.com" denied the request: '
-                   "[data.k: Forbidden: not today, data.j: Invalid value: 1: too small]"}
+        "[data.k: Forbidden: not today, data.j: Invalid value: 1: too small]",
+    }
     assert registry.list(cm, "default", version="v1")["items"] == []
 
 
 def test_schema_errors_win_over_webhook_denials(registry: Registry) -> None:
     """kube-apiserver never calls the validating webhooks for an object its schema refused."""
-    registry.add_admission_hook(AdmissionHook("deny", validate=lambda r: [
-        FieldError("spec", "Forbidden: no", "FieldValueForbidden", webhook="vclusterqueue.kb.io")]))
+    registry.add_admission_hook(
+        AdmissionHook(
+            "deny",
+            validate=lambda r: [
+                FieldError("spec", "Forbidden: no", "FieldValueForbidden", webhook="vclusterqueue.kb.io")
+            ],
+        )
+    )
     cq = kind(registry, "kueue.x-k8s.io", "v1beta2", "clusterqueues")
     body = cluster_queue("cq")
     body["spec"]["queueingStrategy"] = "Sometimes"
@@ -99,8 +116,7 @@ def test_status_writes_skip_main_resource_hooks(registry: Registry) -> None:
     registry.add_admission_hook(AdmissionHook("main", mutate=lambda r: calls.append(r.subresource)))
     cq = kind(registry, "kueue.x-k8s.io", "v1beta2", "clusterqueues")
     obj, _ = registry.create(cq, "", cluster_queue("cq"), version="v1beta2")
-    registry.update(cq, "", "cq", {**obj, "status": {"pendingWorkloads": 1}}, version="v1beta2",
-                    subresource="status")
+    registry.update(cq, "", "cq", {**obj, "status": {"pendingWorkloads": 1}}, version="v1beta2", subresource="status")
     assert calls == [""]
 
 
@@ -113,14 +129,15 @@ def test_defaulting_is_applied(registry: Registry) -> None:
 def test_patch_kinds(registry: Registry) -> None:
     cm = kind(registry, "", "v1", "configmaps")
     registry.create(cm, "default", configmap("a"), version="v1")
-    obj, _ = registry.patch(cm, "default", "a", b'{"data":{"x":"1"}}', "application/merge-patch+json",
-                            version="v1")
+    obj, _ = registry.patch(cm, "default", "a", b'{"data":{"x":"1"}}', "application/merge-patch+json", version="v1")
     assert obj["data"] == {"k": "v", "x": "1"}
-    obj, _ = registry.patch(cm, "default", "a", b'[{"op":"remove","path":"/data/k"}]',
-                            "application/json-patch+json", version="v1")
+    obj, _ = registry.patch(
+        cm, "default", "a", b'[{"op":"remove","path":"/data/k"}]', "application/json-patch+json", version="v1"
+    )
     assert obj["data"] == {"x": "1"}
-    obj, _ = registry.patch(cm, "default", "a", b'{"data":{"y":"2"}}', "application/strategic-merge-patch+json",
-                            version="v1")
+    obj, _ = registry.patch(
+        cm, "default", "a", b'{"data":{"y":"2"}}', "application/strategic-merge-patch+json", version="v1"
+    )
     assert obj["data"] == {"x": "1", "y": "2"}
 
 
@@ -155,14 +172,17 @@ def test_delete_reaches_only_hooks_that_ask_for_it(registry: Registry) -> None:
 
 def test_labels_annotations_finalizers_and_owner_references_are_validated(registry: Registry) -> None:
     cm = kind(registry, "", "v1", "configmaps")
-    bad = configmap("a", labels={"bad key!": "x", "ok": "-bad-"}, finalizers=["not a finalizer"],
-                    ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}])
+    bad = configmap(
+        "a",
+        labels={"bad key!": "x", "ok": "-bad-"},
+        finalizers=["not a finalizer"],
+        ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}],
+    )
     with pytest.raises(Invalid) as err:
         registry.create(cm, "default", bad, version="v1")
     assert err.value.details is not None
     fields = [c["field"] for c in err.value.details["causes"]]
-    assert fields == ["metadata.labels", "metadata.labels", "metadata.finalizers[0]",
-                      "metadata.ownerReferences[0].uid"]
+    assert fields == ["metadata.labels", "metadata.labels", "metadata.finalizers[0]", "metadata.ownerReferences[0].uid"]
     good = configmap("b", labels={"example.com/team": "a_b.c", "empty": ""}, finalizers=["example.com/x"])
     created, _ = registry.create(cm, "default", good, version="v1")
     assert created["metadata"]["labels"]["empty"] == ""
@@ -172,6 +192,5 @@ def test_public_surface_is_pinned() -> None:
     import pykueue.apiserver
     import pykueue.registry
 
-    assert sorted(pykueue.registry.__all__) == ["AdmissionHook", "AdmissionRequest", "DEFAULT_NAMESPACES",
-                                                "Registry"]
+    assert sorted(pykueue.registry.__all__) == ["AdmissionHook", "AdmissionRequest", "DEFAULT_NAMESPACES", "Registry"]
     assert sorted(pykueue.apiserver.__all__) == ["KUBERNETES_VERSION", "Server", "create_app", "serve"]

@@ -13,8 +13,12 @@ from .conftest import configmap, kind
 
 
 def _owner_ref(owner: dict[str, Any], *, block: bool = False) -> dict[str, Any]:
-    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
-           "uid": owner["metadata"]["uid"]}
+    ref = {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+    }
     if block:
         ref["blockOwnerDeletion"] = True
     return ref
@@ -51,8 +55,9 @@ def test_finalizers_hold_the_object_until_removed(registry: Registry) -> None:
     one_left = {**deleting, "metadata": {**deleting["metadata"], "finalizers": ["example.com/y"]}}
     registry.update(cm, "default", "a", one_left, version="v1")
     assert _exists(registry, "a")
-    registry.patch(cm, "default", "a", b'{"metadata":{"finalizers":null}}', "application/merge-patch+json",
-                   version="v1")
+    registry.patch(
+        cm, "default", "a", b'{"metadata":{"finalizers":null}}', "application/merge-patch+json", version="v1"
+    )
     assert not _exists(registry, "a")
 
 
@@ -77,8 +82,7 @@ def test_dry_run_delete_keeps_the_object(registry: Registry) -> None:
 def test_background_gc_deletes_dependents_after_owner(registry: Registry) -> None:
     cm = kind(registry, "", "v1", "configmaps")
     owner, _ = registry.create(cm, "default", configmap("owner"), version="v1")
-    child, _ = registry.create(cm, "default", configmap("child", ownerReferences=[_owner_ref(owner)]),
-                               version="v1")
+    child, _ = registry.create(cm, "default", configmap("child", ownerReferences=[_owner_ref(owner)]), version="v1")
     registry.create(cm, "default", configmap("grandchild", ownerReferences=[_owner_ref(child)]), version="v1")
     registry.delete(cm, "default", "owner", version="v1")
     assert not _exists(registry, "owner")
@@ -90,8 +94,7 @@ def test_gc_keeps_dependents_with_another_live_owner(registry: Registry) -> None
     cm = kind(registry, "", "v1", "configmaps")
     a, _ = registry.create(cm, "default", configmap("a"), version="v1")
     b, _ = registry.create(cm, "default", configmap("b"), version="v1")
-    registry.create(cm, "default", configmap("shared", ownerReferences=[_owner_ref(a), _owner_ref(b)]),
-                    version="v1")
+    registry.create(cm, "default", configmap("shared", ownerReferences=[_owner_ref(a), _owner_ref(b)]), version="v1")
     registry.delete(cm, "default", "a", version="v1")
     shared = registry.get(cm, "default", "shared", version="v1")
     assert [r["name"] for r in shared["metadata"]["ownerReferences"]] == ["b"]
@@ -109,15 +112,20 @@ def test_orphan_propagation_removes_owner_references(registry: Registry) -> None
 def test_foreground_waits_for_blocking_dependents(registry: Registry) -> None:
     cm = kind(registry, "", "v1", "configmaps")
     owner, _ = registry.create(cm, "default", configmap("owner"), version="v1")
-    registry.create(cm, "default", configmap("child", ownerReferences=[_owner_ref(owner, block=True)],
-                                             finalizers=["example.com/hold"]), version="v1")
+    registry.create(
+        cm,
+        "default",
+        configmap("child", ownerReferences=[_owner_ref(owner, block=True)], finalizers=["example.com/hold"]),
+        version="v1",
+    )
     result = registry.delete(cm, "default", "owner", version="v1", propagation="Foreground")
     assert result["metadata"]["finalizers"] == ["foregroundDeletion"]
     assert _exists(registry, "owner")
     child = registry.get(cm, "default", "child", version="v1")
     assert child["metadata"]["deletionTimestamp"]
-    registry.patch(cm, "default", "child", b'{"metadata":{"finalizers":null}}', "application/merge-patch+json",
-                   version="v1")
+    registry.patch(
+        cm, "default", "child", b'{"metadata":{"finalizers":null}}', "application/merge-patch+json", version="v1"
+    )
     assert not _exists(registry, "child")
     assert not _exists(registry, "owner")
 
@@ -141,8 +149,7 @@ def test_namespace_deletion_empties_then_removes(registry: Registry) -> None:
     assert not _exists(registry, "plain", "team")
     assert _exists(registry, "held", "team")
     assert registry.get(ns, "", "team", version="v1")["metadata"]["deletionTimestamp"]
-    registry.patch(cm, "team", "held", b'{"metadata":{"finalizers":[]}}', "application/merge-patch+json",
-                   version="v1")
+    registry.patch(cm, "team", "held", b'{"metadata":{"finalizers":[]}}', "application/merge-patch+json", version="v1")
     with pytest.raises(NotFound):
         registry.get(ns, "", "team", version="v1")
 

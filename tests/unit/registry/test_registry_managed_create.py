@@ -12,17 +12,41 @@ from pykueue.registry.fieldmanager import update_managed_fields
 _NOW = "2026-11-30T10:00:00Z"
 
 _OBJECTS: list[dict[str, Any]] = [
-    {"apiVersion": "v1", "kind": "ConfigMap",
-     "metadata": {"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "3", "generation": 1,
-                  "creationTimestamp": _NOW, "labels": {"app": "x", "z": "1"}, "annotations": {"k/v": "w"}},
-     "data": {"value": "v", "empty": ""}},
+    {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "a",
+            "namespace": "ns",
+            "uid": "u",
+            "resourceVersion": "3",
+            "generation": 1,
+            "creationTimestamp": _NOW,
+            "labels": {"app": "x", "z": "1"},
+            "annotations": {"k/v": "w"},
+        },
+        "data": {"value": "v", "empty": ""},
+    },
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bare"}},
-    {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "labels": {}},
-     "spec": {"queueName": "q", "active": None, "empty": {}, "nones": {"a": None},
-              "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}]}},
-    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "generateName": "j-"},
-     "spec": {"template": {"metadata": {"finalizers": ["x"]}, "spec": {"restartPolicy": "Never"}}},
-     "status": {"b": 1, "a": {"y": [1, 2], "x": True}}},
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w", "labels": {}},
+        "spec": {
+            "queueName": "q",
+            "active": None,
+            "empty": {},
+            "nones": {"a": None},
+            "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}],
+        },
+    },
+    {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "generateName": "j-"},
+        "spec": {"template": {"metadata": {"finalizers": ["x"]}, "spec": {"restartPolicy": "Never"}}},
+        "status": {"b": 1, "a": {"y": [1, 2], "x": True}},
+    },
 ]
 
 
@@ -42,12 +66,31 @@ def test_create_fast_path_matches_the_library(obj: dict[str, Any]) -> None:
 
 
 def test_itemized_metadata_lists_and_requested_entries_use_the_library() -> None:
-    obj = {"apiVersion": "v1", "kind": "ConfigMap",
-           "metadata": {"name": "a", "finalizers": ["x/y"], "ownerReferences": [{"uid": "1", "name": "o"}]}}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "a", "finalizers": ["x/y"], "ownerReferences": [{"uid": "1", "name": "o"}]},
+    }
     assert update_managed_fields(None, obj, manager="m", now=_NOW) == patch.update_managed_fields(
-        None, obj, manager="m", operation="Update", now=_NOW)
-    requested = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "managedFields": [
-        {"manager": "other", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
-         "fieldsV1": {"f:data": {}}}]}, "data": {"k": "v"}}
+        None, obj, manager="m", operation="Update", now=_NOW
+    )
+    requested = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "a",
+            "managedFields": [
+                {
+                    "manager": "other",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:data": {}},
+                }
+            ],
+        },
+        "data": {"k": "v"},
+    }
     assert update_managed_fields(None, requested, manager="m", now=_NOW) == patch.update_managed_fields(
-        None, requested, manager="m", operation="Update", now=_NOW)
+        None, requested, manager="m", operation="Update", now=_NOW
+    )

@@ -36,8 +36,7 @@ def test_client_cannot_set_server_owned_metadata(registry: Registry) -> None:
     obj, _ = registry.create(cm, "default", body, version="v1")
     assert obj["metadata"]["uid"] != "mine"
     assert obj["metadata"]["generation"] == 1
-    updated, _ = registry.update(cm, "default", "a", {**obj, "metadata": {**obj["metadata"], "uid": "x"}},
-                                 version="v1")
+    updated, _ = registry.update(cm, "default", "a", {**obj, "metadata": {**obj["metadata"], "uid": "x"}}, version="v1")
     assert updated["metadata"]["uid"] == obj["metadata"]["uid"]
 
 
@@ -118,11 +117,9 @@ def test_generation_bumps_on_spec_change_only(registry: Registry) -> None:
 
 def test_status_subresource_split(registry: Registry) -> None:
     cq = kind(registry, KUEUE, "v1beta2", "clusterqueues")
-    created, _ = registry.create(cq, "", {**cluster_queue("cq"), "status": {"pendingWorkloads": 9}},
-                                 version="v1beta2")
+    created, _ = registry.create(cq, "", {**cluster_queue("cq"), "status": {"pendingWorkloads": 9}}, version="v1beta2")
     assert "status" not in created  # status is server-owned on create
-    with_status = {**created, "status": {"pendingWorkloads": 3},
-                   "spec": {**created["spec"], "cohortName": "ignored"}}
+    with_status = {**created, "status": {"pendingWorkloads": 3}, "spec": {**created["spec"], "cohortName": "ignored"}}
     written, _ = registry.update(cq, "", "cq", with_status, version="v1beta2", subresource="status")
     assert written["status"]["pendingWorkloads"] == 3
     assert "cohortName" not in written["spec"]
@@ -185,8 +182,9 @@ def test_field_validation_strict_warn_ignore(registry: Registry) -> None:
     obj, warnings = registry.create(rf, "", body, version="v1beta2", field_validation="Warn")
     assert warnings == ['unknown field "spec.foo"']
     assert "foo" not in obj["spec"]
-    obj, warnings = registry.create(rf, "", {**body, "metadata": {"name": "b"}}, version="v1beta2",
-                                    field_validation="Ignore")
+    obj, warnings = registry.create(
+        rf, "", {**body, "metadata": {"name": "b"}}, version="v1beta2", field_validation="Ignore"
+    )
     assert warnings == []
     assert "foo" not in obj["spec"]
     with pytest.raises(BadRequest, match="fieldValidation"):
@@ -207,13 +205,23 @@ def test_terminating_namespace_refuses_new_content(registry: Registry) -> None:
 
 def test_uid_exists_before_defaulting_so_derived_defaults_are_stable(registry: Registry) -> None:
     jobs = kind(registry, "batch", "v1", "jobs")
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}},
+    }
     created, _ = registry.create(jobs, "default", job, version="v1")
     uid = created["metadata"]["uid"]
     assert created["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"] == uid
-    labelled, _ = registry.patch(jobs, "default", "j", b'{"metadata":{"labels":{"a":"b"}}}',
-                                 "application/strategic-merge-patch+json", version="v1")
+    labelled, _ = registry.patch(
+        jobs,
+        "default",
+        "j",
+        b'{"metadata":{"labels":{"a":"b"}}}',
+        "application/strategic-merge-patch+json",
+        version="v1",
+    )
     assert labelled["metadata"]["labels"] == {"a": "b"}
     assert labelled["spec"] == created["spec"]
 
@@ -222,8 +230,11 @@ def test_pods_start_pending_with_qos_class_and_nodes_keep_status(registry: Regis
     pods = kind(registry, "", "v1", "pods")
 
     def pod(name: str, resources: dict[str, Any]) -> dict[str, Any]:
-        return {"metadata": {"name": name}, "status": {"phase": "Running"},
-                "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}]}}
+        return {
+            "metadata": {"name": name},
+            "status": {"phase": "Running"},
+            "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}]},
+        }
 
     best, _ = registry.create(pods, "default", pod("best", {}), version="v1")
     assert best["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
@@ -278,24 +289,47 @@ def test_field_validation_finds_unknown_fields_a_patch_adds_deep_inside_stored_c
     # Fields equal to the stored object's are not walked again; what a patch adds or changes inside
     # them (a new list item, a changed item, a new key in a stored map item) still is.
     cqs = kind(registry, KUEUE, "v1beta2", "clusterqueues")
-    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-          "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-              {"name": "a", "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}}
+    cq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [{"name": "a", "resources": [{"name": "cpu", "nominalQuota": "1"}]}],
+                }
+            ]
+        },
+    }
     registry.create(cqs, "", cq, version="v1beta2")
     flavors = "/spec/resourceGroups/0/flavors"
     cases = {
-        "spec.resourceGroups[0].flavors[1].bogus":
-            [{"op": "add", "path": f"{flavors}/-", "value": {"name": "b", "bogus": 1, "resources": [
-                {"name": "cpu", "nominalQuota": "1"}]}}],
-        "spec.resourceGroups[0].flavors[0].resources[0].bogus":
-            [{"op": "add", "path": f"{flavors}/0/resources/0/bogus", "value": 1}],
+        "spec.resourceGroups[0].flavors[1].bogus": [
+            {
+                "op": "add",
+                "path": f"{flavors}/-",
+                "value": {"name": "b", "bogus": 1, "resources": [{"name": "cpu", "nominalQuota": "1"}]},
+            }
+        ],
+        "spec.resourceGroups[0].flavors[0].resources[0].bogus": [
+            {"op": "add", "path": f"{flavors}/0/resources/0/bogus", "value": 1}
+        ],
         "spec.resourceGroups[0].flavors[0].bogus": [{"op": "add", "path": f"{flavors}/0/bogus", "value": 1}],
     }
     for path, ops in cases.items():
         with pytest.raises(BadRequest, match=f'unknown field "{re.escape(path)}"'):
             registry.patch(cqs, "", "cq", json.dumps(ops).encode(), "application/json-patch+json", version="v1beta2")
-        obj, warnings = registry.patch(cqs, "", "cq", json.dumps(ops).encode(), "application/json-patch+json",
-                                       version="v1beta2", field_validation="Warn", dry_run=True)
+        obj, warnings = registry.patch(
+            cqs,
+            "",
+            "cq",
+            json.dumps(ops).encode(),
+            "application/json-patch+json",
+            version="v1beta2",
+            field_validation="Warn",
+            dry_run=True,
+        )
         assert warnings == [f'unknown field "{path}"']
         assert "bogus" not in json.dumps(obj)
 

@@ -26,24 +26,63 @@ T = TypeVar("T")
 def workload(i: int) -> dict[str, Any]:
     """A realistic ~1.3 KB Workload, as the scheduler writes them."""
     return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-        "metadata": {"name": f"job-sample-{i:06d}", "namespace": f"team-{i % 10}",
-                     "uid": f"7f3c9a2e-{i:04d}-4c1d-9a0e-5b6c7d8e9f00",
-                     "creationTimestamp": "2026-11-30T09:00:00Z", "generation": 1,
-                     "labels": {"kueue.x-k8s.io/queue-name": "user-queue", "team": f"t{i % 10}"},
-                     "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": f"job-{i}",
-                                          "uid": "0f7b3c1d-1111-2222-3333-444455556666",
-                                          "controller": True, "blockOwnerDeletion": True}]},
-        "spec": {"queueName": "user-queue", "priority": 0, "active": True,
-                 "podSets": [{"name": "main", "count": 3, "template": {"spec": {
-                     "restartPolicy": "Never",
-                     "containers": [{"name": "c", "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
-                                     "args": ["entrypoint-tester", "hello", "world"],
-                                     "resources": {"requests": {"cpu": "1", "memory": "200Mi"}}}]}}}]},
-        "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending",
-                                   "message": "couldn't assign flavors to pod set main: insufficient "
-                                              "unused quota for cpu in flavor default-flavor, 1 more needed",
-                                   "lastTransitionTime": "2026-11-30T09:00:01Z", "observedGeneration": 1}]},
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": f"job-sample-{i:06d}",
+            "namespace": f"team-{i % 10}",
+            "uid": f"7f3c9a2e-{i:04d}-4c1d-9a0e-5b6c7d8e9f00",
+            "creationTimestamp": "2026-11-30T09:00:00Z",
+            "generation": 1,
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue", "team": f"t{i % 10}"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": f"job-{i}",
+                    "uid": "0f7b3c1d-1111-2222-3333-444455556666",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "queueName": "user-queue",
+            "priority": 0,
+            "active": True,
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 3,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
+                                    "args": ["entrypoint-tester", "hello", "world"],
+                                    "resources": {"requests": {"cpu": "1", "memory": "200Mi"}},
+                                }
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+        "status": {
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "False",
+                    "reason": "Pending",
+                    "message": "couldn't assign flavors to pod set main: insufficient "
+                    "unused quota for cpu in flavor default-flavor, 1 more needed",
+                    "lastTransitionTime": "2026-11-30T09:00:01Z",
+                    "observedGeneration": 1,
+                }
+            ]
+        },
     }
 
 
@@ -81,15 +120,20 @@ def main(n: int = 20_000) -> None:
         delivered[0] += 1
 
     mem.subscribe(subscriber)
-    rate("update, in memory, one subscriber", n,
-         lambda a: each(bodies, lambda b: mem.update(res, b, expected_rv=None)))
+    rate("update, in memory, one subscriber", n, lambda a: each(bodies, lambda b: mem.update(res, b, expected_rv=None)))
     keys = [(b["metadata"]["namespace"], b["metadata"]["name"]) for b in bodies]
     rate("get", n, lambda a: each(keys, lambda k: mem.get(res, *k)))
     rate("list all (objects/s)", n, lambda a: mem.list(res) and None)
-    rate("list one namespace, label selector (objects/s)", n // 10,
-         lambda a: mem.list(res, "team-3", label_selector="team=t3") and None)
-    rate("list label selector matching 1/10 (scanned objects/s)", n,
-         lambda a: mem.list(res, label_selector="team=t3") and None)
+    rate(
+        "list one namespace, label selector (objects/s)",
+        n // 10,
+        lambda a: mem.list(res, "team-3", label_selector="team=t3") and None,
+    )
+    rate(
+        "list label selector matching 1/10 (scanned objects/s)",
+        n,
+        lambda a: mem.list(res, label_selector="team=t3") and None,
+    )
     rate("list, paginated by 500 (objects/s)", n, lambda a: paginate(mem, res, 500))
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,8 +161,11 @@ def main(n: int = 20_000) -> None:
         rate("update (random order), SQLite, group commit of 100", n, group_update)
         single = [Store(str(Path(tmp) / f"single{a}.db")) for a in range(3)]
         m = n // 4
-        rate("create, SQLite, commit per write (auto_flush)", m,
-             lambda a: each(bodies[:m], lambda b: single[a].create(res, b)))
+        rate(
+            "create, SQLite, commit per write (auto_flush)",
+            m,
+            lambda a: each(bodies[:m], lambda b: single[a].create(res, b)),
+        )
         for store in grouped + single:
             store.close()
         start = time.perf_counter()
@@ -130,8 +177,11 @@ def main(n: int = 20_000) -> None:
     as_dict = orjson.loads(stored)
     k = 20_000
     rate("copy for a reader: orjson.loads(bytes)", k, lambda a: each(range(k), lambda _: orjson.loads(stored)))
-    rate("copy for a reader: copy.deepcopy(dict)", k // 5,
-         lambda a: each(range(k // 5), lambda _: copy.deepcopy(as_dict)))
+    rate(
+        "copy for a reader: copy.deepcopy(dict)",
+        k // 5,
+        lambda a: each(range(k // 5), lambda _: copy.deepcopy(as_dict)),
+    )
 
 
 def paginate(store: Store, resource: str, limit: int) -> None:

@@ -13,8 +13,12 @@ def pod(name: str, namespace: str = "default", **labels: str) -> dict[str, Any]:
 
 
 def cq(name: str) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-            "spec": {"cohortName": ""}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {"cohortName": ""},
+    }
 
 
 def rv(obj: dict[str, Any]) -> int:

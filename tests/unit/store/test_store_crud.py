@@ -47,8 +47,7 @@ def test_create_of_existing_key_is_already_exists(store: Store) -> None:
         store.create(CQ, cq("q"))
     assert err.value.message == 'clusterqueues.kueue.x-k8s.io "q" already exists'
     assert err.value.to_status()["code"] == 409
-    assert err.value.to_status()["details"] == {"name": "q", "kind": "clusterqueues",
-                                                "group": "kueue.x-k8s.io"}
+    assert err.value.to_status()["details"] == {"name": "q", "kind": "clusterqueues", "group": "kueue.x-k8s.io"}
     assert store.resource_version == 1
 
 
@@ -86,7 +85,8 @@ def test_update_with_stale_rv_is_conflict_and_changes_nothing(store: Store) -> N
         store.update("pods", pod("a", tier="y"), expected_rv=first["metadata"]["resourceVersion"])
     assert err.value.message == (
         'Operation cannot be fulfilled on pods "a": the object has been modified; '
-        "please apply your changes to the latest version and try again")
+        "please apply your changes to the latest version and try again"
+    )
     assert err.value.to_status()["code"] == 409
     assert store.get("pods", "default", "a")["metadata"]["labels"] == {"tier": "x"}
     assert store.resource_version == 2
@@ -101,8 +101,9 @@ def test_update_without_expected_rv_is_unconditional(store: Store, expected: str
 
 def test_update_with_current_rv_succeeds(store: Store) -> None:
     created = store.create("pods", pod("a"))
-    updated = store.update("pods", {**created, "spec": {"nodeName": "n1"}},
-                           expected_rv=created["metadata"]["resourceVersion"])
+    updated = store.update(
+        "pods", {**created, "spec": {"nodeName": "n1"}}, expected_rv=created["metadata"]["resourceVersion"]
+    )
     assert updated["spec"] == {"nodeName": "n1"}
     assert rv(updated) == 2
 
@@ -110,8 +111,7 @@ def test_update_with_current_rv_succeeds(store: Store) -> None:
 def test_delete_returns_object_with_new_rv_and_removes_it(store: Store) -> None:
     store.create("pods", pod("a", x="1"))
     deleted = store.delete("pods", "default", "a")
-    assert deleted["metadata"] == {"name": "a", "namespace": "default", "labels": {"x": "1"},
-                                   "resourceVersion": "2"}
+    assert deleted["metadata"] == {"name": "a", "namespace": "default", "labels": {"x": "1"}, "resourceVersion": "2"}
     with pytest.raises(NotFound):
         store.get("pods", "default", "a")
     assert store.list("pods").items == []
@@ -156,8 +156,7 @@ def test_input_metadata_is_not_mutated(store: Store) -> None:
         ({"metadata": {"name": "a"}, "spec": {1: "non-string key"}}, "object is not valid JSON"),
     ],
 )
-def test_bad_object_is_bad_request_and_leaves_no_trace(store: Store, body: dict[str, Any],
-                                                        message: str) -> None:
+def test_bad_object_is_bad_request_and_leaves_no_trace(store: Store, body: dict[str, Any], message: str) -> None:
     with pytest.raises(BadRequest, match=message):
         store.create("pods", body)
     assert store.resource_version == 0

@@ -22,7 +22,13 @@ def test_list_is_ordered_by_namespace_then_name(store: Store) -> None:
     _fill(store)
     items = store.list("pods").items
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in items] == [
-        ("", "cluster"), ("a", "x"), ("a", "y"), ("b", "a"), ("b", "z"), ("c", "m")]
+        ("", "cluster"),
+        ("a", "x"),
+        ("a", "y"),
+        ("b", "a"),
+        ("b", "z"),
+        ("c", "m"),
+    ]
 
 
 def test_list_namespace_filter(store: Store) -> None:
@@ -142,8 +148,9 @@ def test_continue_token_from_compacted_snapshot_is_gone() -> None:
     store.update("pods", pod("p0"), expected_rv=None)
     with pytest.raises(Gone) as err:
         store.list("pods", limit=1, continue_token=first.continue_token)
-    assert err.value.message.startswith("The provided continue parameter is too old to display a "
-                                        "consistent list result.")
+    assert err.value.message.startswith(
+        "The provided continue parameter is too old to display a consistent list result."
+    )
     assert err.value.to_status()["code"] == 410
     assert err.value.to_status()["reason"] == "Expired"
 
@@ -175,8 +182,7 @@ def test_continue_token_with_rv_minus_one_lists_current_state(store: Store) -> N
     for name in ["a", "b", "c"]:
         store.create("pods", pod(name))
     store.delete("pods", "default", "b")
-    page = store.list("pods", continue_token=_token({"v": "meta.k8s.io/v1", "rv": -1,
-                                                       "start": "default/a\x00"}))
+    page = store.list("pods", continue_token=_token({"v": "meta.k8s.io/v1", "rv": -1, "start": "default/a\x00"}))
     assert names(page.items) == ["c"]
     assert page.resource_version == store.resource_version
 
@@ -186,7 +192,10 @@ def _raw_equals_decoded(store: Store, **kw: object) -> None:
     raw = store.list_raw("pods", **kw)  # type: ignore[arg-type]
     assert [orjson.loads(b) for b in raw.items] == decoded.items
     assert (raw.resource_version, raw.continue_token, raw.remaining_item_count) == (
-        decoded.resource_version, decoded.continue_token, decoded.remaining_item_count)
+        decoded.resource_version,
+        decoded.continue_token,
+        decoded.remaining_item_count,
+    )
 
 
 def test_list_raw_is_list_without_decoding(store: Store) -> None:

@@ -102,8 +102,10 @@ def _check(store: Store, model: Model, since: int, durable: bool) -> None:
         assert len(selected) == sum(1 for _, v in model.objects.values() if v == value)
     events = store.events_since("pods", since)
     want = [e for e in model.events if e[2] > since and (durable or e[2] <= model.durable_rv)]
-    assert [(e.type, (e.object["metadata"].get("namespace", ""), e.object["metadata"]["name"]),
-             e.resource_version) for e in events] == want
+    assert [
+        (e.type, (e.object["metadata"].get("namespace", ""), e.object["metadata"]["name"]), e.resource_version)
+        for e in events
+    ] == want
 
 
 @settings(max_examples=60, deadline=None)
@@ -146,11 +148,15 @@ writes = st.one_of(
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sets(keys, min_size=3), st.lists(st.lists(writes, max_size=3), max_size=8),
-       st.integers(min_value=1, max_value=3), st.sampled_from([None, "v=1", "!v"]))
-def test_paginated_list_equals_snapshot(initial: set[tuple[str, str]],
-                                        between: list[list[tuple[Any, ...]]], limit: int,
-                                        selector: str | None) -> None:
+@given(
+    st.sets(keys, min_size=3),
+    st.lists(st.lists(writes, max_size=3), max_size=8),
+    st.integers(min_value=1, max_value=3),
+    st.sampled_from([None, "v=1", "!v"]),
+)
+def test_paginated_list_equals_snapshot(
+    initial: set[tuple[str, str]], between: list[list[tuple[Any, ...]]], limit: int, selector: str | None
+) -> None:
     """Pages fetched while writes continue concatenate to exactly the list at the first page's rv."""
     store = Store()
     model = Model()
@@ -172,10 +178,15 @@ def test_paginated_list_equals_snapshot(initial: set[tuple[str, str]],
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(writes, min_size=1, max_size=40), st.integers(min_value=1, max_value=8),
-       st.integers(min_value=0, max_value=45), st.sampled_from([None, "", "a", "b"]))
-def test_events_since_is_exact_or_gone_at_any_window(operations: list[tuple[Any, ...]], window: int,
-                                                     since: int, namespace: str | None) -> None:
+@given(
+    st.lists(writes, min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=8),
+    st.integers(min_value=0, max_value=45),
+    st.sampled_from([None, "", "a", "b"]),
+)
+def test_events_since_is_exact_or_gone_at_any_window(
+    operations: list[tuple[Any, ...]], window: int, since: int, namespace: str | None
+) -> None:
     """Whatever the window, a replay is either every event after ``since`` or 410 Gone, and Gone
     only when an event after ``since`` has really been compacted away."""
     store = Store(compaction_window=window)
@@ -190,5 +201,7 @@ def test_events_since_is_exact_or_gone_at_any_window(operations: list[tuple[Any,
         assert since < oldest_kept
         return
     assert since >= oldest_kept
-    assert [(e.type, (e.object["metadata"].get("namespace", ""), e.object["metadata"]["name"]),
-             e.resource_version) for e in got] == want
+    assert [
+        (e.type, (e.object["metadata"].get("namespace", ""), e.object["metadata"]["name"]), e.resource_version)
+        for e in got
+    ] == want

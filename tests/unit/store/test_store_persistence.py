@@ -66,7 +66,11 @@ def test_unflushed_writes_are_lost_on_reopen_but_flushed_ones_stay(tmp_path: Pat
     with Store(path) as other:  # a second process's view: only the committed batch
         assert names(other.list("pods").items) == ["a"]
         assert other.get("pods", "default", "a")["metadata"] == {
-            "name": "a", "namespace": "default", "labels": {"v": "2"}, "resourceVersion": "2"}
+            "name": "a",
+            "namespace": "default",
+            "labels": {"v": "2"},
+            "resourceVersion": "2",
+        }
         assert other.resource_version == 2
     store.close()  # close flushes
     with Store(path) as store2:
@@ -100,9 +104,11 @@ def test_failed_commit_with_auto_flush_changes_nothing(tmp_path: Path) -> None:
     locker = sqlite3.connect(path, isolation_level=None, timeout=0)
     locker.execute("BEGIN IMMEDIATE")  # another writer holds the lock: our commit fails
     try:
-        for write in (lambda: store.create("pods", pod("b")),
-                      lambda: store.update("pods", pod("a", v="2"), expected_rv="1"),
-                      lambda: store.delete("pods", "default", "a")):
+        for write in (
+            lambda: store.create("pods", pod("b")),
+            lambda: store.update("pods", pod("a", v="2"), expected_rv="1"),
+            lambda: store.delete("pods", "default", "a"),
+        ):
             with pytest.raises(sqlite3.OperationalError):
                 write()
             assert store.resource_version == 1
@@ -196,8 +202,9 @@ _WRITER = textwrap.dedent("""
 def _run_writer(tmp_path: Path, mode: str) -> subprocess.Popen[str]:
     script = tmp_path / "writer.py"
     script.write_text(_WRITER)
-    return subprocess.Popen([sys.executable, str(script), str(tmp_path / "s.db"), mode],
-                            stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "s.db"), mode], stdout=subprocess.PIPE, text=True
+    )
 
 
 def _integrity_ok(path: Path) -> bool:
@@ -243,8 +250,7 @@ def _checkpoint_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("store-checkpoint:")]
 
 
-def test_background_checkpoints_fold_the_wal_and_stop_on_close(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_background_checkpoints_fold_the_wal_and_stop_on_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", 20_000)
     path = tmp_path / "s.db"
     store = Store(str(path), auto_flush=False)
@@ -266,8 +272,9 @@ def test_background_checkpoints_fold_the_wal_and_stop_on_close(tmp_path: Path,
         assert len(reopened.list("pods").items) == 200
 
 
-def test_unclosed_store_ends_its_checkpoint_thread_when_dropped(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unclosed_store_ends_its_checkpoint_thread_when_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", 1)
     store = Store(str(tmp_path / "s.db"))
     store.create("pods", pod("a"))

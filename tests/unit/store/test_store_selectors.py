@@ -83,7 +83,7 @@ def test_label_selector_on_object_without_labels() -> None:
         ("-a=b", 'key: Invalid value: "-a": name part must consist of alphanumeric characters'),
         ("/a=b", "prefix part must be non-empty"),
         ("a/=b", "name part must be non-empty"),
-        ("a=" + "x" * 64, "values[0][a]: Invalid value: \"" + "x" * 64 + "\": must be no more than 63"),
+        ("a=" + "x" * 64, 'values[0][a]: Invalid value: "' + "x" * 64 + '": must be no more than 63'),
         ("a=-x", "a valid label must be an empty string or consist of alphanumeric characters"),
         ("a=b)", "found ')', expected: ',' or 'end of string'"),
         ("a=>", "unable to parse requirement: found '>', expected: identifier"),
@@ -169,8 +169,14 @@ def test_field_selector_allowed_fields() -> None:
 
 @pytest.mark.parametrize(
     ("path", "want"),
-    [("metadata.name", "p1"), ("spec.hostNetwork", "true"), ("spec.priority", "3"),
-     ("spec.nested", ""), ("nope.deeper", ""), ("metadata.name.more", "")],
+    [
+        ("metadata.name", "p1"),
+        ("spec.hostNetwork", "true"),
+        ("spec.priority", "3"),
+        ("spec.nested", ""),
+        ("nope.deeper", ""),
+        ("metadata.name.more", ""),
+    ],
 )
 def test_field_value(path: str, want: str) -> None:
     obj: dict[str, Any] = POD

@@ -10,8 +10,18 @@ from pykueue.store import Store
 
 def test_public_exports_are_pinned() -> None:
     assert sorted(pykueue.store.__all__) == [
-        "DURABILITY", "EventType", "FieldSelector", "LabelSelector", "ListResult", "RawListResult", "Store",
-        "StoreFileError", "WatchEvent", "field_value", "parse_field_selector", "parse_label_selector",
+        "DURABILITY",
+        "EventType",
+        "FieldSelector",
+        "LabelSelector",
+        "ListResult",
+        "RawListResult",
+        "Store",
+        "StoreFileError",
+        "WatchEvent",
+        "field_value",
+        "parse_field_selector",
+        "parse_label_selector",
     ]
     for name in pykueue.store.__all__:
         assert getattr(pykueue.store, name) is not None
@@ -24,7 +34,15 @@ def test_store_signature_matches_the_contract() -> None:
     assert params["auto_flush"].default is True
     assert params["durability"].default == "fsync"
     listing = inspect.signature(Store.list).parameters
-    assert list(listing) == ["self", "resource", "namespace", "label_selector", "field_selector", "limit",
-                             "continue_token", "selectable_fields"]
+    assert list(listing) == [
+        "self",
+        "resource",
+        "namespace",
+        "label_selector",
+        "field_selector",
+        "limit",
+        "continue_token",
+        "selectable_fields",
+    ]
     assert list(inspect.signature(Store.list_raw).parameters) == list(listing)
     assert inspect.signature(Store.update).parameters["expected_rv"].kind is inspect.Parameter.KEYWORD_ONLY

@@ -20,13 +20,17 @@ def _summary(events: list[WatchEvent]) -> list[tuple[str, str, int]]:
 
 
 def test_events_since_filters_resource_namespace_and_rv(store: Store) -> None:
-    store.create("pods", pod("a", "ns1"))                         # 1
-    store.create(CQ, cq("q"))                                     # 2
-    store.create("pods", pod("b", "ns2"))                         # 3
+    store.create("pods", pod("a", "ns1"))  # 1
+    store.create(CQ, cq("q"))  # 2
+    store.create("pods", pod("b", "ns2"))  # 3
     store.update("pods", pod("a", "ns1", x="1"), expected_rv=None)  # 4
-    store.delete("pods", "ns2", "b")                              # 5
+    store.delete("pods", "ns2", "b")  # 5
     assert _summary(store.events_since("pods", 0)) == [
-        ("ADDED", "a", 1), ("ADDED", "b", 3), ("MODIFIED", "a", 4), ("DELETED", "b", 5)]
+        ("ADDED", "a", 1),
+        ("ADDED", "b", 3),
+        ("MODIFIED", "a", 4),
+        ("DELETED", "b", 5),
+    ]
     assert _summary(store.events_since("pods", 3)) == [("MODIFIED", "a", 4), ("DELETED", "b", 5)]
     assert _summary(store.events_since("pods", 0, "ns2")) == [("ADDED", "b", 3), ("DELETED", "b", 5)]
     assert _summary(store.events_since(CQ, 0, "")) == [("ADDED", "q", 2)]
@@ -84,7 +88,11 @@ def test_subscribers_get_every_event_in_rv_order(store: Store) -> None:
     store.update("pods", pod("a"), expected_rv="1")
     store.delete(CQ, "", "q")
     assert [(e.type, e.resource, e.resource_version) for e in seen] == [
-        ("ADDED", "pods", 1), ("ADDED", CQ, 2), ("MODIFIED", "pods", 3), ("DELETED", CQ, 4)]
+        ("ADDED", "pods", 1),
+        ("ADDED", CQ, 2),
+        ("MODIFIED", "pods", 3),
+        ("DELETED", CQ, 4),
+    ]
     assert seen[2].object == store.get("pods", "default", "a")
 
 
@@ -133,8 +141,7 @@ def test_events_are_dispatched_only_after_commit(tmp_path: Path) -> None:
     store.close()
 
 
-def test_failing_subscriber_does_not_break_store_or_others(store: Store,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_failing_subscriber_does_not_break_store_or_others(store: Store, caplog: pytest.LogCaptureFixture) -> None:
     seen: list[int] = []
 
     def boom(event: WatchEvent) -> None:
@@ -189,7 +196,10 @@ def test_events_carry_key_and_labels_so_a_label_selector_needs_no_decode() -> No
     store.delete("configmaps", "ns", "a")
     store.create("configmaps", {"metadata": {"name": "bare", "namespace": "ns"}})
     assert [(e.type, e.key, e.labels) for e in seen] == [
-        ("ADDED", ("ns", "a"), {"app": "x", "b": "1"}), ("MODIFIED", ("ns", "a"), {"app": "y"}),
-        ("DELETED", ("ns", "a"), {"app": "y"}), ("ADDED", ("ns", "bare"), {})]
+        ("ADDED", ("ns", "a"), {"app": "x", "b": "1"}),
+        ("MODIFIED", ("ns", "a"), {"app": "y"}),
+        ("DELETED", ("ns", "a"), {"app": "y"}),
+        ("ADDED", ("ns", "bare"), {}),
+    ]
     assert all(e._object is None for e in seen)  # read without decoding the objects
     assert seen[0].object["metadata"]["labels"] == {"app": "x", "b": "1"}

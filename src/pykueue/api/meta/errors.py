@@ -175,20 +175,32 @@ class Invalid(ApiError):
     def __init__(self, kind: str, name: str, errors: list[FieldError], group: str = "") -> None:
         summary = ", ".join(f"{e.field}: {e.message}" for e in errors)
         qualified = f"{kind}.{group}" if group else kind
-        message = f'{qualified} "{name}" is invalid: {summary}' if len(errors) == 1 else (
-            f'{qualified} "{name}" is invalid: [{summary}]')
+        message = (
+            f'{qualified} "{name}" is invalid: {summary}'
+            if len(errors) == 1
+            else (f'{qualified} "{name}" is invalid: [{summary}]')
+        )
         details = _details(kind, name, group)
-        details["causes"] = [
-            {"reason": e.type, "message": e.message, "field": e.field} for e in errors
-        ]
+        details["causes"] = [{"reason": e.type, "message": e.message, "field": e.field} for e in errors]
         super().__init__(message, details=details)
         self.errors = errors
 
 
 _BY_CODE_REASON: dict[tuple[int, str], type[ApiError]] = {
     (cls.code, cls.reason): cls
-    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable,
-                AlreadyExists, Conflict, Gone, RequestEntityTooLarge, UnsupportedMediaType)
+    for cls in (
+        BadRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        MethodNotAllowed,
+        NotAcceptable,
+        AlreadyExists,
+        Conflict,
+        Gone,
+        RequestEntityTooLarge,
+        UnsupportedMediaType,
+    )
 }
 
 
@@ -200,8 +212,9 @@ def from_status(status: dict[str, Any], http_code: int) -> ApiError:
     details = status.get("details")
     if code == 422:
         causes = (details or {}).get("causes") or []
-        errors = [FieldError(c.get("field", ""), c.get("message", ""), c.get("reason", "FieldValueInvalid"))
-                  for c in causes]
+        errors = [
+            FieldError(c.get("field", ""), c.get("message", ""), c.get("reason", "FieldValueInvalid")) for c in causes
+        ]
         err = Invalid((details or {}).get("kind", ""), (details or {}).get("name", ""), errors)
         err.message = message
         err.args = (message,)

@@ -46,7 +46,6 @@ class FieldError:
     rather than the kind's schema: kube-apiserver then reports the denial as a 403, not a 422."""
 
 
-
 def join(path: str, child: str | int) -> str:
     """``join("spec", "x") == "spec.x"``; ``join("spec.a", 0) == "spec.a[0]"``."""
     if isinstance(child, int):
@@ -86,8 +85,9 @@ def type_invalid(path: str, value: Any, detail: str) -> FieldError:
 
 def not_supported(path: str, value: Any, valid: Iterable[str]) -> FieldError:
     options = ", ".join(json.dumps(v) for v in valid)
-    return FieldError(path, f"Unsupported value: {render_value(value)}: supported values: {options}",
-                      "FieldValueNotSupported")
+    return FieldError(
+        path, f"Unsupported value: {render_value(value)}: supported values: {options}", "FieldValueNotSupported"
+    )
 
 
 def duplicate(path: str, value: Any) -> FieldError:

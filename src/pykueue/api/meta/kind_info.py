@@ -52,8 +52,12 @@ def _identity(obj: JSONDict) -> JSONDict:
 
 
 def _same(obj: JSONDict, to_version: str) -> JSONDict:
-    return {**obj, "apiVersion": obj["apiVersion"].rsplit("/", 1)[0] + "/" + to_version
-            if "/" in obj.get("apiVersion", "") else to_version}
+    return {
+        **obj,
+        "apiVersion": obj["apiVersion"].rsplit("/", 1)[0] + "/" + to_version
+        if "/" in obj.get("apiVersion", "")
+        else to_version,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +116,7 @@ class KindInfo:
 
 def version_setter(group: str) -> Callable[[JSONDict, str], JSONDict]:
     """``convert`` for a kind whose versions differ only in name: a copy with ``apiVersion`` set."""
+
     def convert(obj: JSONDict, to_version: str) -> JSONDict:
         out: JSONDict = json_copy(obj)
         out["apiVersion"] = f"{group}/{to_version}" if group else to_version

@@ -38,9 +38,11 @@ def dns1123_label_errors(value: str) -> list[str]:
     if len(value) > 63:
         out.append("must be no more than 63 characters")
     if not _LABEL_RE.match(value):
-        out.append("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                   "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-                   f"regex used for validation is '{_LABEL}')")
+        out.append(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+            f"regex used for validation is '{_LABEL}')"
+        )
     return out
 
 
@@ -49,9 +51,11 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
     if len(value) > 253:
         out.append("must be no more than 253 characters")
     if not _SUBDOMAIN_RE.match(value):
-        out.append("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-                   "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-                   f"regex used for validation is '{_SUBDOMAIN}')")
+        out.append(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+            "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+            f"regex used for validation is '{_SUBDOMAIN}')"
+        )
     return out
 
 
@@ -65,10 +69,12 @@ def qualified_name_errors(value: str) -> list[str]:
         if not prefix:
             return ["prefix part must be non-empty"]
     else:
-        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start "
-                "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-                f"used for validation is '{_QNAME}') with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
+        return [
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start "
+            "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+            f"used for validation is '{_QNAME}') with an optional DNS subdomain prefix and '/' "
+            "(e.g. 'example.com/MyName')"
+        ]
     out: list[str] = []
     if prefix:
         out.extend(f"prefix part {msg}" for msg in dns1123_subdomain_errors(prefix))
@@ -78,9 +84,11 @@ def qualified_name_errors(value: str) -> list[str]:
         if len(name) > 63:
             out.append("name part must be no more than 63 characters")
         if not _QNAME_RE.match(name):
-            out.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-                       "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-                       f"used for validation is '{_QNAME}')")
+            out.append(
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
+                f"used for validation is '{_QNAME}')"
+            )
     return out
 
 
@@ -89,10 +97,12 @@ def label_value_errors(value: str) -> list[str]:
     if len(value) > 63:
         out.append("must be no more than 63 characters")
     if not _VALUE_RE.match(value):
-        out.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                   "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-                   "'my_value',  or '12345', regex used for validation is "
-                   "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+        out.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+            "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+            "'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        )
     return out
 
 
@@ -123,8 +133,11 @@ def validate_metadata(meta: Any, *, name_format: str = "subdomain", path: str = 
     if isinstance(name, str) and name:
         check = dns1123_label_errors if name_format == "label" else dns1123_subdomain_errors
         # A generated name's problems are the prefix's: report them where the user wrote it.
-        field = f"{path}.generateName" if isinstance(generate, str) and generate and \
-            name.startswith(generate) else f"{path}.name"
+        field = (
+            f"{path}.generateName"
+            if isinstance(generate, str) and generate and name.startswith(generate)
+            else f"{path}.name"
+        )
         errors.extend(fe.invalid(field, name, msg) for msg in check(name))
     elif not generate:
         errors.append(fe.required(f"{path}.name", "name or generateName is required"))
@@ -133,13 +146,18 @@ def validate_metadata(meta: Any, *, name_format: str = "subdomain", path: str = 
     if isinstance(annotations, dict):
         total = 0
         for key, value in annotations.items():
-            errors.extend(fe.invalid(f"{path}.annotations", key, msg)
-                          for msg in qualified_name_errors(str(key).lower()))
+            errors.extend(
+                fe.invalid(f"{path}.annotations", key, msg) for msg in qualified_name_errors(str(key).lower())
+            )
             total += len(str(key)) + len(str(value))
         if total > _MAX_ANNOTATIONS:
-            errors.append(FieldError(f"{path}.annotations",
-                                     f"Too long: may not be more than {_MAX_ANNOTATIONS} bytes",
-                                     "FieldValueTooLong"))
+            errors.append(
+                FieldError(
+                    f"{path}.annotations",
+                    f"Too long: may not be more than {_MAX_ANNOTATIONS} bytes",
+                    "FieldValueTooLong",
+                )
+            )
     return errors
 
 
@@ -163,12 +181,16 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
         values: list[Any] = raw_values if isinstance(raw_values, list) else []
         if operator in ("In", "NotIn"):
             if not values:
-                errors.append(fe.required(f"{expr_path}.values",
-                                          "must be specified when `operator` is 'In' or 'NotIn'"))
+                errors.append(
+                    fe.required(f"{expr_path}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+                )
         elif operator in ("Exists", "DoesNotExist"):
             if values:
-                errors.append(fe.forbidden(f"{expr_path}.values",
-                                           "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+                errors.append(
+                    fe.forbidden(
+                        f"{expr_path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                    )
+                )
         else:
             errors.append(fe.invalid(f"{expr_path}.operator", operator, "not a valid selector operator"))
         key = expr.get("key")
@@ -178,6 +200,5 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
             errors.extend(fe.invalid(f"{expr_path}.key", key, msg) for msg in qualified_name_errors(key))
         for vi, value in enumerate(values):
             if isinstance(value, str):
-                errors.extend(fe.invalid(f"{expr_path}.values[{vi}]", value, msg)
-                              for msg in label_value_errors(value))
+                errors.extend(fe.invalid(f"{expr_path}.values[{vi}]", value, msg) for msg in label_value_errors(value))
     return errors

@@ -35,8 +35,7 @@ def _has_defaults(schema: JSONDict) -> bool:
     found = False
     properties = schema.get("properties")
     if isinstance(properties, dict):
-        found = any(isinstance(sub, dict) and ("default" in sub or _has_defaults(sub))
-                    for sub in properties.values())
+        found = any(isinstance(sub, dict) and ("default" in sub or _has_defaults(sub)) for sub in properties.values())
     for key in ("additionalProperties", "items"):
         sub = schema.get(key)
         if not found and isinstance(sub, dict):
@@ -79,9 +78,11 @@ def _version(obj: JSONDict, fallback: str) -> str:
     return api_version.rsplit("/", 1)[-1] if api_version else fallback
 
 
-def schema_defaulter(schemas: Mapping[str, JSONDict] | None, storage_version: str,
-                     hand_written: Callable[[JSONDict], None] | None = None,
-                     ) -> Callable[[JSONDict], JSONDict]:
+def schema_defaulter(
+    schemas: Mapping[str, JSONDict] | None,
+    storage_version: str,
+    hand_written: Callable[[JSONDict], None] | None = None,
+) -> Callable[[JSONDict], JSONDict]:
     """A kind's ``default`` hook: its schema's defaults (``schemas`` is ``None`` for a built-in kind,
     whose schema kube-apiserver does not default from), then its ``hand_written`` defaults.
 

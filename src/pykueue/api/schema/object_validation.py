@@ -33,9 +33,16 @@ def _version(obj: JSONDict, info: KindInfo) -> str:
     return version if version in info.versions else info.storage_version
 
 
-def validate_object(info: KindInfo, obj: JSONDict, old: JSONDict | None, *, rule: KindRule | None = None,
-                    webhook: str = "", rule_version: str = "", name_format: str = "subdomain",
-                    ) -> list[FieldError]:
+def validate_object(
+    info: KindInfo,
+    obj: JSONDict,
+    old: JSONDict | None,
+    *,
+    rule: KindRule | None = None,
+    webhook: str = "",
+    rule_version: str = "",
+    name_format: str = "subdomain",
+) -> list[FieldError]:
     """Metadata + schema (+CEL) + the kind's ``rule`` for ``obj`` in its own apiVersion.
 
     ``rule_version``: the version the rule reads (Kueue's hub); an object in another version is
@@ -76,8 +83,11 @@ def _without_metadata(schema: JSONDict) -> JSONDict:
     hit = _TOPS.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    top = {**schema, "required": [r for r in schema.get("required") or () if r != "metadata"],
-           "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"}}
+    top = {
+        **schema,
+        "required": [r for r in schema.get("required") or () if r != "metadata"],
+        "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k != "metadata"},
+    }
     if len(_TOPS) >= 1024:  # tests build throwaway schemas; the catalogue's live on
         _TOPS.clear()
     _TOPS[id(schema)] = (schema, top)
@@ -99,17 +109,26 @@ def _same_checked_metadata(meta: object, old: JSONDict | None) -> bool:
     return all(meta.get(k) == old_meta.get(k) for k in _CHECKED_METADATA)
 
 
-def with_checks(info: KindInfo, *, rule: KindRule | None = None, webhook: str = "", rule_version: str = "",
-                name_format: str = "subdomain", schema_defaults: bool = False,
-                hand_written: Callable[[JSONDict], None] | None = None) -> KindInfo:
+def with_checks(
+    info: KindInfo,
+    *,
+    rule: KindRule | None = None,
+    webhook: str = "",
+    rule_version: str = "",
+    name_format: str = "subdomain",
+    schema_defaults: bool = False,
+    hand_written: Callable[[JSONDict], None] | None = None,
+) -> KindInfo:
     """``info`` with its ``default`` and ``validate`` hooks set (its ``convert`` must be set already).
 
     ``schema_defaults``: fill the schema's defaults (kinds served as CRDs); ``hand_written``: the
     kind's own defaults, run after them on a private copy. The rest is :func:`validate_object`'s.
     """
+
     def validate(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-        return validate_object(checked, obj, old, rule=rule, webhook=webhook, rule_version=rule_version,
-                               name_format=name_format)
+        return validate_object(
+            checked, obj, old, rule=rule, webhook=webhook, rule_version=rule_version, name_format=name_format
+        )
 
     default = schema_defaulter(info.schema if schema_defaults else None, info.storage_version, hand_written)
     checked = replace(info, default=default, validate=validate)
@@ -130,6 +149,5 @@ def unknown_fields(info: KindInfo, version: str, obj: JSONDict, metadata_schema:
     body = {k: v for k, v in obj.items() if k != "metadata"}
     found.extend(structural.unknown_field_paths(schema, body))
     if isinstance(obj.get("metadata"), dict):
-        found.extend(structural.unknown_field_paths(metadata_schema, obj["metadata"],
-                                                    "metadata"))
+        found.extend(structural.unknown_field_paths(metadata_schema, obj["metadata"], "metadata"))
     return found

@@ -30,8 +30,15 @@ from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
 from pykueue.api.schema.cel_ext import FUNCTIONS
 
-__all__ = ["compile_rules", "pattern_error", "rule_compile_error", "strict_decoding_error", "trust_patterns",
-           "unknown_field_paths", "validate_schema"]
+__all__ = [
+    "compile_rules",
+    "pattern_error",
+    "rule_compile_error",
+    "strict_decoding_error",
+    "trust_patterns",
+    "unknown_field_paths",
+    "validate_schema",
+]
 
 _MISSING = object()
 _EMBEDDED_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
@@ -148,8 +155,13 @@ def _names(rule: str) -> frozenset[str]:
     # Kubernetes' CEL escaping of property names (``a__dash__b`` reads ``a-b``, ``__namespace__``
     # reads ``namespace``): keep the unescaped names too.
     for name in [n for n in found if "__" in n]:
-        unescaped = name.replace("__underscores__", "\0").replace("__dash__", "-").replace(
-            "__dot__", ".").replace("__slash__", "/").replace("\0", "__")
+        unescaped = (
+            name.replace("__underscores__", "\0")
+            .replace("__dash__", "-")
+            .replace("__dot__", ".")
+            .replace("__slash__", "/")
+            .replace("\0", "__")
+        )
         found.add(unescaped)
         if unescaped.startswith("__") and unescaped.endswith("__") and len(unescaped) > 4:
             found.add(unescaped[2:-2])
@@ -160,8 +172,10 @@ _COMPARISON = re.compile(r"==|!=")
 _LITERAL_END = re.compile(r"""('[^']*'|"[^"]*"|(?<![A-Za-z0-9_$.])-?\d+(\.\d+)?|\btrue|\bfalse|\bnull)\s*$""")
 _LITERAL_START = re.compile(r"""\s*('|"|-?\d|true\b|false\b|null\b)""")
 # Operations that compare whole values (objects or lists of them) besides == and !=.
-_WHOLE_VALUE = re.compile(r"\bin\b|contains\(|equivalent\(|intersects\(|indexOf\(|lastIndexOf\(|isSorted\("
-                          r"|string\(|dyn\(|exists_one\(")
+_WHOLE_VALUE = re.compile(
+    r"\bin\b|contains\(|equivalent\(|intersects\(|indexOf\(|lastIndexOf\(|isSorted\("
+    r"|string\(|dyn\(|exists_one\("
+)
 
 
 @cache
@@ -175,8 +189,12 @@ def _prunable(rule: str) -> bool:
     if _WHOLE_VALUE.search(rule):
         return False
     for match in _COMPARISON.finditer(rule):
-        if not (_LITERAL_END.search(rule, 0, match.start()) or _LITERAL_START.match(rule, match.end())
-                or _scalar_call_before(rule, match.start()) or _SCALAR_CALL_START.match(rule, match.end())):
+        if not (
+            _LITERAL_END.search(rule, 0, match.start())
+            or _LITERAL_START.match(rule, match.end())
+            or _scalar_call_before(rule, match.start())
+            or _SCALAR_CALL_START.match(rule, match.end())
+        ):
             return False
     return True
 
@@ -214,8 +232,11 @@ def _prune(schema: JSONDict, value: Any, names: frozenset[str]) -> Any:
     """
     if isinstance(value, dict):
         properties = schema.get("properties")
-        if not isinstance(properties, dict) or schema.get("additionalProperties") or \
-                schema.get("x-kubernetes-preserve-unknown-fields"):
+        if (
+            not isinstance(properties, dict)
+            or schema.get("additionalProperties")
+            or schema.get("x-kubernetes-preserve-unknown-fields")
+        ):
             return value
         out: JSONDict = {}
         for key, child in value.items():
@@ -317,8 +338,9 @@ class _Walker:
             return
         node = _node(schema)
         expected = node.type
-        if (node.int_or_string or (expected is not None and not _type_ok(expected, value))) \
-                and not self._check_type(schema, value, path):
+        if (node.int_or_string or (expected is not None and not _type_ok(expected, value))) and not self._check_type(
+            schema, value, path
+        ):
             return
         if isinstance(value, dict):
             if node.has_enum:
@@ -338,16 +360,18 @@ class _Walker:
             if isinstance(value, bool) or not isinstance(value, (int, str)):
                 actual = _type_name(value)
                 where = _render(path)
-                self.errors.append(fe.type_invalid(where, actual, f"{where} in body must be of type "
-                                                                  f"integer-or-string: \"{actual}\""))
+                self.errors.append(
+                    fe.type_invalid(where, actual, f'{where} in body must be of type integer-or-string: "{actual}"')
+                )
                 return False
             return True
         expected = schema.get("type")
         if expected and not _type_ok(expected, value):
             actual = _type_name(value)
             where = _render(path)
-            self.errors.append(fe.type_invalid(where, actual, f"{where or 'body'} in body must be of type "
-                                                              f"{expected}: \"{actual}\""))
+            self.errors.append(
+                fe.type_invalid(where, actual, f'{where or "body"} in body must be of type {expected}: "{actual}"')
+            )
             return False
         return True
 
@@ -380,17 +404,20 @@ class _Walker:
                 errors.append(fe.too_long(_render(lazy_path), schema["maxLength"]))
             if "minLength" in schema and len(value) < schema["minLength"]:
                 path = _render(lazy_path)
-                errors.append(fe.invalid(path, value, f"{path} in body should be at least "
-                                                      f"{schema['minLength']} chars long"))
+                errors.append(
+                    fe.invalid(path, value, f"{path} in body should be at least {schema['minLength']} chars long")
+                )
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             if "minimum" in schema and value < schema["minimum"]:
                 path = _render(lazy_path)
-                errors.append(fe.invalid(path, value, f"{path} in body should be greater than or equal "
-                                                      f"to {schema['minimum']}"))
+                errors.append(
+                    fe.invalid(path, value, f"{path} in body should be greater than or equal to {schema['minimum']}")
+                )
             if "maximum" in schema and value > schema["maximum"]:
                 path = _render(lazy_path)
-                errors.append(fe.invalid(path, value, f"{path} in body should be less than or equal "
-                                                      f"to {schema['maximum']}"))
+                errors.append(
+                    fe.invalid(path, value, f"{path} in body should be less than or equal to {schema['maximum']}")
+                )
 
     def _walk_object(self, schema: JSONDict, value: JSONDict, old: Any, path: _Path) -> None:
         properties: JSONDict = schema.get("properties") or {}
@@ -405,8 +432,11 @@ class _Walker:
             self.errors.append(fe.too_many(_render(path), len(value), schema["maxProperties"]))
         if "minProperties" in schema and len(value) < schema["minProperties"]:
             where = _render(path)
-            self.errors.append(fe.invalid(where, len(value), f"{where} in body should have at least "
-                                                             f"{schema['minProperties']} properties"))
+            self.errors.append(
+                fe.invalid(
+                    where, len(value), f"{where} in body should have at least {schema['minProperties']} properties"
+                )
+            )
         old_map = old if isinstance(old, dict) else {}
         # Validation ratcheting (Kubernetes' CRDValidationRatcheting): a field equal to the old
         # object's is not re-checked (rules reading ``oldSelf`` still run), at every level where the
@@ -417,8 +447,7 @@ class _Walker:
             sub = properties.get(name)
             if sub is not None:
                 old_child = old_map.get(name, _MISSING)
-                if ratchet and old_child == child and type(old_child) is type(child) \
-                        and not _has_transition_rules(sub):
+                if ratchet and old_child == child and type(old_child) is type(child) and not _has_transition_rules(sub):
                     continue
                 self.walk(sub, child, old_child, (path, name, False))
                 continue
@@ -432,8 +461,9 @@ class _Walker:
             self.errors.append(fe.too_many(_render(path), len(value), schema["maxItems"]))
         if "minItems" in schema and len(value) < schema["minItems"]:
             where = _render(path)
-            self.errors.append(fe.invalid(where, len(value), f"{where} in body should have at least "
-                                                             f"{schema['minItems']} items"))
+            self.errors.append(
+                fe.invalid(where, len(value), f"{where} in body should have at least {schema['minItems']} items")
+            )
         items: JSONDict = schema.get("items") or {}
         list_type = schema.get("x-kubernetes-list-type")
         keys: list[str] = list(schema.get("x-kubernetes-list-map-keys") or ())
@@ -450,8 +480,12 @@ class _Walker:
                     self.errors.append(fe.duplicate(_render(item_path), {k: item.get(k) for k in keys}))
                 seen.add(key)
                 correlated = old_by_key.get(key, _MISSING)
-                if correlated is not _MISSING and correlated == item and type(correlated) is type(item) \
-                        and not _has_transition_rules(items):
+                if (
+                    correlated is not _MISSING
+                    and correlated == item
+                    and type(correlated) is type(item)
+                    and not _has_transition_rules(items)
+                ):
                     continue  # ratcheted: an unchanged item of a map list (e.g. an old condition)
             elif list_type == "set":
                 marker = repr(item)
@@ -549,8 +583,9 @@ def _has_transition_rules(schema: JSONDict) -> bool:
     return found
 
 
-def validate_schema(schema: JSONDict, obj: JSONDict, old: JSONDict | None = None,
-                    *, path: str = "") -> list[FieldError]:
+def validate_schema(
+    schema: JSONDict, obj: JSONDict, old: JSONDict | None = None, *, path: str = ""
+) -> list[FieldError]:
     """All schema and CEL violations of ``obj`` (``old`` enables transition rules on update)."""
     walker = _Walker()
     walker.walk(schema, obj, old if old is not None else _MISSING, path)
@@ -602,13 +637,17 @@ def _unknown(schema: JSONDict, value: Any, path: _Path, found: list[str], old: A
             if old_map is not None:
                 old_child = old_map.get(name, _MISSING)
                 if old_child == child:
-                    continue   # came from storage unchanged
+                    continue  # came from storage unchanged
             if properties is not None and name in properties:
                 _unknown(properties[name], child, (path, name, False), found, old_child)
             elif isinstance(extra, dict):
                 _unknown(extra, child, (path, name, False), found, old_child)
-            elif properties is not None and not extra and not schema.get("x-kubernetes-preserve-unknown-fields") \
-                    and not (schema.get("x-kubernetes-embedded-resource") and name in _EMBEDDED_FIELDS):
+            elif (
+                properties is not None
+                and not extra
+                and not schema.get("x-kubernetes-preserve-unknown-fields")
+                and not (schema.get("x-kubernetes-embedded-resource") and name in _EMBEDDED_FIELDS)
+            ):
                 found.append(_render((path, name, False)))
     elif isinstance(value, list):
         items = schema.get("items")
@@ -616,7 +655,7 @@ def _unknown(schema: JSONDict, value: Any, path: _Path, found: list[str], old: A
             old_list = old if isinstance(old, list) else ()
             for index, item in enumerate(value):
                 if index < len(old_list) and old_list[index] == item:
-                    continue   # came from storage unchanged
+                    continue  # came from storage unchanged
                 _unknown(items, item, (path, index, True), found)
 
 

@@ -13,6 +13,20 @@ from pykueue.bench.scheduler.config import ConfigError, GeneratorConfig, Plan, e
 from pykueue.bench.scheduler.recorder import CQSample, Recorder
 from pykueue.bench.scheduler.virtual import SimResult, simulate
 
-__all__ = ["Bound", "CQSample", "ConfigError", "GeneratorConfig", "Plan", "Recorder", "SimResult",
-           "check_summary", "expand", "load_config", "load_rangespec", "load_summary", "parse_config",
-           "simulate", "theoretical_bound"]
+__all__ = [
+    "Bound",
+    "CQSample",
+    "ConfigError",
+    "GeneratorConfig",
+    "Plan",
+    "Recorder",
+    "SimResult",
+    "check_summary",
+    "expand",
+    "load_config",
+    "load_rangespec",
+    "load_summary",
+    "parse_config",
+    "simulate",
+    "theoretical_bound",
+]

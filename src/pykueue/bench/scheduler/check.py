@@ -90,10 +90,14 @@ def check_summary(summary: dict[str, Any], spec: RangeSpec) -> list[str]:
         quota = s.get("nominalQuota", 0)
         usage = s.get("cpuUsed", 0) * 100 / (quota * span) if span > 0 and quota else 0.0
         if usage < usage_ranges[cls]:
-            out.append(f"clusterQueueClassesMinUsage.{cls}: usage {usage:.2f}% is less than the expected "
-                       f"{usage_ranges[cls]}%")
-    out += [f"clusterQueueClassesMinUsage.{cls}: class missing from the summary"
-            for cls in sorted(usage_ranges) if cls not in cq_classes]
+            out.append(
+                f"clusterQueueClassesMinUsage.{cls}: usage {usage:.2f}% is less than the expected {usage_ranges[cls]}%"
+            )
+    out += [
+        f"clusterQueueClassesMinUsage.{cls}: class missing from the summary"
+        for cls in sorted(usage_ranges)
+        if cls not in cq_classes
+    ]
     wait_ranges = spec.get("wlClassesMaxAvgTimeToAdmissionMs") or {}
     wl_classes = summary.get("workloadClasses") or {}
     for cls, s in sorted(wl_classes.items()):
@@ -102,8 +106,13 @@ def check_summary(summary: dict[str, Any], spec: RangeSpec) -> list[str]:
             continue
         avg = s.get("averageTimeToAdmissionMs", 0)
         if avg > wait_ranges[cls]:
-            out.append(f"wlClassesMaxAvgTimeToAdmissionMs.{cls}: average wait for admission {avg} ms is more than "
-                       f"the expected {wait_ranges[cls]} ms")
-    out += [f"wlClassesMaxAvgTimeToAdmissionMs.{cls}: class missing from the summary"
-            for cls in sorted(wait_ranges) if cls not in wl_classes]
+            out.append(
+                f"wlClassesMaxAvgTimeToAdmissionMs.{cls}: average wait for admission {avg} ms is more than "
+                f"the expected {wait_ranges[cls]} ms"
+            )
+    out += [
+        f"wlClassesMaxAvgTimeToAdmissionMs.{cls}: class missing from the summary"
+        for cls in sorted(wait_ranges)
+        if cls not in wl_classes
+    ]
     return out

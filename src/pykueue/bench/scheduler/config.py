@@ -24,12 +24,32 @@ import yaml
 
 from pykueue.api.meta.quantity import QuantityError, to_amount
 
-__all__ = ["CQPlan", "CohortSet", "ConfigError", "GeneratorConfig", "Plan", "QueuesSet", "WorkloadPlan",
-           "WorkloadTemplate", "WorkloadsSet", "expand", "load_config", "parse_config"]
+__all__ = [
+    "CQPlan",
+    "CohortSet",
+    "ConfigError",
+    "GeneratorConfig",
+    "Plan",
+    "QueuesSet",
+    "WorkloadPlan",
+    "WorkloadTemplate",
+    "WorkloadsSet",
+    "expand",
+    "load_config",
+    "parse_config",
+]
 
 PREEMPTION_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any")
-_UNSUPPORTED = {"tasConstraint", "tasLevel", "sliceSize", "devices", "topology", "dra",
-                "deviceNominalQuota", "deviceBorrowingLimit"}
+_UNSUPPORTED = {
+    "tasConstraint",
+    "tasLevel",
+    "sliceSize",
+    "devices",
+    "topology",
+    "dra",
+    "deviceNominalQuota",
+    "deviceBorrowingLimit",
+}
 
 
 class ConfigError(ValueError):
@@ -87,14 +107,33 @@ class GeneratorConfig:
         """The same shape with every workload set's ``count`` multiplied (at least 1)."""
         if factor <= 0:
             raise ValueError("scale must be positive")
-        return GeneratorConfig(tuple(
-            CohortSet(c.class_name, c.count, tuple(
-                QueuesSet(q.class_name, q.count, q.nominal_quota, q.nominal_milli, q.borrowing_limit,
-                          q.borrowing_milli, q.reclaim_within_cohort, q.within_cluster_queue, tuple(
-                              WorkloadsSet(max(1, round(w.count * factor)), w.creation_interval_ms, w.workloads)
-                              for w in q.workloads_sets))
-                for q in c.queues_sets))
-            for c in self.cohorts), self.resource_flavor)
+        return GeneratorConfig(
+            tuple(
+                CohortSet(
+                    c.class_name,
+                    c.count,
+                    tuple(
+                        QueuesSet(
+                            q.class_name,
+                            q.count,
+                            q.nominal_quota,
+                            q.nominal_milli,
+                            q.borrowing_limit,
+                            q.borrowing_milli,
+                            q.reclaim_within_cohort,
+                            q.within_cluster_queue,
+                            tuple(
+                                WorkloadsSet(max(1, round(w.count * factor)), w.creation_interval_ms, w.workloads)
+                                for w in q.workloads_sets
+                            ),
+                        )
+                        for q in c.queues_sets
+                    ),
+                )
+                for c in self.cohorts
+            ),
+            self.resource_flavor,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +208,15 @@ class _Reader:
 
     def name(self, data: dict[str, Any], path: str) -> str:
         value = data.get("className")
-        if not isinstance(value, str) or not value or len(value) > 40 or not value.replace("-", "").isalnum() \
-                or value != value.lower() or value.startswith("-") or value.endswith("-"):
+        if (
+            not isinstance(value, str)
+            or not value
+            or len(value) > 40
+            or not value.replace("-", "").isalnum()
+            or value != value.lower()
+            or value.startswith("-")
+            or value.endswith("-")
+        ):
             self.problems.append(f"{path}.className: must be a lowercase DNS label of at most 40 characters")
             return "invalid"
         return value
@@ -183,8 +229,9 @@ class _Reader:
             return minimum
         return value
 
-    def quantity(self, data: dict[str, Any], key: str, path: str, *, required: bool,
-                 positive: bool = False) -> tuple[str | None, int | None]:
+    def quantity(
+        self, data: dict[str, Any], key: str, path: str, *, required: bool, positive: bool = False
+    ) -> tuple[str | None, int | None]:
         value = data.get(key)
         if value is None or value == "":
             if required:
@@ -220,27 +267,56 @@ def _template(r: _Reader, raw: Any, path: str) -> WorkloadTemplate:
     if isinstance(priority, bool) or not isinstance(priority, int) or abs(priority) > 1_000_000_000:
         r.problems.append(f"{path}.priority: must be an integer of at most 1e9 in magnitude")
         priority = 0
-    return WorkloadTemplate(r.name(d, path), r.integer(d, "runtimeMs", path, minimum=0), priority,
-                            request or "0", milli or 0, r.integer(d, "podCount", path, minimum=1, default=1))
+    return WorkloadTemplate(
+        r.name(d, path),
+        r.integer(d, "runtimeMs", path, minimum=0),
+        priority,
+        request or "0",
+        milli or 0,
+        r.integer(d, "podCount", path, minimum=1, default=1),
+    )
 
 
 def _workloads_set(r: _Reader, raw: Any, path: str) -> WorkloadsSet:
     d = r.mapping(raw, path, {"count", "creationIntervalMs", "workloads"})
     templates = tuple(_template(r, t, f"{path}.workloads[{i}]") for i, t in enumerate(r.items(d, "workloads", path)))
-    return WorkloadsSet(r.integer(d, "count", path, minimum=1), r.integer(d, "creationIntervalMs", path, minimum=0,
-                                                                          default=0), templates)
+    return WorkloadsSet(
+        r.integer(d, "count", path, minimum=1),
+        r.integer(d, "creationIntervalMs", path, minimum=0, default=0),
+        templates,
+    )
 
 
 def _queues_set(r: _Reader, raw: Any, path: str) -> QueuesSet:
-    d = r.mapping(raw, path, {"className", "count", "nominalQuota", "borrowingLimit", "reclaimWithinCohort",
-                              "withinClusterQueue", "workloadsSets"})
+    d = r.mapping(
+        raw,
+        path,
+        {
+            "className",
+            "count",
+            "nominalQuota",
+            "borrowingLimit",
+            "reclaimWithinCohort",
+            "withinClusterQueue",
+            "workloadsSets",
+        },
+    )
     nominal, nominal_milli = r.quantity(d, "nominalQuota", path, required=True)
     borrowing, borrowing_milli = r.quantity(d, "borrowingLimit", path, required=False)
-    sets = tuple(_workloads_set(r, w, f"{path}.workloadsSets[{i}]")
-                 for i, w in enumerate(r.items(d, "workloadsSets", path)))
-    return QueuesSet(r.name(d, path), r.integer(d, "count", path, minimum=1), nominal or "0", nominal_milli or 0,
-                     borrowing, borrowing_milli, r.policy(d, "reclaimWithinCohort", path),
-                     r.policy(d, "withinClusterQueue", path), sets)
+    sets = tuple(
+        _workloads_set(r, w, f"{path}.workloadsSets[{i}]") for i, w in enumerate(r.items(d, "workloadsSets", path))
+    )
+    return QueuesSet(
+        r.name(d, path),
+        r.integer(d, "count", path, minimum=1),
+        nominal or "0",
+        nominal_milli or 0,
+        borrowing,
+        borrowing_milli,
+        r.policy(d, "reclaimWithinCohort", path),
+        r.policy(d, "withinClusterQueue", path),
+        sets,
+    )
 
 
 def parse_config(data: Any, source: str = "<config>") -> GeneratorConfig:
@@ -261,8 +337,9 @@ def parse_config(data: Any, source: str = "<config>") -> GeneratorConfig:
     for i, raw in enumerate(r.items(top, "cohorts", "config") if top else []):
         path = f"cohorts[{i}]"
         d = r.mapping(raw, path, {"className", "count", "queuesSets"})
-        qsets = tuple(_queues_set(r, q, f"{path}.queuesSets[{j}]")
-                      for j, q in enumerate(r.items(d, "queuesSets", path)))
+        qsets = tuple(
+            _queues_set(r, q, f"{path}.queuesSets[{j}]") for j, q in enumerate(r.items(d, "queuesSets", path))
+        )
         cohorts.append(CohortSet(r.name(d, path), r.integer(d, "count", path, minimum=1), qsets))
     config = GeneratorConfig(tuple(cohorts), flavor)
     if not r.problems:
@@ -283,8 +360,10 @@ def _check_names(config: GeneratorConfig) -> list[str]:
             seen.add(cohort)
             for k, q in enumerate(c.queues_sets):
                 if len(f"{q.class_name}-{k}-{q.count - 1}-{cohort}") > 63:
-                    problems.append(f"cohorts[{i}].queuesSets[{k}].className: ClusterQueue names "
-                                    f"{q.class_name}-{k}-<i>-{cohort} exceed 63 characters")
+                    problems.append(
+                        f"cohorts[{i}].queuesSets[{k}].className: ClusterQueue names "
+                        f"{q.class_name}-{k}-<i>-{cohort} exceed 63 characters"
+                    )
     return problems
 
 
@@ -319,17 +398,38 @@ def expand(config: GeneratorConfig) -> Plan:
             for qi, qset in enumerate(cset.queues_sets):
                 for i in range(qset.count):
                     name = f"{qset.class_name}-{qi}-{i}-{cohort}"
-                    cqs.append(CQPlan(name, cohort, qset.class_name, qset.nominal_quota, qset.nominal_milli,
-                                      qset.borrowing_limit, qset.borrowing_milli, qset.reclaim_within_cohort,
-                                      qset.within_cluster_queue))
+                    cqs.append(
+                        CQPlan(
+                            name,
+                            cohort,
+                            qset.class_name,
+                            qset.nominal_quota,
+                            qset.nominal_milli,
+                            qset.borrowing_limit,
+                            qset.borrowing_milli,
+                            qset.reclaim_within_cohort,
+                            qset.within_cluster_queue,
+                        )
+                    )
                     for si, wset in enumerate(qset.workloads_sets):
                         at = 0
                         for k in range(wset.count):
                             for ti, t in enumerate(wset.workloads):
                                 at += wset.creation_interval_ms
-                                workloads.append(WorkloadPlan(name, f"{t.class_name}-{si}-{k}-{ti}", t.class_name, at,
-                                                              t.runtime_ms, t.priority, t.request, t.request_milli,
-                                                              t.pod_count, stream))
+                                workloads.append(
+                                    WorkloadPlan(
+                                        name,
+                                        f"{t.class_name}-{si}-{k}-{ti}",
+                                        t.class_name,
+                                        at,
+                                        t.runtime_ms,
+                                        t.priority,
+                                        t.request,
+                                        t.request_milli,
+                                        t.pod_count,
+                                        stream,
+                                    )
+                                )
                         stream += 1
     workloads.sort(key=lambda w: (w.created_ms, w.stream))
     return Plan(config.resource_flavor, tuple(cohorts), tuple(cqs), tuple(workloads))

@@ -35,23 +35,38 @@ class GrowthRow:
     """CPU microseconds inside engine calls per workload."""
 
 
-def run_growth(config: GeneratorConfig, scheduler_config: SchedulerConfig, out: Callable[[str], None],
-               factors: tuple[int, ...] = (1, 2, 4)) -> list[GrowthRow]:
+def run_growth(
+    config: GeneratorConfig,
+    scheduler_config: SchedulerConfig,
+    out: Callable[[str], None],
+    factors: tuple[int, ...] = (1, 2, 4),
+) -> list[GrowthRow]:
     rows: list[GrowthRow] = []
-    out(f"{'scale':>5} {'workloads':>9} {'wall_s':>8} {'bound_s':>8} {'wall/bound':>10} {'cpu_us/wl':>10} "
-        f"{'wall_us/wl':>10} {'engine_cpu_us/wl':>16} {'cpu ratio':>9} {'wall ratio':>10}")
+    out(
+        f"{'scale':>5} {'workloads':>9} {'wall_s':>8} {'bound_s':>8} {'wall/bound':>10} {'cpu_us/wl':>10} "
+        f"{'wall_us/wl':>10} {'engine_cpu_us/wl':>16} {'cpu ratio':>9} {'wall ratio':>10}"
+    )
     for factor in factors:
         plan = expand(config.scaled(factor) if factor != 1 else config)
         bound = theoretical_bound(plan)
         r = simulate(plan, scheduler_config)
         n = max(1, len(plan.workloads))
-        row = GrowthRow(factor, len(plan.workloads), r.wall_ms, bound.ms, r.run_cpu_s * 1e6 / n,
-                        r.run_wall_s * 1e6 / n, r.engine_cpu_s * 1e6 / n)
+        row = GrowthRow(
+            factor,
+            len(plan.workloads),
+            r.wall_ms,
+            bound.ms,
+            r.run_cpu_s * 1e6 / n,
+            r.run_wall_s * 1e6 / n,
+            r.engine_cpu_s * 1e6 / n,
+        )
         rows.append(row)
         base = rows[0]
-        out(f"{factor:>4}x {row.workloads:>9} {row.wall_ms / 1000:>8.2f} {row.bound_ms / 1000:>8.2f} "
+        out(
+            f"{factor:>4}x {row.workloads:>9} {row.wall_ms / 1000:>8.2f} {row.bound_ms / 1000:>8.2f} "
             f"{row.wall_ms / row.bound_ms if row.bound_ms else 0:>10.3f} {row.run_cpu_us:>10.1f} "
             f"{row.run_wall_us:>10.1f} {row.engine_cpu_us:>16.1f} "
             f"{row.run_cpu_us / base.run_cpu_us if base.run_cpu_us else 0:>9.3f} "
-            f"{row.run_wall_us / base.run_wall_us if base.run_wall_us else 0:>10.3f}")
+            f"{row.run_wall_us / base.run_wall_us if base.run_wall_us else 0:>10.3f}"
+        )
     return rows

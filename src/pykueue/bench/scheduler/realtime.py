@@ -113,12 +113,18 @@ class Runner:
 
 
 def finished_condition(now_s: float) -> dict[str, Any]:
-    return {"type": "Finished", "status": "True", "reason": "ByTest", "message": "finished by the benchmark runner",
-            "lastTransitionTime": format_time(now_s)}
+    return {
+        "type": "Finished",
+        "status": "True",
+        "reason": "ByTest",
+        "message": "finished by the benchmark runner",
+        "lastTransitionTime": format_time(now_s),
+    }
 
 
-def finish_apply_body(namespace: str, name: str, uid: str, resource_version: str,
-                      condition: dict[str, Any]) -> dict[str, Any]:
+def finish_apply_body(
+    namespace: str, name: str, uid: str, resource_version: str, condition: dict[str, Any]
+) -> dict[str, Any]:
     """The apply configuration Kueue's runner sends to ``/status``: identity, the resourceVersion it
     read (so a stale write is a 409, not a silent overwrite) and the one condition it owns."""
     from pykueue.client.res import WORKLOADS
@@ -128,13 +134,18 @@ def finish_apply_body(namespace: str, name: str, uid: str, resource_version: str
         meta["uid"] = uid
     if resource_version:
         meta["resourceVersion"] = resource_version
-    return {"apiVersion": WORKLOADS.api_version, "kind": "Workload", "metadata": meta,
-            "status": {"conditions": [condition]}}
+    return {
+        "apiVersion": WORKLOADS.api_version,
+        "kind": "Workload",
+        "metadata": meta,
+        "status": {"conditions": [condition]},
+    }
 
 
 def _cond(obj: dict[str, Any], kind: str) -> bool:
-    return any(c.get("type") == kind and c.get("status") == "True"
-               for c in (obj.get("status") or {}).get("conditions") or ())
+    return any(
+        c.get("type") == kind and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or ()
+    )
 
 
 class _Driver:
@@ -217,8 +228,13 @@ class _Driver:
         groups = (obj.get("spec") or {}).get("resourceGroups") or []
         if groups and groups[0].get("flavors") and groups[0]["flavors"][0].get("resources"):
             nominal = _milli(groups[0]["flavors"][0]["resources"][0].get("nominalQuota", "0"))
-        sample = CQSample(usage, nominal, int(status.get("pendingWorkloads") or 0),
-                          int(status.get("reservingWorkloads") or 0), _cond(obj, "Active"))
+        sample = CQSample(
+            usage,
+            nominal,
+            int(status.get("pendingWorkloads") or 0),
+            int(status.get("reservingWorkloads") or 0),
+            _cond(obj, "Active"),
+        )
         self.rec.cluster_queue(meta.get("name", ""), cls, self.ms(), sample)
         self.wake.set()
 
@@ -234,15 +250,19 @@ class _Driver:
 
         async def one(cq: Any) -> None:
             async with sem:
-                for res, obj in ((NAMESPACES, namespace(cq.name)),
-                                 (CLUSTER_QUEUES, cluster_queue(cq, self.plan.resource_flavor)),
-                                 (LOCAL_QUEUES, local_queue(cq.name))):
+                for res, obj in (
+                    (NAMESPACES, namespace(cq.name)),
+                    (CLUSTER_QUEUES, cluster_queue(cq, self.plan.resource_flavor)),
+                    (LOCAL_QUEUES, local_queue(cq.name)),
+                ):
                     try:
                         await self.client.create(res, obj)
                     except AlreadyExists as exc:
-                        raise RealtimeError(f"{res.plural} {cq.name} already exists: run against a fresh cluster "
-                                            "(or delete the objects labelled "
-                                            "kueue.x-k8s.io/performance-scheduler-cleanup)") from exc
+                        raise RealtimeError(
+                            f"{res.plural} {cq.name} already exists: run against a fresh cluster "
+                            "(or delete the objects labelled "
+                            "kueue.x-k8s.io/performance-scheduler-cleanup)"
+                        ) from exc
 
         await asyncio.gather(*(one(cq) for cq in self.plan.cluster_queues))
 
@@ -296,8 +316,14 @@ class _Driver:
             if self.finish_with == "apply":
                 await self._finish_apply(key, ns, name, cond)
                 return
-            await self.client.patch(self.res_wl, name, [{"op": "add", "path": "/status/conditions/-", "value": cond}],
-                                    namespace=ns, patch_type="json", subresource="status")
+            await self.client.patch(
+                self.res_wl,
+                name,
+                [{"op": "add", "path": "/status/conditions/-", "value": cond}],
+                namespace=ns,
+                patch_type="json",
+                subresource="status",
+            )
         except Exception:
             self.finish_errors += 1
 
@@ -308,8 +334,16 @@ class _Driver:
         for attempt in range(FINISH_APPLY_ATTEMPTS):
             body = finish_apply_body(ns, name, uid, version, cond)
             try:
-                await self.client.patch(self.res_wl, name, body, namespace=ns, patch_type="apply",
-                                        subresource="status", field_manager=FINISH_FIELD_MANAGER, force=True)
+                await self.client.patch(
+                    self.res_wl,
+                    name,
+                    body,
+                    namespace=ns,
+                    patch_type="apply",
+                    subresource="status",
+                    field_manager=FINISH_FIELD_MANAGER,
+                    force=True,
+                )
                 return
             except Conflict:
                 self.finish_conflicts += 1
@@ -347,9 +381,17 @@ def _milli(value: Any) -> int:
         return 0
 
 
-async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Callable[[str], None],
-                 server_start_ms: float, server: subprocess.Popen[bytes] | None,
-                 progress: bool = False, finish_with: str = "patch") -> dict[str, Any]:
+async def _drive(
+    client: Any,
+    plan: Plan,
+    bound: Bound,
+    limit_s: float,
+    out: Callable[[str], None],
+    server_start_ms: float,
+    server: subprocess.Popen[bytes] | None,
+    progress: bool = False,
+    finish_with: str = "patch",
+) -> dict[str, Any]:
     from pykueue.client.informer import Informer
     from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
 
@@ -390,17 +432,31 @@ async def _drive(client: Any, plan: Plan, bound: Bound, limit_s: float, out: Cal
         await asyncio.gather(*tasks, *d.finishing, return_exceptions=True)
         await wl_informer.stop()
         await cq_informer.stop()
-    stats = RunStats("real-time", wall_ms, wall_ms / 1000, time.process_time() - c0, d.admissions, d.evictions, 0,
-                     extra={"serverStartMs": int(server_start_ms), "timedOut": timed_out,
-                            "createErrors": len(d.create_errors), "finishErrors": d.finish_errors,
-                            "finishWith": finish_with, "finishConflicts": d.finish_conflicts})
+    stats = RunStats(
+        "real-time",
+        wall_ms,
+        wall_ms / 1000,
+        time.process_time() - c0,
+        d.admissions,
+        d.evictions,
+        0,
+        extra={
+            "serverStartMs": int(server_start_ms),
+            "timedOut": timed_out,
+            "createErrors": len(d.create_errors),
+            "finishErrors": d.finish_errors,
+            "finishWith": finish_with,
+            "finishConflicts": d.finish_conflicts,
+        },
+    )
     for err in d.create_errors[:5]:
         out(f"create failed: {err}")
     return summarize(d.rec, bound, stats)
 
 
-def _start_server(workdir: Path, out: Callable[[str], None],
-                  controllers: str = "in-process") -> tuple[subprocess.Popen[bytes], Path, float]:
+def _start_server(
+    workdir: Path, out: Callable[[str], None], controllers: str = "in-process"
+) -> tuple[subprocess.Popen[bytes], Path, float]:
     """Start ``pykueue up`` with its output in a log file (a pipe nobody reads would block it)."""
     kubeconfig = workdir / "kubeconfig"
     (workdir / "data").mkdir(exist_ok=True)
@@ -408,10 +464,25 @@ def _start_server(workdir: Path, out: Callable[[str], None],
     t0 = time.monotonic()
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pykueue", "up", "--port", "0", "--data-dir", str(workdir / "data"),
-             "--kubeconfig", str(kubeconfig), "--controllers", controllers],
-            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            start_new_session=True)  # a signal to our process group (Ctrl-C) must not stop it mid-run
+            [
+                sys.executable,
+                "-m",
+                "pykueue",
+                "up",
+                "--port",
+                "0",
+                "--data-dir",
+                str(workdir / "data"),
+                "--kubeconfig",
+                str(kubeconfig),
+                "--controllers",
+                controllers,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )  # a signal to our process group (Ctrl-C) must not stop it mid-run
     while time.monotonic() - t0 < STARTUP_TIMEOUT_S and proc.poll() is None:
         for line in log_path.read_text(errors="replace").splitlines():
             if line.startswith("pykueue is up at"):
@@ -435,14 +506,25 @@ def _stop_server(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
         proc.wait()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # RUSAGE_CHILDREN counts the server and what it waited for: its controller process too.
-    return {"serverUserMs": int((after.ru_utime - before.ru_utime) * 1000),
-            "serverSysMs": int((after.ru_stime - before.ru_stime) * 1000),
-            "serverMaxRssKb": after.ru_maxrss, "serverStopMs": int((time.monotonic() - t0) * 1000)}
+    return {
+        "serverUserMs": int((after.ru_utime - before.ru_utime) * 1000),
+        "serverSysMs": int((after.ru_stime - before.ru_stime) * 1000),
+        "serverMaxRssKb": after.ru_maxrss,
+        "serverStopMs": int((time.monotonic() - t0) * 1000),
+    }
 
 
-def run_realtime(plan: Plan, bound: Bound, *, kubeconfig: Path | None, timeout: float,
-                 out: Callable[[str], None], controllers: str = "in-process",
-                 progress: bool = False, finish_with: str = "patch") -> dict[str, Any]:
+def run_realtime(
+    plan: Plan,
+    bound: Bound,
+    *,
+    kubeconfig: Path | None,
+    timeout: float,
+    out: Callable[[str], None],
+    controllers: str = "in-process",
+    progress: bool = False,
+    finish_with: str = "patch",
+) -> dict[str, Any]:
     """Run the benchmark in real time; the summary has the same fields as the virtual-time one."""
     from pykueue.client.http import HttpClient
 

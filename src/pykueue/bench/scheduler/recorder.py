@@ -131,8 +131,9 @@ class Recorder:
     def cluster_queue_classes(self) -> dict[str, dict[str, Any]]:
         groups: dict[str, dict[str, Any]] = {}
         for cq in self.cqs.values():
-            g = groups.setdefault(cq.class_name, {"cpuUsed": 0.0, "nominalQuota": 0, "first": cq.first_ms,
-                                                  "last": cq.last_ms, "count": 0})
+            g = groups.setdefault(
+                cq.class_name, {"cpuUsed": 0.0, "nominalQuota": 0, "first": cq.first_ms, "last": cq.last_ms, "count": 0}
+            )
             g["cpuUsed"] += cq.cpu_used
             g["nominalQuota"] += cq.last.nominal_milli
             g["first"] = min(g["first"], cq.first_ms)
@@ -143,9 +144,15 @@ class Recorder:
             span = g["last"] - g["first"]
             used = int(g["cpuUsed"])
             usage = used * 100 / (g["nominalQuota"] * span) if span > 0 and g["nominalQuota"] else 0.0
-            out[name] = {"count": g["count"], "cpuUsed": used, "cpuAverageUsage": int(used // span) if span > 0 else 0,
-                         "nominalQuota": g["nominalQuota"], "firstEventMs": int(g["first"]),
-                         "lastEventMs": int(g["last"]), "usagePercent": round(usage, 2)}
+            out[name] = {
+                "count": g["count"],
+                "cpuUsed": used,
+                "cpuAverageUsage": int(used // span) if span > 0 else 0,
+                "nominalQuota": g["nominalQuota"],
+                "firstEventMs": int(g["first"]),
+                "lastEventMs": int(g["last"]),
+                "usagePercent": round(usage, 2),
+            }
         return out
 
     def workload_classes(self) -> dict[str, dict[str, Any]]:

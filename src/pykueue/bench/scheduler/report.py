@@ -77,17 +77,27 @@ def format_report(summary: dict[str, Any], out: Callable[[str], None]) -> None:
     ratio = summary.get("wallToBound")
     tail = f"; wall/bound {ratio:.3f}" if ratio is not None else ""
     where = f", controllers: {summary['controllers']}" if summary.get("controllers") else ""
-    out(f"wall: {summary['wallMs'] / 1000:.2f} s ({summary['mode']}{where}); "
-        f"theoretical bound {summary['boundMs'] / 1000:.2f} s (set by {summary['boundSetBy']}){tail}")
-    out(f"workloads: {summary['workloads']}, admissions {summary['admissions']}, preemptions "
-        f"{summary['preemptions']}, cycles {summary['cycles']}")
+    out(
+        f"wall: {summary['wallMs'] / 1000:.2f} s ({summary['mode']}{where}); "
+        f"theoretical bound {summary['boundMs'] / 1000:.2f} s (set by {summary['boundSetBy']}){tail}"
+    )
+    out(
+        f"workloads: {summary['workloads']}, admissions {summary['admissions']}, preemptions "
+        f"{summary['preemptions']}, cycles {summary['cycles']}"
+    )
     for cls, s in summary["clusterQueueClasses"].items():
-        out(f"ClusterQueue class {cls}: usage {s['usagePercent']:.2f}% of {s['nominalQuota']}m nominal "
-            f"({s['count']} queues)")
+        out(
+            f"ClusterQueue class {cls}: usage {s['usagePercent']:.2f}% of {s['nominalQuota']}m nominal "
+            f"({s['count']} queues)"
+        )
     for cls, s in summary["workloadClasses"].items():
-        out(f"workload class {cls}: {s['count']} workloads, avg time to admission {s['averageTimeToAdmissionMs']} ms "
+        out(
+            f"workload class {cls}: {s['count']} workloads, avg time to admission {s['averageTimeToAdmissionMs']} ms "
             f"(p50 {s['p50TimeToAdmissionMs']}, p99 {s['p99TimeToAdmissionMs']}), evictions {s['totalEvictions']}, "
-            f"never admitted {s['count'] - s['admitted']}")
+            f"never admitted {s['count'] - s['admitted']}"
+        )
     engine = f", engine {summary['engineCpuMs']} ms cpu" if "engineCpuMs" in summary else ""
-    out(f"cost: {summary['runWallMs']} ms wall, {summary['runCpuMs']} ms cpu{engine}; "
-        f"{summary['cpuUsPerWorkload']} us cpu per workload")
+    out(
+        f"cost: {summary['runWallMs']} ms wall, {summary['runCpuMs']} ms cpu{engine}; "
+        f"{summary['cpuUsPerWorkload']} us cpu per workload"
+    )

@@ -73,8 +73,12 @@ class _BenchObserver(Observer):
         for name in sorted(touched_namespaces):  # namespace == ClusterQueue name in Kueue's generator
             u = engine.cluster_queue_usage(name)
             cpu = sum(v.get("cpu", (0, 0))[0] for v in u.usage.values())
-            self.rec.cluster_queue(name, self.cq_class[name], now_ms,
-                                   CQSample(cpu, self.cq_nominal[name], u.pending_workloads, u.reserving_workloads))
+            self.rec.cluster_queue(
+                name,
+                self.cq_class[name],
+                now_ms,
+                CQSample(cpu, self.cq_nominal[name], u.pending_workloads, u.reserving_workloads),
+            )
 
 
 def simulate(plan: Plan, config: SchedulerConfig | None = None) -> SimResult:
@@ -94,5 +98,15 @@ def simulate(plan: Plan, config: SchedulerConfig | None = None) -> SimResult:
     wall_ms = cluster.run(observer.rec.expect_more)
     observer.rec.generation_done = True
     stuck = sum(1 for w in observer.rec.workloads.values() if not w.ever_admitted)
-    return SimResult(observer.rec, wall_ms, cluster.cycles, cluster.admissions, cluster.preemptions,
-                     cluster.meter.wall, cluster.meter.cpu, time.perf_counter() - w0, time.process_time() - c0, stuck)
+    return SimResult(
+        observer.rec,
+        wall_ms,
+        cluster.cycles,
+        cluster.admissions,
+        cluster.preemptions,
+        cluster.meter.wall,
+        cluster.meter.cpu,
+        time.perf_counter() - w0,
+        time.process_time() - c0,
+        stuck,
+    )

@@ -101,8 +101,16 @@ class ObjectJob:
         return self.labels().get(QUEUE_LABEL, "")
 
     def owner_references(self) -> list[JSONDict]:
-        return [{"apiVersion": self.API_VERSION, "kind": self.KIND, "name": self._meta.get("name", ""),
-                 "uid": self._meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
+        return [
+            {
+                "apiVersion": self.API_VERSION,
+                "kind": self.KIND,
+                "name": self._meta.get("name", ""),
+                "uid": self._meta.get("uid", ""),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
 
     def workload_name(self) -> str:
         return workload_name(self.KIND, self.GROUP, self._meta.get("name", ""), self._meta.get("uid", ""))
@@ -278,9 +286,15 @@ def pod_set_infos(workload: JSONDict, flavors: Informer) -> list[PodSetInfo]:
                 if tol not in tolerations:
                     tolerations.append(tol)
         count = psa.get("count")
-        infos.append(PodSetInfo(name=name, count=int(count if count is not None else counts.get(name, 1)),
-                                node_selector=selector, tolerations=tolerations,
-                                labels={PODSET_LABEL: name, **queues}))
+        infos.append(
+            PodSetInfo(
+                name=name,
+                count=int(count if count is not None else counts.get(name, 1)),
+                node_selector=selector,
+                tolerations=tolerations,
+                labels={PODSET_LABEL: name, **queues},
+            )
+        )
     return infos
 
 
@@ -370,8 +384,11 @@ def default_queue_and_manage(obj: JSONDict, config: KueueConfig, caches: Caches)
     if QUEUE_LABEL not in labels and ns_matches and caches.local_queues.get("default", namespace) is not None:
         labels[QUEUE_LABEL] = "default"
         out = {**obj, "metadata": {**meta, "labels": labels}}
-    if (PRIORITY_CLASS_LABEL not in labels and QUEUE_LABEL in labels
-            and caches.workload_priority_classes.get("default") is not None):
+    if (
+        PRIORITY_CLASS_LABEL not in labels
+        and QUEUE_LABEL in labels
+        and caches.workload_priority_classes.get("default") is not None
+    ):
         labels[PRIORITY_CLASS_LABEL] = "default"
         out = {**out, "metadata": {**(out.get("metadata") or {}), "labels": labels}}
     # ManagedJobsNamespaceSelectorAlwaysRespected (GA): outside the selector nothing is managed

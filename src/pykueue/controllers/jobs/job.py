@@ -120,14 +120,20 @@ class BatchJob(ObjectJob):
         if (current.get("status") or {}).get("startTime"):
             # Kueue resets startTime so activeDeadlineSeconds counts from the next start
             with contextlib.suppress(ApiError):
-                current = await client.patch(JOBS, self._meta.get("name", ""), {"status": {"startTime": None}},
-                                             namespace=self.namespace, subresource="status")
+                current = await client.patch(
+                    JOBS,
+                    self._meta.get("name", ""),
+                    {"status": {"startTime": None}},
+                    namespace=self.namespace,
+                    subresource="status",
+                )
         original = next((ps for ps in pod_sets if ps.get("name") == "main"), pod_sets[0] if pod_sets else None)
         if original is not None:
             new = copy.deepcopy(current)
             spec = new.setdefault("spec", {})
-            spec["template"] = restore_template(spec.get("template") or {}, original.get("template") or {},
-                                                keep_labels=_DROP_LABELS)
+            spec["template"] = restore_template(
+                spec.get("template") or {}, original.get("template") or {}, keep_labels=_DROP_LABELS
+            )
             if original.get("minCount") is not None:
                 spec["parallelism"] = int(original.get("count", self._parallelism()))
             if new != current:
@@ -170,8 +176,13 @@ def _load(key: JobKey, jobs: Informer) -> GenericJob | None:
 
 
 INTEGRATION = Integration(
-    name="batch/job", res=JOBS, owner_kinds=frozenset({("batch", "Job")}), key_of=_key_of,
-    key_for_workload=_key_for_workload, load=_load, admission_mutator=mutate_on_create,
+    name="batch/job",
+    res=JOBS,
+    owner_kinds=frozenset({("batch", "Job")}),
+    key_of=_key_of,
+    key_for_workload=_key_for_workload,
+    load=_load,
+    admission_mutator=mutate_on_create,
 )
 
 _conforms: type[GenericJob] = BatchJob

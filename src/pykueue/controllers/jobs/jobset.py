@@ -37,9 +37,8 @@ from pykueue.controllers.resource_names import JOBSETS
 __all__ = ["INTEGRATION", "JobSetJob", "mutate_on_create"]
 
 
-
 def _pods_per_replica(rjob: JSONDict) -> int:
-    spec = ((rjob.get("template") or {}).get("spec") or {})
+    spec = (rjob.get("template") or {}).get("spec") or {}
     raw = spec.get("parallelism")
     parallelism = int(raw) if raw is not None else 1
     completions = spec.get("completions")
@@ -62,8 +61,13 @@ class JobSetJob(ObjectJob):
         for rjob in self._replicated():
             job_spec = (rjob.get("template") or {}).get("spec") or {}
             replicas = int(rjob.get("replicas", 1) if rjob.get("replicas") is not None else 1)
-            out.append({"name": str(rjob.get("name", "")).lower(), "count": replicas * _pods_per_replica(rjob),
-                        "template": template_for_workload(job_spec.get("template") or {})})
+            out.append(
+                {
+                    "name": str(rjob.get("name", "")).lower(),
+                    "count": replicas * _pods_per_replica(rjob),
+                    "template": template_for_workload(job_spec.get("template") or {}),
+                }
+            )
         return out
 
     def finished(self) -> Finished | None:
@@ -116,7 +120,8 @@ class JobSetJob(ObjectJob):
             changed = True
         by_name = {ps.get("name"): ps.get("template") or {} for ps in pod_sets}
         restored = JobSetJob(current)._with_templates(
-            lambda n, t: restore_template(t, by_name[n]) if n in by_name else t)
+            lambda n, t: restore_template(t, by_name[n]) if n in by_name else t
+        )
         if restored != current:
             await client.update(JOBSETS, restored)
             changed = True
@@ -149,8 +154,13 @@ def _load(key: JobKey, jobs: Informer) -> GenericJob | None:
 
 
 INTEGRATION = Integration(
-    name="jobset.x-k8s.io/jobset", res=JOBSETS, owner_kinds=frozenset({("jobset.x-k8s.io", "JobSet")}),
-    key_of=_key_of, key_for_workload=_key_for_workload, load=_load, admission_mutator=mutate_on_create,
+    name="jobset.x-k8s.io/jobset",
+    res=JOBSETS,
+    owner_kinds=frozenset({("jobset.x-k8s.io", "JobSet")}),
+    key_of=_key_of,
+    key_for_workload=_key_for_workload,
+    load=_load,
+    admission_mutator=mutate_on_create,
 )
 
 _conforms: type[GenericJob] = JobSetJob

@@ -101,7 +101,7 @@ class PodGroup:
     def __init__(self, key: JobKey, pods: list[JSONDict]) -> None:
         self._key = key
         self.pods = sorted(pods, key=lambda p: _meta(p).get("name", ""))
-        self.group = key[1][len(GROUP_PREFIX):] if key[1].startswith(GROUP_PREFIX) else ""
+        self.group = key[1][len(GROUP_PREFIX) :] if key[1].startswith(GROUP_PREFIX) else ""
 
     @property
     def key(self) -> JobKey:
@@ -127,8 +127,17 @@ class PodGroup:
         return int(raw) if raw.isdigit() and int(raw) > 0 else len(self.pods)
 
     def owner_references(self) -> list[JSONDict]:
-        return [{"apiVersion": "v1", "kind": "Pod", "name": _meta(p).get("name", ""), "uid": _meta(p).get("uid", ""),
-                 "controller": not self.group, "blockOwnerDeletion": True} for p in self.pods]
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": _meta(p).get("name", ""),
+                "uid": _meta(p).get("uid", ""),
+                "controller": not self.group,
+                "blockOwnerDeletion": True,
+            }
+            for p in self.pods
+        ]
 
     def workload_name(self) -> str:
         if self.group:
@@ -159,8 +168,10 @@ class PodGroup:
         return roles
 
     def pod_sets(self) -> list[JSONDict]:
-        return [{"name": name, "count": len(pods), "template": _pod_template(pods[0])}
-                for name, pods in sorted(self._roles().items())]
+        return [
+            {"name": name, "count": len(pods), "template": _pod_template(pods[0])}
+            for name, pods in sorted(self._roles().items())
+        ]
 
     def finished(self) -> Finished | None:
         if len(self.pods) < self.total() or self._live():
@@ -191,8 +202,9 @@ class PodGroup:
                 gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != ADMISSION_GATE]
                 patch: JSONDict = {"spec": {"schedulingGates": gates or None}}
                 if info is not None:
-                    merged = apply_pod_set_info({"metadata": {"labels": _meta(pod).get("labels") or {}},
-                                                 "spec": spec}, info)
+                    merged = apply_pod_set_info(
+                        {"metadata": {"labels": _meta(pod).get("labels") or {}}, "spec": spec}, info
+                    )
                     patch["metadata"] = {"labels": merged["metadata"]["labels"]}
                     if merged["spec"].get("nodeSelector"):
                         patch["spec"]["nodeSelector"] = merged["spec"]["nodeSelector"]
@@ -204,8 +216,11 @@ class PodGroup:
                     except Invalid:
                         # API servers that predate mutable scheduling directives of gated pods refuse the
                         # nodeSelector: ungate anyway (the flavor is then not pinned for this pod)
-                        log.warning("pod %s/%s: node selector refused; removing the gate only",
-                                    self.namespace, _meta(pod)["name"])
+                        log.warning(
+                            "pod %s/%s: node selector refused; removing the gate only",
+                            self.namespace,
+                            _meta(pod)["name"],
+                        )
                         patch["spec"].pop("nodeSelector", None)
                         await client.patch(PODS, _meta(pod)["name"], patch, namespace=self.namespace)
 
@@ -240,7 +255,7 @@ def mutate_on_create(obj: JSONDict, config: KueueConfig, caches: Caches) -> JSON
     spec["schedulingGates"] = gates
     labels = {**(_meta(out).get("labels") or {}), MANAGED_LABEL: "true"}
     meta = {**_meta(out), "labels": labels}
-    if labels.get(POD_GROUP_LABEL):   # as Kueue's pod webhook: a group member's role, fixed at creation
+    if labels.get(POD_GROUP_LABEL):  # as Kueue's pod webhook: a group member's role, fixed at creation
         meta["annotations"] = {**(meta.get("annotations") or {}), ROLE_HASH: _role({**out, "spec": spec})}
     return {**out, "metadata": meta, "spec": spec}
 
@@ -266,10 +281,13 @@ def _key_for_workload(wl: JSONDict, pods: Informer) -> JobKey | None:
 def _load(key: JobKey, pods: Informer) -> GenericJob | None:
     namespace, name = key
     if name.startswith(GROUP_PREFIX):
-        group = name[len(GROUP_PREFIX):]
-        members = [p for p in pods.list(namespace)
-                   if (_meta(p).get("labels") or {}).get(POD_GROUP_LABEL) == group
-                   and (_meta(p).get("labels") or {}).get(MANAGED_LABEL) == "true"]
+        group = name[len(GROUP_PREFIX) :]
+        members = [
+            p
+            for p in pods.list(namespace)
+            if (_meta(p).get("labels") or {}).get(POD_GROUP_LABEL) == group
+            and (_meta(p).get("labels") or {}).get(MANAGED_LABEL) == "true"
+        ]
         return PodGroup(key, members) if members else None
     pod = pods.get(name, namespace)
     if pod is None or (_meta(pod).get("labels") or {}).get(MANAGED_LABEL) != "true":
@@ -278,8 +296,13 @@ def _load(key: JobKey, pods: Informer) -> GenericJob | None:
 
 
 INTEGRATION = Integration(
-    name="pod", res=PODS, owner_kinds=frozenset({("", "Pod")}), key_of=_key_of,
-    key_for_workload=_key_for_workload, load=_load, admission_mutator=mutate_on_create,
+    name="pod",
+    res=PODS,
+    owner_kinds=frozenset({("", "Pod")}),
+    key_of=_key_of,
+    key_for_workload=_key_for_workload,
+    load=_load,
+    admission_mutator=mutate_on_create,
 )
 
 _conforms: type[GenericJob] = PodGroup

@@ -66,8 +66,16 @@ class PriorityClassNotFound(Exception):
 
 
 class JobReconciler:
-    def __init__(self, integration: Integration, client: Client, config: KueueConfig, clock: Clock,
-                 recorder: EventRecorder, jobs: Informer, caches: Caches) -> None:
+    def __init__(
+        self,
+        integration: Integration,
+        client: Client,
+        config: KueueConfig,
+        clock: Clock,
+        recorder: EventRecorder,
+        jobs: Informer,
+        caches: Caches,
+    ) -> None:
         self.integration = integration
         self._client = client
         self._config = config
@@ -115,7 +123,8 @@ class JobReconciler:
     def _note_prebuilt(self, etype: str, obj: JSONDict, key: JobKey) -> None:
         meta = obj.get("metadata") or {}
         name = (meta.get("labels") or {}).get(PREBUILT_WORKLOAD) or (meta.get("annotations") or {}).get(
-            PREBUILT_WORKLOAD)
+            PREBUILT_WORKLOAD
+        )
         if not name:
             return
         users = self._prebuilt_users.setdefault((meta.get("namespace", ""), name), set())
@@ -149,7 +158,7 @@ class JobReconciler:
         except NotFound:
             return None
         except Conflict:
-            return CONFLICT_RETRY   # our cached view was stale; the newer event is already queued
+            return CONFLICT_RETRY  # our cached view was stale; the newer event is already queued
         except PriorityClassNotFound:
             return 5.0
 
@@ -158,8 +167,7 @@ class JobReconciler:
         manageJobsWithoutQueueName); outside them, none (ManagedJobsNamespaceSelectorAlwaysRespected)."""
         if not job.queue_name() and not self._config.manage_jobs_without_queue_name:
             return False
-        return self._config.managed_jobs_namespace_selector.matches(
-            namespace_labels(self._caches, job.namespace))
+        return self._config.managed_jobs_namespace_selector.matches(namespace_labels(self._caches, job.namespace))
 
     def _find_workload(self, job: GenericJob) -> JSONDict | None:
         prebuilt = prebuilt_workload_name(job)
@@ -188,18 +196,23 @@ class JobReconciler:
         if finished is not None:
             if wl is not None:
                 reason = "Succeeded" if finished.succeeded else "Failed"
-                written = await update_status(self._client, WORKLOADS, wl,
-                                              lambda s, _: mark_finished(s, reason, finished.message, now))
+                written = await update_status(
+                    self._client, WORKLOADS, wl, lambda s, _: mark_finished(s, reason, finished.message, now)
+                )
                 if written is not None:
-                    self._recorder.record(written, "Normal", "FinishedWorkload",
-                                          f"Workload '{job.namespace}/{job.workload_name()}' is declared finished")
+                    self._recorder.record(
+                        written,
+                        "Normal",
+                        "FinishedWorkload",
+                        f"Workload '{job.namespace}/{job.workload_name()}' is declared finished",
+                    )
             return None
         if wl is None:
             if not job.is_suspended():
                 await self._stop(job, None, "MissingWorkload", "Missing Workload; unable to restore pod templates")
                 return None
             if prebuilt_workload_name(job):
-                return None      # it waits for the Workload it names; that Workload's creation requeues it
+                return None  # it waits for the Workload it names; that Workload's creation requeues it
             if job.ready_to_create() and not job.is_active():
                 await self._create_workload(job)
             return None
@@ -216,7 +229,7 @@ class JobReconciler:
                 await self._stop(job, wl, "Evicted", (condition(wl, "Evicted") or {}).get("message", ""))
                 return None
             if job.is_active():
-                return None          # pods still terminating: the job's next event retriggers us
+                return None  # pods still terminating: the job's next event retriggers us
             if has_quota(wl):
                 await update_status(self._client, WORKLOADS, wl, lambda s, _: release_after_eviction(s, now))
             return None
@@ -240,8 +253,11 @@ class JobReconciler:
         """An object reference to the job for events (from its first owner reference on the WL)."""
         refs = job.owner_references()
         ref = refs[0] if refs else {}
-        return {"apiVersion": ref.get("apiVersion", ""), "kind": ref.get("kind", ""),
-                "metadata": {"name": ref.get("name", ""), "namespace": job.namespace, "uid": ref.get("uid", "")}}
+        return {
+            "apiVersion": ref.get("apiVersion", ""),
+            "kind": ref.get("kind", ""),
+            "metadata": {"name": ref.get("name", ""), "namespace": job.namespace, "uid": ref.get("uid", "")},
+        }
 
     async def _stop(self, job: GenericJob, wl: JSONDict | None, reason: str, message: str) -> None:
         pod_sets = ((wl or {}).get("spec") or {}).get("podSets") or job.pod_sets()
@@ -254,10 +270,12 @@ class JobReconciler:
             return
         finalizers = [f for f in meta.get("finalizers") or [] if f != FINALIZER]
         with contextlib.suppress(NotFound):
-            await self._client.patch(WORKLOADS, meta["name"],
-                                     {"metadata": {"finalizers": finalizers,
-                                                   "resourceVersion": meta.get("resourceVersion")}},
-                                     namespace=meta.get("namespace", ""))
+            await self._client.patch(
+                WORKLOADS,
+                meta["name"],
+                {"metadata": {"finalizers": finalizers, "resourceVersion": meta.get("resourceVersion")}},
+                namespace=meta.get("namespace", ""),
+            )
 
     async def _job_gone(self, key: JobKey) -> None:
         known = self._workload_of.pop(key, None)
@@ -275,19 +293,30 @@ class JobReconciler:
         added, as Kueue does. One whose pod sets do not match the job is finished ``OutOfSync``."""
         meta = wl.get("metadata") or {}
         if [_shape(p) for p in job.pod_sets()] != [_shape(p) for p in (wl.get("spec") or {}).get("podSets") or []]:
-            written = await update_status(self._client, WORKLOADS, wl, lambda s, _: mark_finished(
-                s, "OutOfSync", "The prebuilt workload is out of sync with its user job", now))
+            written = await update_status(
+                self._client,
+                WORKLOADS,
+                wl,
+                lambda s, _: mark_finished(
+                    s, "OutOfSync", "The prebuilt workload is out of sync with its user job", now
+                ),
+            )
             if written is not None:
-                self._recorder.record(written, "Warning", "OutOfSync",
-                                      "The prebuilt workload is out of sync with its user job")
+                self._recorder.record(
+                    written, "Warning", "OutOfSync", "The prebuilt workload is out of sync with its user job"
+                )
             return
         refs = job.owner_references()
         labels: dict[str, str | None] = {}
         uid = refs[0].get("uid", "") if refs else ""
         if uid and len(uid) <= 63:
             labels[JOB_UID_LABEL] = uid
-        patch: JSONDict = {"metadata": {"ownerReferences": [*(meta.get("ownerReferences") or []), *refs],
-                                        "resourceVersion": meta.get("resourceVersion")}}
+        patch: JSONDict = {
+            "metadata": {
+                "ownerReferences": [*(meta.get("ownerReferences") or []), *refs],
+                "resourceVersion": meta.get("resourceVersion"),
+            }
+        }
         if labels:
             patch["metadata"]["labels"] = labels
         if FINALIZER not in (meta.get("finalizers") or []):
@@ -313,20 +342,46 @@ class JobReconciler:
                 if not is_admitted(obj):
                     # only after an admission ended: a write per new workload would race the scheduler
                     if prev is not None and (prev.get("status") != "False" or prev.get("reason") != "WaitForStart"):
-                        changed = set_condition(conds, "PodsReady", "False", "WaitForStart",
-                                                "Not all pods are ready or succeeded", now) or changed
+                        changed = (
+                            set_condition(
+                                conds, "PodsReady", "False", "WaitForStart", "Not all pods are ready or succeeded", now
+                            )
+                            or changed
+                        )
                 elif job.pods_ready():
                     reason = "Started"
                     if prev is not None and prev.get("reason") in ("WaitForRecovery", "Recovered"):
                         reason = "Recovered"
-                    changed = set_condition(conds, "PodsReady", "True", reason,
-                                            "All pods reached readiness and the workload is running", now) or changed
+                    changed = (
+                        set_condition(
+                            conds,
+                            "PodsReady",
+                            "True",
+                            reason,
+                            "All pods reached readiness and the workload is running",
+                            now,
+                        )
+                        or changed
+                    )
                 elif prev is not None and prev.get("status") == "True":
-                    changed = set_condition(conds, "PodsReady", "False", "WaitForRecovery",
-                                            "At least one pod has failed, waiting for recovery", now) or changed
+                    changed = (
+                        set_condition(
+                            conds,
+                            "PodsReady",
+                            "False",
+                            "WaitForRecovery",
+                            "At least one pod has failed, waiting for recovery",
+                            now,
+                        )
+                        or changed
+                    )
                 elif prev is None:
-                    changed = set_condition(conds, "PodsReady", "False", "WaitForStart",
-                                            "Not all pods are ready or succeeded", now) or changed
+                    changed = (
+                        set_condition(
+                            conds, "PodsReady", "False", "WaitForStart", "Not all pods are ready or succeeded", now
+                        )
+                        or changed
+                    )
             return changed
 
         await update_status(self._client, WORKLOADS, wl, edit)
@@ -342,8 +397,9 @@ class JobReconciler:
         if [_shape(p) for p in pod_sets] != [_shape(p) for p in spec.get("podSets") or []]:
             patch["podSets"] = pod_sets
         if patch:
-            await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"], {"spec": patch},
-                                     namespace=job.namespace)
+            await self._client.patch(
+                WORKLOADS, (wl.get("metadata") or {})["name"], {"spec": patch}, namespace=job.namespace
+            )
 
     async def _sync_admission_gates(self, job: GenericJob, wl: JSONDict) -> None:
         """The job's ``admission-gated-by`` annotation is mirrored on its Workload (gates only shrink)."""
@@ -351,9 +407,12 @@ class JobReconciler:
         have = ((wl.get("metadata") or {}).get("annotations") or {}).get(ADMISSION_GATED_BY, "")
         if want == have:
             return
-        await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"],
-                                 {"metadata": {"annotations": {ADMISSION_GATED_BY: want or None}}},
-                                 namespace=job.namespace)
+        await self._client.patch(
+            WORKLOADS,
+            (wl.get("metadata") or {})["name"],
+            {"metadata": {"annotations": {ADMISSION_GATED_BY: want or None}}},
+            namespace=job.namespace,
+        )
 
     async def _sync_priority(self, job: GenericJob, wl: JSONDict) -> None:
         """A changed ``priority-class`` label propagates to the Workload (its value and ref name)."""
@@ -365,9 +424,17 @@ class JobReconciler:
         wpc = self._caches.workload_priority_classes.get(wpc_name)
         if wpc is None:
             return
-        await self._client.patch(WORKLOADS, (wl.get("metadata") or {})["name"], {"spec": {
-            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": wpc_name},
-            "priority": int(wpc.get("value", 0))}}, namespace=job.namespace)
+        await self._client.patch(
+            WORKLOADS,
+            (wl.get("metadata") or {})["name"],
+            {
+                "spec": {
+                    "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": wpc_name},
+                    "priority": int(wpc.get("value", 0)),
+                }
+            },
+            namespace=job.namespace,
+        )
 
     def _priority(self, job: GenericJob) -> tuple[JSONDict | None, int | None]:
         """(priorityClassRef, priority) per Kueue's WorkloadPriorityClass rules."""
@@ -376,8 +443,10 @@ class JobReconciler:
             wpc = self._caches.workload_priority_classes.get(wpc_name)
             if wpc is None:
                 raise PriorityClassNotFound(wpc_name)
-            return ({"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": wpc_name},
-                    int(wpc.get("value", 0)))
+            return (
+                {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": wpc_name},
+                int(wpc.get("value", 0)),
+            )
         pc_name = job.priority_class_name() if isinstance(job, JobWithPriorityClass) else ""
         if not pc_name:
             for ps in job.pod_sets():
@@ -387,21 +456,26 @@ class JobReconciler:
         if pc_name:
             pc = self._caches.priority_classes.get(pc_name)
             if pc is not None:
-                return ({"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": pc_name},
-                        int(pc.get("value", 0)))
+                return (
+                    {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": pc_name},
+                    int(pc.get("value", 0)),
+                )
         for pc in self._caches.priority_classes.list():
             if pc.get("globalDefault"):
                 name = (pc.get("metadata") or {}).get("name", "")
-                return ({"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name},
-                        int(pc.get("value", 0)))
+                return ({"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}, int(pc.get("value", 0)))
         return None, None
 
     async def _create_workload(self, job: GenericJob) -> None:
         try:
             ref, priority = self._priority(job)
         except PriorityClassNotFound as exc:
-            self._recorder.record(self._job_ref(job, None), "Warning", "WorkloadPriorityClassNotFound",
-                                  f"workloadPriorityClass \"{exc}\" not found")
+            self._recorder.record(
+                self._job_ref(job, None),
+                "Warning",
+                "WorkloadPriorityClassNotFound",
+                f'workloadPriorityClass "{exc}" not found',
+            )
             raise
         refs = job.owner_references()
         labels: dict[str, str] = {}
@@ -412,7 +486,7 @@ class JobReconciler:
             if key in job.labels():
                 labels[key] = job.labels()[key]
         spec: JSONDict = {"podSets": job.pod_sets()}
-        if job.queue_name():   # omitted when empty (a DNS-subdomain field); such a workload stays inadmissible
+        if job.queue_name():  # omitted when empty (a DNS-subdomain field); such a workload stays inadmissible
             spec["queueName"] = job.queue_name()
         if ref is not None:
             spec["priorityClassRef"] = ref
@@ -420,8 +494,13 @@ class JobReconciler:
         max_exec = job.labels().get(MAX_EXEC_TIME_LABEL, "")
         if max_exec.isdigit() and int(max_exec) > 0:
             spec["maximumExecutionTimeSeconds"] = int(max_exec)
-        meta: JSONDict = {"name": job.workload_name(), "namespace": job.namespace, "labels": labels,
-                          "finalizers": [FINALIZER], "ownerReferences": refs}
+        meta: JSONDict = {
+            "name": job.workload_name(),
+            "namespace": job.namespace,
+            "labels": labels,
+            "finalizers": [FINALIZER],
+            "ownerReferences": refs,
+        }
         annotations = dict(job.workload_annotations())
         if job.annotations().get(ADMISSION_GATED_BY):
             annotations[ADMISSION_GATED_BY] = job.annotations()[ADMISSION_GATED_BY]
@@ -436,17 +515,22 @@ class JobReconciler:
             self._recorder.record(self._job_ref(job, None), "Warning", "ErrWorkloadCompose", exc.message)
             raise
         self._workload_of[job.key] = (job.namespace, job.workload_name())
-        self._recorder.record(self._job_ref(job, created), "Normal", "CreatedWorkload",
-                              f"Created Workload: {job.namespace}/{job.workload_name()}")
-
+        self._recorder.record(
+            self._job_ref(job, created),
+            "Normal",
+            "CreatedWorkload",
+            f"Created Workload: {job.namespace}/{job.workload_name()}",
+        )
 
 
 def _shape(pod_set: JSONDict) -> tuple[Any, ...]:
     """What makes two podSets equivalent for quota: name, counts and container resources (the API
     server defaults the rest of the template, so whole-template equality would never hold)."""
-    spec = ((pod_set.get("template") or {}).get("spec") or {})
+    spec = (pod_set.get("template") or {}).get("spec") or {}
     resources = tuple(
         tuple(sorted((k, str(v)) for k, v in ((c.get("resources") or {}).get(kind) or {}).items()))
-        for group in ("initContainers", "containers") for c in spec.get(group) or []
-        for kind in ("requests", "limits"))
+        for group in ("initContainers", "containers")
+        for c in spec.get(group) or []
+        for kind in ("requests", "limits")
+    )
     return (pod_set.get("name"), int(pod_set.get("count", 1)), pod_set.get("minCount"), resources)

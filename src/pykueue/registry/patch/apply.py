@@ -59,9 +59,16 @@ BEFORE_FIRST_APPLY = "before-first-apply"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
-def server_side_apply(current: dict[str, Any] | None, applied: dict[str, Any], *, manager: str,
-                      force: bool, merge_keys: Mapping[str, str], now: str,
-                      subresource: str = "") -> dict[str, Any]:
+def server_side_apply(
+    current: dict[str, Any] | None,
+    applied: dict[str, Any],
+    *,
+    manager: str,
+    force: bool,
+    merge_keys: Mapping[str, str],
+    now: str,
+    subresource: str = "",
+) -> dict[str, Any]:
     """Apply ``applied`` for ``manager``; ``current`` None creates. Returns the new object."""
     if not isinstance(applied, dict):
         raise BadRequest("error decoding YAML: the applied configuration must be an object")
@@ -159,8 +166,7 @@ def _before_first_apply(live: dict[str, Any], merge_keys: Mapping[str, str], now
     fields = compare({}, live, merge_keys).added - STRIPPED
     if not fields:
         return []
-    return [ManagedEntry(BEFORE_FIRST_APPLY, "Update", str(live.get("apiVersion", "")), now, "",
-                         frozenset(fields))]
+    return [ManagedEntry(BEFORE_FIRST_APPLY, "Update", str(live.get("apiVersion", "")), now, "", frozenset(fields))]
 
 
 def _without_managed_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -208,17 +214,21 @@ def _check_keys(value: Any, dotted: str, merge_keys: Mapping[str, str], shown: s
             if element is None:
                 raise BadRequest(
                     f"failed to create typed patch object: {shown}: element {index}: associative list "
-                    f"with keys has an element that omits key field {kind[0]!r}" if kind else
-                    f"failed to create typed patch object: {shown}: element {index}: set of scalars "
-                    "holds a non-scalar")
+                    f"with keys has an element that omits key field {kind[0]!r}"
+                    if kind
+                    else f"failed to create typed patch object: {shown}: element {index}: set of scalars "
+                    "holds a non-scalar"
+                )
             if element in seen:
-                raise BadRequest(f"failed to create typed patch object: {shown}: duplicate entries for key "
-                                 f"{path_string((element,))}")
+                raise BadRequest(
+                    f"failed to create typed patch object: {shown}: duplicate entries for key {path_string((element,))}"
+                )
             seen.add(element)
         _check_keys(item, dotted, merge_keys, f"{shown}[{index}]")
 
 
 # ---- merging ---------------------------------------------------------------------------------
+
 
 def _merge_value(live: Any, config: Any, dotted: str, merge_keys: Mapping[str, str]) -> Any:
     """Merge a configuration value into a live value; both are private copies."""
@@ -240,8 +250,7 @@ def _merge_value(live: Any, config: Any, dotted: str, merge_keys: Mapping[str, s
     return config
 
 
-def _merge_lists(live: dict[str, Any], config: dict[str, Any], dotted: str,
-                 merge_keys: Mapping[str, str]) -> list[Any]:
+def _merge_lists(live: dict[str, Any], config: dict[str, Any], dotted: str, merge_keys: Mapping[str, str]) -> list[Any]:
     """Interleave: live-only items keep their places; configured items follow the config's order."""
     live_keys, config_keys = list(live), list(config)
     shared = [k for k in config_keys if k in live]
@@ -285,6 +294,7 @@ def _merge_lists(live: dict[str, Any], config: dict[str, Any], dotted: str,
 
 
 # ---- pruning ---------------------------------------------------------------------------------
+
 
 def _prune(obj: dict[str, Any], doomed: FieldSet, owned: FieldSet, config: Mapping[str, Any]) -> None:
     """Remove fields the applier dropped; keep any node with something owned beneath it."""
@@ -336,6 +346,7 @@ def _remove(obj: dict[str, Any], path: Path, owned: FieldSet, config: Mapping[st
 
 # ---- conflicts -------------------------------------------------------------------------------
 
+
 def _print_manager(entry: ManagedEntry) -> str:
     text = _quote(entry.manager)
     if entry.subresource:
@@ -353,8 +364,15 @@ def _conflict_error(conflicts: list[tuple[ManagedEntry, list[Path]]]) -> Conflic
     """Kubernetes' apply conflict: one line for a single conflict, else grouped by manager."""
     conflicts.sort(key=lambda c: (c[0].manager, c[0].operation, c[0].api_version, c[0].subresource))
     total = sum(len(paths) for _, paths in conflicts)
-    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {_print_manager(entry)}",
-               "field": path_string(path)} for entry, paths in conflicts for path in paths]
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {_print_manager(entry)}",
+            "field": path_string(path),
+        }
+        for entry, paths in conflicts
+        for path in paths
+    ]
     if total == 1:
         entry, paths = conflicts[0]
         message = f"Apply failed with 1 conflict: conflict with {_print_manager(entry)}: {path_string(paths[0])}"

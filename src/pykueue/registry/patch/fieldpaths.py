@@ -88,6 +88,7 @@ def index_items(items: list[Any], kind: tuple[str, ...]) -> dict[str, Any] | Non
 
 # ---- building sets from objects --------------------------------------------------------------
 
+
 def to_field_set(obj: Mapping[str, Any], merge_keys: Mapping[str, str]) -> FieldSet:
     """Every path an applied configuration sets: leaves, keyed-list items and set items.
 
@@ -99,16 +100,16 @@ def to_field_set(obj: Mapping[str, Any], merge_keys: Mapping[str, str]) -> Field
     return frozenset(out)
 
 
-def _collect_map(node: Mapping[str, Any], path: Path, dotted: str, merge_keys: Mapping[str, str],
-                 out: set[Path]) -> None:
+def _collect_map(
+    node: Mapping[str, Any], path: Path, dotted: str, merge_keys: Mapping[str, str], out: set[Path]
+) -> None:
     for name, value in node.items():
         if value is None:
             continue
         _collect_value(value, (*path, "f:" + name), _child(dotted, name), merge_keys, out)
 
 
-def _collect_value(value: Any, path: Path, dotted: str, merge_keys: Mapping[str, str],
-                   out: set[Path]) -> None:
+def _collect_value(value: Any, path: Path, dotted: str, merge_keys: Mapping[str, str], out: set[Path]) -> None:
     if isinstance(value, dict):
         if value:
             _collect_map(value, path, dotted, merge_keys, out)
@@ -131,6 +132,7 @@ def _collect_value(value: Any, path: Path, dotted: str, merge_keys: Mapping[str,
 
 
 # ---- comparing two objects -------------------------------------------------------------------
+
 
 class Comparison:
     """Paths added, modified (leaves whose value changed) and removed between two objects."""
@@ -157,8 +159,14 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any], merge_keys: Mapping[
     return result
 
 
-def _compare_maps(old: Mapping[str, Any], new: Mapping[str, Any], path: Path, dotted: str,
-                  merge_keys: Mapping[str, str], out: Comparison) -> None:
+def _compare_maps(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    path: Path,
+    dotted: str,
+    merge_keys: Mapping[str, str],
+    out: Comparison,
+) -> None:
     if old is new:
         return
     for name, value in new.items():
@@ -178,8 +186,9 @@ def _compare_maps(old: Mapping[str, Any], new: Mapping[str, Any], path: Path, do
             _whole(before, (*path, "f:" + name), _child(dotted, name), merge_keys, out.removed)
 
 
-def _compare_values(old: Any, new: Any, path: Path, dotted: str, merge_keys: Mapping[str, str],
-                    out: Comparison) -> None:
+def _compare_values(
+    old: Any, new: Any, path: Path, dotted: str, merge_keys: Mapping[str, str], out: Comparison
+) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
         _compare_maps(old, new, path, dotted, merge_keys, out)
         return
@@ -199,8 +208,9 @@ def _compare_values(old: Any, new: Any, path: Path, dotted: str, merge_keys: Map
         out.modified.add(path)
 
 
-def _compare_lists(old: dict[str, Any], new: dict[str, Any], path: Path, dotted: str,
-                   merge_keys: Mapping[str, str], out: Comparison) -> None:
+def _compare_lists(
+    old: dict[str, Any], new: dict[str, Any], path: Path, dotted: str, merge_keys: Mapping[str, str], out: Comparison
+) -> None:
     for element, item in new.items():
         item_path = (*path, element)
         before = old.get(element)
@@ -236,6 +246,7 @@ def _whole_item(item: Any, path: Path, dotted: str, merge_keys: Mapping[str, str
 
 
 # ---- FieldsV1 encoding -----------------------------------------------------------------------
+
 
 def decode(fields_v1: Any) -> FieldSet:
     """FieldsV1 (nested dicts) to a field set; tolerant of junk (ignored, never raises)."""

@@ -33,12 +33,27 @@ __all__ = ["ManagedEntry", "decode_entries", "encode_entries", "replace", "updat
 MAX_UPDATE_MANAGERS = 10
 ANCIENT_MANAGER = "ancient-changes"
 
-STRIPPED: FieldSet = frozenset({
-    ("f:apiVersion",), ("f:kind",), ("f:metadata",),
-    *(("f:metadata", "f:" + name) for name in (
-        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation",
-        "managedFields", "resourceVersion")),
-})
+STRIPPED: FieldSet = frozenset(
+    {
+        ("f:apiVersion",),
+        ("f:kind",),
+        ("f:metadata",),
+        *(
+            ("f:metadata", "f:" + name)
+            for name in (
+                "name",
+                "namespace",
+                "creationTimestamp",
+                "selfLink",
+                "uid",
+                "clusterName",
+                "generation",
+                "managedFields",
+                "resourceVersion",
+            )
+        ),
+    }
+)
 """Paths nobody owns (kube-apiserver strips the same set)."""
 
 
@@ -65,14 +80,20 @@ class ManagedEntry:
 _KEEP: Any = object()
 
 
-def replace(entry: ManagedEntry, *, time: str = _KEEP, fields: FieldSet = _KEEP,
-            source: tuple[FieldSet, Any] | None = _KEEP) -> ManagedEntry:
+def replace(
+    entry: ManagedEntry, *, time: str = _KEEP, fields: FieldSet = _KEEP, source: tuple[FieldSet, Any] | None = _KEEP
+) -> ManagedEntry:
     """``dataclasses.replace`` for the fields a write changes (the generic one introspects the
     dataclass on every call: a fifth of the field manager's time on a status write)."""
-    return ManagedEntry(entry.manager, entry.operation, entry.api_version,
-                        entry.time if time is _KEEP else time, entry.subresource,
-                        entry.fields if fields is _KEEP else fields,
-                        entry.source if source is _KEEP else source)
+    return ManagedEntry(
+        entry.manager,
+        entry.operation,
+        entry.api_version,
+        entry.time if time is _KEEP else time,
+        entry.subresource,
+        entry.fields if fields is _KEEP else fields,
+        entry.source if source is _KEEP else source,
+    )
 
 
 def decode_entries(raw: Any) -> list[ManagedEntry]:
@@ -87,10 +108,17 @@ def decode_entries(raw: Any) -> list[ManagedEntry]:
         fields = decode(raw_fields)
         if not fields:
             continue
-        entries.append(ManagedEntry(
-            manager=str(item.get("manager", "")), operation=str(item.get("operation", "Update")),
-            api_version=str(item.get("apiVersion", "")), time=str(item.get("time", "") or ""),
-            subresource=str(item.get("subresource", "") or ""), fields=fields, source=(fields, raw_fields)))
+        entries.append(
+            ManagedEntry(
+                manager=str(item.get("manager", "")),
+                operation=str(item.get("operation", "Update")),
+                api_version=str(item.get("apiVersion", "")),
+                time=str(item.get("time", "") or ""),
+                subresource=str(item.get("subresource", "") or ""),
+                fields=fields,
+                source=(fields, raw_fields),
+            )
+        )
     return entries
 
 
@@ -102,8 +130,7 @@ def encode_entries(entries: Iterable[ManagedEntry]) -> list[dict[str, Any]]:
     """Encode entries in kube-apiserver's order; entries owning nothing are left out."""
     out: list[dict[str, Any]] = []
     for entry in sorted((e for e in entries if e.fields), key=_sort_key):
-        raw: dict[str, Any] = {"manager": entry.manager, "operation": entry.operation,
-                               "apiVersion": entry.api_version}
+        raw: dict[str, Any] = {"manager": entry.manager, "operation": entry.operation, "apiVersion": entry.api_version}
         if entry.time:
             raw["time"] = entry.time
         raw["fieldsType"] = "FieldsV1"
@@ -132,8 +159,9 @@ def cap_update_managers(entries: list[ManagedEntry], now: str) -> list[ManagedEn
         bucket = by_identity.get(bucket_id)
         del by_identity[entry.identity]
         if bucket is None:
-            by_identity[bucket_id] = ManagedEntry(ANCIENT_MANAGER, "Update", entry.api_version, entry.time,
-                                                  "", entry.fields)
+            by_identity[bucket_id] = ManagedEntry(
+                ANCIENT_MANAGER, "Update", entry.api_version, entry.time, "", entry.fields
+            )
         else:
             by_identity[bucket_id] = replace(bucket, time=entry.time, fields=bucket.fields | entry.fields)
             count -= 1
@@ -169,9 +197,16 @@ def with_managed_fields(obj: Mapping[str, Any], raw: Any) -> dict[str, Any]:
     return {**obj, "metadata": metadata}
 
 
-def update_managed_fields(old: dict[str, Any] | None, new: dict[str, Any], *, manager: str,
-                          operation: str, now: str, subresource: str = "",
-                          merge_keys: Mapping[str, str] | None = None) -> dict[str, Any]:
+def update_managed_fields(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    *,
+    manager: str,
+    operation: str,
+    now: str,
+    subresource: str = "",
+    merge_keys: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Return ``new`` with ``metadata.managedFields`` recording that ``manager`` owns the fields
     this write added or changed.
 

@@ -65,8 +65,9 @@ def _validate_ops(ops: JSONValue) -> None:
     if not isinstance(ops, list):
         raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
-        raise RequestEntityTooLarge(f"The allowed maximum operations in a JSON patch is "
-                                    f"{MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
+        raise RequestEntityTooLarge(
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}"
+        )
     for index, op in enumerate(ops):
         if not isinstance(op, dict):
             raise bad_request(f"invalid JSON patch: operation {index} is not an object")
@@ -96,6 +97,8 @@ def _does_not_apply(exc: Exception) -> str:
     op = getattr(exc, "op", None)
     operation = getattr(op, "operation", op)
     if isinstance(operation, dict):
-        return (f"jsonpatch {operation.get('op')} operation does not apply: "
-                f"doc is missing path: {operation.get('path')}: {exc}")
+        return (
+            f"jsonpatch {operation.get('op')} operation does not apply: "
+            f"doc is missing path: {operation.get('path')}: {exc}"
+        )
     return f"jsonpatch operation does not apply: {exc}"

@@ -68,8 +68,9 @@ def merge_key_for(merge_keys: Mapping[str, str], path: str) -> str | None:
     return key.split(",", 1)[0].strip()
 
 
-def apply_strategic_merge_patch(current: dict[str, Any], patch: dict[str, Any],
-                                merge_keys: Mapping[str, str]) -> dict[str, Any]:
+def apply_strategic_merge_patch(
+    current: dict[str, Any], patch: dict[str, Any], merge_keys: Mapping[str, str]
+) -> dict[str, Any]:
     """Return ``current`` with the strategic merge ``patch`` applied."""
     if not isinstance(patch, dict):
         raise bad_request("json: cannot unmarshal strategic merge patch: the patch must be a JSON object")
@@ -146,7 +147,7 @@ class _Merger:
             del original[key]
 
     def _delete_from_primitive_list(self, original: dict[str, Any], key: str, values: JSONValue) -> None:
-        field = key[len(DELETE_PRIMITIVE_PREFIX):]
+        field = key[len(DELETE_PRIMITIVE_PREFIX) :]
         if not field or not isinstance(values, list):
             raise bad_request("invalid patch format of primitive list")
         live = original.get(field)
@@ -190,8 +191,9 @@ class _Merger:
                 merged.append(self.merge_map({}, item, path))
         return _normalize_order(merged, plain, original, key)
 
-    def _special_elements(self, original: list[dict[str, Any]], patch: list[dict[str, Any]],
-                          key: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+    def _special_elements(
+        self, original: list[dict[str, Any]], patch: list[dict[str, Any]], key: str
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
         """Apply ``$patch`` elements: deletions by key, or a ``replace`` marker for the list."""
         plain: list[dict[str, Any]] = []
         replace = False
@@ -217,7 +219,7 @@ class _Merger:
         """``$setElementOrder/<field>``: merge that list now and put it in the stated order."""
         for directive_key in [k for k in patch if k.startswith(SET_ORDER_PREFIX)]:
             order = patch.pop(directive_key)
-            field = directive_key[len(SET_ORDER_PREFIX):]
+            field = directive_key[len(SET_ORDER_PREFIX) :]
             if not field or not isinstance(order, list):
                 raise bad_request("invalid patch format of setElementOrder list")
             key = merge_key_for(self.merge_keys, _child(path, field))
@@ -243,8 +245,7 @@ def _identity(item: JSONValue, key: str) -> Hashable:
     return _token(item)
 
 
-def _normalize_order(merged: list[Any], patch_order: list[Any], server_order: list[Any],
-                     key: str) -> list[Any]:
+def _normalize_order(merged: list[Any], patch_order: list[Any], server_order: list[Any], key: str) -> list[Any]:
     """Order ``merged``: items named in ``patch_order`` keep that order, live-only items keep the
     live order, and the two are interleaved by live position (apimachinery's rule)."""
     wanted: dict[Hashable, int] = {}
@@ -254,10 +255,11 @@ def _normalize_order(merged: list[Any], patch_order: list[Any], server_order: li
     live_pos: dict[Hashable, int] = {}
     for index, item in enumerate(server_order):
         live_pos.setdefault(_identity(item, key), index)
-    from_patch = sorted((v for v in merged if _identity(v, key) in wanted),
-                        key=lambda v: wanted[_identity(v, key)])
-    server_only = sorted((v for v in merged if _identity(v, key) not in wanted),
-                         key=lambda v: live_pos.get(_identity(v, key), len(live_pos)))
+    from_patch = sorted((v for v in merged if _identity(v, key) in wanted), key=lambda v: wanted[_identity(v, key)])
+    server_only = sorted(
+        (v for v in merged if _identity(v, key) not in wanted),
+        key=lambda v: live_pos.get(_identity(v, key), len(live_pos)),
+    )
     result: list[Any] = []
     i = j = 0
     while i < len(server_only) or j < len(from_patch):
@@ -292,5 +294,4 @@ def _check_order(patch_list: list[Any], order: list[Any], key: str) -> None:
             p += 1
         s += 1
     if p < len(items):
-        raise bad_request(f"The order in patch list: {patch_list} doesn't match $setElementOrder list: "
-                          f"{order}")
+        raise bad_request(f"The order in patch list: {patch_list} doesn't match $setElementOrder list: {order}")

@@ -33,7 +33,6 @@ __all__ = ["Entry", "EntryStatus", "Round", "RoundContext"]
 NO_FIT, PREEMPT, FIT = Mode.NO_FIT, Mode.PREEMPT, Mode.FIT  # module globals: enum attribute lookups are slow
 
 
-
 class EntryStatus(IntEnum):
     """Where a head stands in this round."""
 
@@ -56,8 +55,9 @@ NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
 BYPASSED = "Bypassed scheduling evaluation because an equivalent workload recently failed"
 WAITING_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
-DEFERRED_FIT = ("Workload has overlapping preemption targets with another workload, but will fit after these "
-                "preemptions complete")
+DEFERRED_FIT = (
+    "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete"
+)
 
 
 _NO_TARGETS: list[Target] = []
@@ -173,9 +173,11 @@ class Round:
             entry.assignment = plain
             return entry
         assignment, targets = self._assign(wl, cq, None, plain=False)
-        if ctx.config.partial_admission and (
-                assignment.mode == NO_FIT or (assignment.mode == PREEMPT and not targets)) \
-                and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
+        if (
+            ctx.config.partial_admission
+            and (assignment.mode == NO_FIT or (assignment.mode == PREEMPT and not targets))
+            and any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets)
+        ):
             found = partial_counts(wl, lambda counts: self._viable(wl, cq, counts))
             if found is not None:
                 assignment, targets = self._assign(wl, cq, found)
@@ -183,8 +185,14 @@ class Round:
         entry.targets = targets
         return entry
 
-    def _assign(self, wl: WorkloadInfo, cq: ClusterQueue, counts: list[int] | None,
-                pin: dict[tuple[int, str], str] | None = None, plain: bool = True) -> tuple[Assignment, list[Target]]:
+    def _assign(
+        self,
+        wl: WorkloadInfo,
+        cq: ClusterQueue,
+        counts: list[int] | None,
+        pin: dict[tuple[int, str], str] | None = None,
+        plain: bool = True,
+    ) -> tuple[Assignment, list[Target]]:
         ctx = self.ctx
         if plain and counts is None and pin is None:
             fast = plain_fit(wl, cq, ctx.eligibility)
@@ -194,13 +202,23 @@ class Round:
         preemptor = ctx.preemptor
         preemptor.memo = {}  # nothing below changes the quota tree: equal searches give equal answers
         try:
-            assignment = plain_no_fit(wl, cq, ctx.eligibility, preemptor.oracle, fair_sharing=fair_sharing) \
-                if counts is None and pin is None else None
+            assignment = (
+                plain_no_fit(wl, cq, ctx.eligibility, preemptor.oracle, fair_sharing=fair_sharing)
+                if counts is None and pin is None
+                else None
+            )
             if assignment is None:
-                assigner = FlavorAssigner(wl, cq, ctx.cache.flavors, preemptor.oracle,
-                                          fungibility=ctx.config.flavor_fungibility, fair_sharing=fair_sharing,
-                                          ignore_undeclared=ctx.config.ignore_undeclared_resources,
-                                          eligibility=ctx.eligibility, pin=pin)
+                assigner = FlavorAssigner(
+                    wl,
+                    cq,
+                    ctx.cache.flavors,
+                    preemptor.oracle,
+                    fungibility=ctx.config.flavor_fungibility,
+                    fair_sharing=fair_sharing,
+                    ignore_undeclared=ctx.config.ignore_undeclared_resources,
+                    eligibility=ctx.eligibility,
+                    pin=pin,
+                )
                 assignment = assigner.assign(counts)
             targets = _NO_TARGETS
             if assignment.mode == PREEMPT and preemptor.may_preempt(cq):
@@ -218,8 +236,9 @@ class Round:
     def _order(self, entries: list[Entry]) -> Iterable[Entry]:
         nominated = [e for e in entries if e.status == NOMINATED and e.assignment is not None]
         if self.ctx.config.fair_sharing is None:
-            nominated.sort(key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.wl.priority,
-                                          e.wl.timestamp, e.wl.uid))
+            nominated.sort(
+                key=lambda e: (e.assignment.borrowing if e.assignment else 0, -e.wl.priority, e.wl.timestamp, e.wl.uid)
+            )
             return nominated
         return self._tournament(nominated)
 
@@ -242,8 +261,7 @@ class Round:
             per_node: dict[int, tuple[bool, Share]] = {}
             node: ResourceNode | None = e.cq
             while node is not None and node.parent is not None:
-                borrowing = any(node.usage.get(fr, 0) + usage.get(fr, 0) > node.subtree.get(fr, 0)
-                                for fr in frs)
+                borrowing = any(node.usage.get(fr, 0) + usage.get(fr, 0) > node.subtree.get(fr, 0) for fr in frs)
                 per_node[id(node)] = (borrowing, share_key(node, usage))
                 node = node.parent
             values[id(e)] = per_node
@@ -296,8 +314,11 @@ class Round:
             return
         if mode == PREEMPT and e.wl.preemption_gated:
             e.status = FAILED
-            e.reason, e.message, e.immediate = "BlockedOnPreemptionGates", \
-                "Workload requires preemption, but it's gated", strict
+            e.reason, e.message, e.immediate = (
+                "BlockedOnPreemptionGates",
+                "Workload requires preemption, but it's gated",
+                strict,
+            )
             return
         if e.targets and self._victims and any(t.wl.key in self._victims for t in e.targets):
             if not self._recompute(e):
@@ -447,15 +468,18 @@ class Round:
             new += 1
             ctx.expectations.add(victim.key)
             victim_cq = ctx.cache.cqs.get(victim.cq_name)
-            message = preemption_message(e.wl, t.reason, preemptor_path,
-                                         queue_path(victim_cq) if victim_cq else "")
-            self.preempted.append(Preempt(victim.namespace, victim.name, e.wl.namespace, e.wl.name,
-                                          t.reason, message, e.cq.name))
+            message = preemption_message(e.wl, t.reason, preemptor_path, queue_path(victim_cq) if victim_cq else "")
+            self.preempted.append(
+                Preempt(victim.namespace, victim.name, e.wl.namespace, e.wl.name, t.reason, message, e.cq.name)
+            )
         e.status = PREEMPTING
         e.reason = "WaitingForPreemptedWorkloads"
         base = e.assignment.message()
-        e.message = f"{base}. Pending the preemption of {len(e.targets)} workload(s)" if base else \
-            f"Pending the preemption of {len(e.targets)} workload(s)"
+        e.message = (
+            f"{base}. Pending the preemption of {len(e.targets)} workload(s)"
+            if base
+            else f"Pending the preemption of {len(e.targets)} workload(s)"
+        )
         e.immediate = True
         if e.cq.strategy == BEST_EFFORT_FIFO:
             q = ctx.queues.cqs.get(e.cq.name)
@@ -469,8 +493,11 @@ class Round:
         assert e.assignment is not None
         wl = e.wl
         cq = e.cq
-        checks = cq.checks_for({f for ps in e.assignment.podsets for f in ps.flavors.values()}) \
-            if cq.admission_checks else []
+        checks = (
+            cq.checks_for({f for ps in e.assignment.podsets for f in ps.flavors.values()})
+            if cq.admission_checks
+            else []
+        )
         admission = e.assignment.to_admission(cq.name)
         ctx.queues.forget_taken(wl)  # popped as this round's head: only its location is left
         meta = wl.obj.get("metadata")
@@ -488,8 +515,7 @@ class Round:
         if cq.afs:
             ctx.on_assumed(wl)
         e.status = ASSUMED
-        self.admitted.append(Admit(wl.namespace, wl.name, cq.name, admission,
-                                   e.assignment.borrowing > 0, checks))
+        self.admitted.append(Admit(wl.namespace, wl.name, cq.name, admission, e.assignment.borrowing > 0, checks))
         self.changed_trees.add(cq.tree_key)
 
     # -- step 6: requeue -------------------------------------------------------------------------
@@ -501,18 +527,24 @@ class Round:
             q = ctx.queues.cqs.get(e.cq.name)
             if e.status != PREEMPTING and q is not None and q.sticky == e.wl.key:
                 q.sticky = None
-            self.pending.append(Pending(e.wl.namespace, e.wl.name, e.reason, e.message,
-                                        e.wl.resource_requests()))
+            self.pending.append(Pending(e.wl.namespace, e.wl.name, e.reason, e.message, e.wl.resource_requests()))
             if not e.immediate:
                 self.changed_trees.add(ctx.cache.tree_key(e.cq))
-            if (e.requeue_reason and not e.immediate and q is not None and ctx.config.equivalence_hashing
-                    and e.cq.strategy == BEST_EFFORT_FIFO and e.wl.key in ctx.queues.location):
+            if (
+                e.requeue_reason
+                and not e.immediate
+                and q is not None
+                and ctx.config.equivalence_hashing
+                and e.cq.strategy == BEST_EFFORT_FIFO
+                and e.wl.key in ctx.queues.location
+            ):
                 # park the whole shape, this head included (it already got its own message)
                 q.push(e.wl, quiet=True)
                 for moved in q.bulk_move(e.wl.shape_hash, e.reason):
                     if moved is not e.wl:
-                        self.pending.append(Pending(moved.namespace, moved.name, e.reason, BYPASSED,
-                                                    moved.resource_requests()))
+                        self.pending.append(
+                            Pending(moved.namespace, moved.name, e.reason, BYPASSED, moved.resource_requests())
+                        )
             else:
                 ctx.queues.requeue(e.wl, e.immediate)
 

@@ -61,8 +61,7 @@ def dominant_resource_share(node: ResourceNode, extra: dict[FlavorResource, int]
 
 def _is_borrowing(node: ResourceNode, extra: dict[FlavorResource, int] | None) -> bool:
     keys = set(node.usage) | (set(extra) if extra else set())
-    return any(node.usage.get(fr, 0) + (extra.get(fr, 0) if extra else 0) > node.subtree.get(fr, 0)
-               for fr in keys)
+    return any(node.usage.get(fr, 0) + (extra.get(fr, 0) if extra else 0) > node.subtree.get(fr, 0) for fr in keys)
 
 
 def share_key(node: ResourceNode, extra: dict[FlavorResource, int] | None = None) -> Share:

@@ -31,8 +31,7 @@ __all__ = ["Assignment", "FlavorAssigner", "Granular", "Mode", "PodSetAssignment
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"
-_SEVERITY = {"": 0, "TopologyPlacementFailed": 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3,
-             NO_MATCHING_FLAVOR: 4}
+_SEVERITY = {"": 0, "TopologyPlacementFailed": 1, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
 
 
 def most_severe(a: str, b: str) -> str:
@@ -154,8 +153,7 @@ class Assignment:
         return reason or WAITING_FOR_QUOTA
 
     def message(self) -> str:
-        parts = [f"couldn't assign flavors to pod set {ps.name}: {ps.message()}"
-                 for ps in self.podsets if ps.reasons]
+        parts = [f"couldn't assign flavors to pod set {ps.name}: {ps.message()}" for ps in self.podsets if ps.reasons]
         return "; ".join(parts)
 
     def nominated(self) -> dict[tuple[int, str], str]:
@@ -175,10 +173,14 @@ class Assignment:
         return {
             "clusterQueue": cq_name,
             "podSetAssignments": [
-                {"name": ps.name, "flavors": dict(ps.flavors),
-                 "resourceUsage": dict(ps.formatted) if ps.formatted is not None
-                 else {r: quantity_string(r, ps.requests.get(r, 0)) for r in ps.flavors},
-                 "count": ps.count}
+                {
+                    "name": ps.name,
+                    "flavors": dict(ps.flavors),
+                    "resourceUsage": dict(ps.formatted)
+                    if ps.formatted is not None
+                    else {r: quantity_string(r, ps.requests.get(r, 0)) for r in ps.flavors},
+                    "count": ps.count,
+                }
                 for ps in self.podsets
             ],
         }
@@ -187,11 +189,20 @@ class Assignment:
 class FlavorAssigner:
     """One assignment computation for one workload against one ClusterQueue."""
 
-    def __init__(self, wl: WorkloadInfo, cq: ClusterQueue, flavors: Mapping[str, Mapping[str, Any]],
-                 oracle: Oracle | None, *, fungibility: bool = True, fair_sharing: bool = False,
-                 ignore_undeclared: bool = False, resume: Mapping[tuple[int, str], int] | None = None,
-                 eligibility: dict[tuple[str, str], str | None] | None = None,
-                 pin: Mapping[tuple[int, str], str] | None = None) -> None:
+    def __init__(
+        self,
+        wl: WorkloadInfo,
+        cq: ClusterQueue,
+        flavors: Mapping[str, Mapping[str, Any]],
+        oracle: Oracle | None,
+        *,
+        fungibility: bool = True,
+        fair_sharing: bool = False,
+        ignore_undeclared: bool = False,
+        resume: Mapping[tuple[int, str], int] | None = None,
+        eligibility: dict[tuple[str, str], str | None] | None = None,
+        pin: Mapping[tuple[int, str], str] | None = None,
+    ) -> None:
         self.wl = wl
         self.cq = cq
         self.flavors = flavors
@@ -243,8 +254,7 @@ class FlavorAssigner:
                 return True
             covered = group.covered
             group_requests = requests if len(requests) == 1 else {r: v for r, v in requests.items() if r in covered}
-            chosen, mode, reasons, reason, _last = self._find_flavor(index, ps, group, group_requests,
-                                                                      assignment.usage)
+            chosen, mode, reasons, reason, _last = self._find_flavor(index, ps, group, group_requests, assignment.usage)
             if chosen is None:
                 psa.reasons.extend(reasons)
                 psa.no_fit_reason = reason
@@ -258,9 +268,14 @@ class FlavorAssigner:
                     assignment.borrowing = borrow
         return False
 
-    def _find_flavor(self, index: int, ps: PodSetInfo, group: ResourceGroup, requests: dict[str, int],
-                     usage: dict[FlavorResource, int]
-                     ) -> tuple[dict[str, tuple[str, Granular, int]] | None, GranularMode, list[str], str, int]:
+    def _find_flavor(
+        self,
+        index: int,
+        ps: PodSetInfo,
+        group: ResourceGroup,
+        requests: dict[str, int],
+        usage: dict[FlavorResource, int],
+    ) -> tuple[dict[str, tuple[str, Granular, int]] | None, GranularMode, list[str], str, int]:
         cq = self.cq
         reasons: list[str] = []
         best: dict[str, tuple[str, Granular, int]] | None = None
@@ -277,8 +292,9 @@ class FlavorAssigner:
             attempted = idx
             fname = flavors[idx]
             if self.pin is not None and self.pin.get((index, first_res)) != fname:
-                reasons.append(f"skipping flavor {fname} as it is not found in the nomination mapping for "
-                               f"resource {first_res}")
+                reasons.append(
+                    f"skipping flavor {fname} as it is not found in the nomination mapping for resource {first_res}"
+                )
                 continue
             memo_key = (ps.match_key, fname)
             blocked = memo[memo_key] if memo_key in memo else self.ineligibility(ps, fname)
@@ -340,8 +356,9 @@ class FlavorAssigner:
             reason = f"flavor {fname} not found"
         else:
             spec = rf.get("spec") or {}
-            taint = find_untolerated_taint(spec.get("nodeTaints") or (),
-                                           list(ps.tolerations) + list(spec.get("tolerations") or ()))
+            taint = find_untolerated_taint(
+                spec.get("nodeTaints") or (), list(ps.tolerations) + list(spec.get("tolerations") or ())
+            )
             if taint is not None:
                 reason = f"untolerated taint {taint_string(taint)} in flavor {fname}"
             elif not flavor_matches_affinity(ps.node_selector, ps.affinity_terms, spec.get("nodeLabels") or {}):
@@ -369,19 +386,23 @@ class FlavorAssigner:
             return Granular.FIT, find_height_of_lowest_subtree_that_fits(cq, fr, val)[0], "", ""
         max_capacity = cq.potential_available(fr)
         if val > max_capacity:
-            return (Granular.NO_FIT, 0,
-                    f"insufficient quota for {res} in flavor {flavor}, previously considered podsets "
-                    f"requests ({quantity_string(res, assumed)}) + current podset request "
-                    f"({quantity_string(res, request)}) > "
-                    f"maximum capacity ({quantity_string(res, max_capacity)})", EXCEEDS_MAX_QUOTA)
+            return (
+                Granular.NO_FIT,
+                0,
+                f"insufficient quota for {res} in flavor {flavor}, previously considered podsets "
+                f"requests ({quantity_string(res, assumed)}) + current podset request "
+                f"({quantity_string(res, request)}) > "
+                f"maximum capacity ({quantity_string(res, max_capacity)})",
+                EXCEEDS_MAX_QUOTA,
+            )
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
         msg = _insufficient_unused(res, flavor, val - available)
-        if self.oracle is not None and (cq.nominal(fr) >= val or may_reclaim
-                                        or _can_preempt_while_borrowing(cq, self.fair_sharing)):
+        if self.oracle is not None and (
+            cq.nominal(fr) >= val or may_reclaim or _can_preempt_while_borrowing(cq, self.fair_sharing)
+        ):
             mode, borrow_after = self.oracle(cq, self.wl, fr, val)
             return mode, borrow_after, msg, ""
         return Granular.NO_FIT, borrow, msg, WAITING_FOR_QUOTA
-
 
 
 def _can_preempt_while_borrowing(cq: ClusterQueue, fair_sharing: bool) -> bool:
@@ -396,8 +417,15 @@ _UNKNOWN = object()
 _MODE_FIT = Mode.FIT  # a module global: enum attribute lookups are slow
 _PLANS_LIMIT = 1024
 
-Plan = tuple[str, list[tuple[FlavorResource, int]], dict[str, int], dict[str, str], dict[str, Granular],
-             dict[FlavorResource, int], dict[str, str]]
+Plan = tuple[
+    str,
+    list[tuple[FlavorResource, int]],
+    dict[str, int],
+    dict[str, str],
+    dict[str, Granular],
+    dict[FlavorResource, int],
+    dict[str, str],
+]
 """What ``plain_fit`` needs of one (pod set, CQ spec): the first flavor of the group, the (fr,
 amount) checks, and the assignment's parts (requests, flavors, modes, usage, formatted usage),
 shared read-only by every assignment made from the plan."""
@@ -419,12 +447,20 @@ def _plan(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
         return None
     fname = group.flavors[0]
     checks = [((fname, r), requests[r]) for r in names]
-    return (fname, checks, requests, dict.fromkeys(names, fname), dict.fromkeys(names, Granular.FIT),
-            {fr: val for fr, val in checks if val}, {r: quantity_string(r, requests[r]) for r in names})
+    return (
+        fname,
+        checks,
+        requests,
+        dict.fromkeys(names, fname),
+        dict.fromkeys(names, Granular.FIT),
+        {fr: val for fr, val in checks if val},
+        {r: quantity_string(r, requests[r]) for r in names},
+    )
 
 
-def plain_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
-              ) -> Assignment | None:
+def plain_fit(
+    wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
+) -> Assignment | None:
     """The overwhelmingly common case, without the mode/preference machinery: one pod set whose
     resources all belong to one resource group, whose first flavor is known to be eligible
     (memoised ``ineligibility`` said None) and has the whole request free without borrowing.
@@ -474,8 +510,9 @@ _NO_REASONS: list[str] = []
 """Shared by plain fits (read-only: a plain fit has no reasons)."""
 
 
-def _eligible_plan(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
-                   ) -> tuple[PodSetInfo, Plan] | None:
+def _eligible_plan(
+    wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None]
+) -> tuple[PodSetInfo, Plan] | None:
     """What both fast paths start from: the single pod set's plan, its flavor known eligible
     (memoised ``ineligibility`` said None), or None when a fast path cannot apply."""
     podsets = wl.podsets
@@ -501,8 +538,14 @@ def _plan_for(ps: PodSetInfo, cq: ClusterQueue) -> Plan | None:
     return plan
 
 
-def plain_no_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[str, str], str | None],
-                 oracle: Oracle | None, *, fair_sharing: bool = False) -> Assignment | None:
+def plain_no_fit(
+    wl: WorkloadInfo,
+    cq: ClusterQueue,
+    eligibility: Mapping[tuple[str, str], str | None],
+    oracle: Oracle | None,
+    *,
+    fair_sharing: bool = False,
+) -> Assignment | None:
     """The common failure, as ``plain_fit`` is the common success: the plain shape with the only
     flavor of its group eligible, where each resource either fits without borrowing or is short
     of unused quota (within what the cohort could ever lend). Returns exactly the ``Assignment``
@@ -535,8 +578,9 @@ def plain_no_fit(wl: WorkloadInfo, cq: ClusterQueue, eligibility: Mapping[tuple[
             return None  # more than the cohort could ever give: the general path's wording
         borrow, may_reclaim = find_height_of_lowest_subtree_that_fits(cq, fr, val)
         reasons.append(_insufficient_unused(res, flavor, val - available))
-        if oracle is not None and (cq.nominal(fr) >= val or may_reclaim
-                                   or _can_preempt_while_borrowing(cq, fair_sharing)):
+        if oracle is not None and (
+            cq.nominal(fr) >= val or may_reclaim or _can_preempt_while_borrowing(cq, fair_sharing)
+        ):
             mode, borrow = oracle(cq, wl, fr, val)
             chosen.append((res, mode, borrow))
             continue

@@ -45,8 +45,9 @@ def local_queue_usage(config: AdmissionFairSharingConfig | None, lq: LocalQueue 
     return total / lq.weight
 
 
-def add_entry_penalty(config: AdmissionFairSharingConfig | None, lq: LocalQueue | None,
-                      usage: Mapping[FlavorResource, int]) -> None:
+def add_entry_penalty(
+    config: AdmissionFairSharingConfig | None, lq: LocalQueue | None, usage: Mapping[FlavorResource, int]
+) -> None:
     """alpha(samplingInterval, halfLife) × the workload's requests, counted at once."""
     if config is None or lq is None:
         return

@@ -159,8 +159,12 @@ class Cache:
         return True, "Ready", "Can admit new workloads"
 
     def is_active(self, cq: ClusterQueue) -> bool:
-        return (not cq.deleting and cq.stop_policy == "None" and not cq.cyclic
-                and all(f in self.flavors for f in cq.flavor_names))
+        return (
+            not cq.deleting
+            and cq.stop_policy == "None"
+            and not cq.cyclic
+            and all(f in self.flavors for f in cq.flavor_names)
+        )
 
     # -- workloads holding quota -------------------------------------------------------------
     def add_reserved(self, wl: WorkloadInfo) -> None:

@@ -22,8 +22,7 @@ __all__ = ["CohortNode", "Quota", "ResourceNode"]
 class Quota:
     __slots__ = ("borrowing_limit", "lending_limit", "nominal")
 
-    def __init__(self, nominal: int, borrowing_limit: int | None = None,
-                 lending_limit: int | None = None) -> None:
+    def __init__(self, nominal: int, borrowing_limit: int | None = None, lending_limit: int | None = None) -> None:
         self.nominal = nominal
         self.borrowing_limit = borrowing_limit
         self.lending_limit = lending_limit

@@ -28,8 +28,17 @@ HeapItem = tuple[int, float, str, int, WorkloadKey]
 
 
 class LocalQueue:
-    __slots__ = ("afs_consumed", "afs_last_update", "afs_penalty", "cq_name", "name", "namespace",
-                 "pending", "stop_policy", "weight")
+    __slots__ = (
+        "afs_consumed",
+        "afs_last_update",
+        "afs_penalty",
+        "cq_name",
+        "name",
+        "namespace",
+        "pending",
+        "stop_policy",
+        "weight",
+    )
 
     def __init__(self, namespace: str, name: str) -> None:
         self.namespace = namespace
@@ -110,8 +119,7 @@ class ClusterQueueQueue:
     one by one (namespace mismatch, failed checks, hashing off); ``parked`` waits for backoff.
     """
 
-    __slots__ = ("active", "groups", "heap", "inadmissible", "index", "name", "parked", "seq", "sticky",
-                 "strategy")
+    __slots__ = ("active", "groups", "heap", "inadmissible", "index", "name", "parked", "seq", "sticky", "strategy")
 
     def __init__(self, name: str) -> None:
         self.name = name

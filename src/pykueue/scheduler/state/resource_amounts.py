@@ -88,8 +88,9 @@ class RequestPolicy:
 
     __slots__ = ("exclude_prefixes", "transformations")
 
-    def __init__(self, exclude_prefixes: tuple[str, ...] = (),
-                 transformations: tuple[tuple[str, bool, dict[str, str]], ...] = ()) -> None:
+    def __init__(
+        self, exclude_prefixes: tuple[str, ...] = (), transformations: tuple[tuple[str, bool, dict[str, str]], ...] = ()
+    ) -> None:
         self.exclude_prefixes = exclude_prefixes
         self.transformations = transformations
         """(input, replace input?, outputs resource -> factor quantity)."""

@@ -48,9 +48,11 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     return all(_expression_matches(expr, labels) for expr in selector.get("matchExpressions") or ())
 
 
-def flavor_matches_affinity(node_selector: Mapping[str, str],
-                            affinity_terms: Sequence[Sequence[Mapping[str, Any]]] | None,
-                            flavor_labels: Mapping[str, str]) -> bool:
+def flavor_matches_affinity(
+    node_selector: Mapping[str, str],
+    affinity_terms: Sequence[Sequence[Mapping[str, Any]]] | None,
+    flavor_labels: Mapping[str, str],
+) -> bool:
     """Does a flavor's nodeLabels satisfy the pod's nodeSelector and required node affinity,
     both restricted to keys the flavor defines? A term left empty matches everything."""
     for key, value in node_selector.items():
@@ -88,8 +90,9 @@ def taint_string(taint: Mapping[str, Any]) -> str:
     return f"{{{taint.get('key', '')} {taint.get('value') or ''} {taint.get('effect') or ''} {added}}}"
 
 
-def find_untolerated_taint(taints: Sequence[Mapping[str, Any]],
-                           tolerations: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def find_untolerated_taint(
+    taints: Sequence[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
     """First NoSchedule/NoExecute taint no toleration tolerates, else None."""
     for taint in taints:
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):

@@ -25,12 +25,21 @@ from pykueue.api.meta.clock import parse_time
 from .resource_amounts import NO_POLICY, FlavorResource, RequestPolicy, Requests, pod_requests, quantity_string
 from .resource_amounts import amount_of as to_amount
 
-__all__ = ["PodSetInfo", "ShapeCache", "StatusUpdate", "WorkloadInfo", "WorkloadKey", "WorkloadState",
-           "finished_update", "parse_workload", "refresh_reservation", "status_only_update"]
+__all__ = [
+    "PodSetInfo",
+    "ShapeCache",
+    "StatusUpdate",
+    "WorkloadInfo",
+    "WorkloadKey",
+    "WorkloadState",
+    "finished_update",
+    "parse_workload",
+    "refresh_reservation",
+    "status_only_update",
+]
 
 WorkloadKey = tuple[str, str]
 """(namespace, name)."""
-
 
 
 class WorkloadState(IntEnum):
@@ -54,12 +63,29 @@ PRIORITY_BOOST = "kueue.x-k8s.io/priority-boost"
 class PodSetInfo:
     """One pod set: per-pod requests and the pod-template bits flavor matching needs."""
 
-    __slots__ = ("affinity_terms", "count", "match_key", "min_count", "name", "node_selector", "per_pod",
-                 "reclaimable", "tolerations")
+    __slots__ = (
+        "affinity_terms",
+        "count",
+        "match_key",
+        "min_count",
+        "name",
+        "node_selector",
+        "per_pod",
+        "reclaimable",
+        "tolerations",
+    )
 
-    def __init__(self, name: str, count: int, min_count: int | None, per_pod: Requests,
-                 tolerations: list[dict[str, Any]], node_selector: dict[str, str],
-                 affinity_terms: list[list[dict[str, Any]]] | None, reclaimable: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        count: int,
+        min_count: int | None,
+        per_pod: Requests,
+        tolerations: list[dict[str, Any]],
+        node_selector: dict[str, str],
+        affinity_terms: list[list[dict[str, Any]]] | None,
+        reclaimable: int,
+    ) -> None:
         self.name = name
         self.count = count
         self.min_count = min_count
@@ -68,8 +94,11 @@ class PodSetInfo:
         self.node_selector = node_selector
         self.affinity_terms = affinity_terms
         self.reclaimable = reclaimable
-        self.match_key = repr((tolerations, sorted(node_selector.items()), affinity_terms)) \
-            if (tolerations or node_selector or affinity_terms) else ""
+        self.match_key = (
+            repr((tolerations, sorted(node_selector.items()), affinity_terms))
+            if (tolerations or node_selector or affinity_terms)
+            else ""
+        )
 
     @property
     def effective_count(self) -> int:
@@ -145,8 +174,13 @@ class WorkloadInfo:
 
     def is_queueable(self, now: float) -> bool:
         """Pending and allowed to enter a heap right now (not parked by backoff)."""
-        return (self.state == PENDING and self.active and not self.gated and not self.requeued_false
-                and (self.requeue_at is None or self.requeue_at <= now))
+        return (
+            self.state == PENDING
+            and self.active
+            and not self.gated
+            and not self.requeued_false
+            and (self.requeue_at is None or self.requeue_at <= now)
+        )
 
     def total_requests(self, counts: list[int] | None = None) -> list[Requests]:
         """Per pod set: per-pod requests × count (``counts`` overrides for partial admission)."""
@@ -164,8 +198,10 @@ class WorkloadInfo:
 
     def _resource_requests(self) -> list[dict[str, Any]]:
         return [
-            {"name": ps.name, "resources": {r: quantity_string(r, v * ps.effective_count)
-                                            for r, v in sorted(ps.per_pod.items())}}
+            {
+                "name": ps.name,
+                "resources": {r: quantity_string(r, v * ps.effective_count) for r, v in sorted(ps.per_pod.items())},
+            }
             for ps in self.podsets
         ]
 
@@ -192,8 +228,9 @@ def _time(value: Any, default: float) -> float:
 
 
 def _affinity_terms(spec: Mapping[str, Any]) -> list[list[dict[str, Any]]] | None:
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
     terms = required.get("nodeSelectorTerms")
     if not terms:
         return None
@@ -218,9 +255,13 @@ def _parse_usage(admission: Mapping[str, Any], reclaimable: dict[str, int]) -> d
     return usage
 
 
-def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
-                   requeue_by_eviction: bool = True, previous: WorkloadInfo | None = None,
-                   shapes: ShapeCache | None = None) -> WorkloadInfo:
+def parse_workload(
+    obj: Mapping[str, Any],
+    policy: RequestPolicy = NO_POLICY,
+    requeue_by_eviction: bool = True,
+    previous: WorkloadInfo | None = None,
+    shapes: ShapeCache | None = None,
+) -> WorkloadInfo:
     """Build the record; raises QuantityError/ValueError/TypeError on malformed input.
 
     ``previous`` (the record of the last upsert) makes a status-only update cheap: most upserts
@@ -231,8 +272,7 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     raw_reclaimable = status.get("reclaimablePods")
-    reclaimable = {r.get("name", "main"): int(r.get("count") or 0) for r in raw_reclaimable} \
-        if raw_reclaimable else {}
+    reclaimable = {r.get("name", "main"): int(r.get("count") or 0) for r in raw_reclaimable} if raw_reclaimable else {}
     if previous is not None and _same_spec_part(previous, meta, spec) and _same_reclaimable(previous, reclaimable):
         info = _copy_spec_part(previous, obj)
         _parse_status(info, spec, status, reclaimable, requeue_by_eviction, previous)
@@ -270,6 +310,7 @@ def parse_workload(obj: Mapping[str, Any], policy: RequestPolicy = NO_POLICY,
 _NO_OWNERS: list[dict[str, Any]] = []
 """Shared by records without owners (read-only, like every list a record holds)."""
 
+
 def finished_update(previous: WorkloadInfo, obj: Mapping[str, Any]) -> bool:
     """Is ``obj`` the record of ``previous`` with only its status changed, to Finished=True?
 
@@ -297,9 +338,12 @@ def _same_spec_part(previous: WorkloadInfo, meta: Mapping[str, Any], spec: Mappi
     old_meta = old.get("metadata") or {}
     if old_meta is meta:
         return True
-    return (old_meta.get("annotations") == meta.get("annotations") and old_meta.get("uid") == meta.get("uid")
-            and old_meta.get("creationTimestamp") == meta.get("creationTimestamp")
-            and old_meta.get("ownerReferences") == meta.get("ownerReferences"))
+    return (
+        old_meta.get("annotations") == meta.get("annotations")
+        and old_meta.get("uid") == meta.get("uid")
+        and old_meta.get("creationTimestamp") == meta.get("creationTimestamp")
+        and old_meta.get("ownerReferences") == meta.get("ownerReferences")
+    )
 
 
 def _same_reclaimable(previous: WorkloadInfo, reclaimable: dict[str, int]) -> bool:
@@ -330,8 +374,13 @@ def _copy_spec_part(previous: WorkloadInfo, obj: Mapping[str, Any]) -> WorkloadI
     return info
 
 
-def _parse_podsets(info: WorkloadInfo, spec: Mapping[str, Any], reclaimable: dict[str, int],
-                   policy: RequestPolicy, shapes: ShapeCache | None) -> None:
+def _parse_podsets(
+    info: WorkloadInfo,
+    spec: Mapping[str, Any],
+    reclaimable: dict[str, int],
+    policy: RequestPolicy,
+    shapes: ShapeCache | None,
+) -> None:
     raw = spec.get("podSets") or ()
     parsed = shapes.lookup(raw, reclaimable) if shapes is not None else None
     if parsed is None:
@@ -353,19 +402,31 @@ def _build_podsets(raw: Any, reclaimable: dict[str, int], policy: RequestPolicy)
         name = ps.get("name") or "main"
         count = int(ps.get("count", 1))
         min_count = ps.get("minCount")
-        podsets.append(PodSetInfo(
-            name=name, count=count, min_count=int(min_count) if min_count is not None else None,
-            per_pod=pod_requests(template_spec, policy),
-            tolerations=list(template_spec.get("tolerations") or ()),
-            node_selector=dict(template_spec.get("nodeSelector") or {}),
-            affinity_terms=_affinity_terms(template_spec),
-            reclaimable=reclaimable.get(name, 0),
-        ))
-    inner = hash(tuple((ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable,
-                        ps.match_key) for ps in podsets))
-    requests = [{"name": ps.name,
-                 "resources": {r: quantity_string(r, v * ps.effective_count) for r, v in sorted(ps.per_pod.items())}}
-                for ps in podsets]
+        podsets.append(
+            PodSetInfo(
+                name=name,
+                count=count,
+                min_count=int(min_count) if min_count is not None else None,
+                per_pod=pod_requests(template_spec, policy),
+                tolerations=list(template_spec.get("tolerations") or ()),
+                node_selector=dict(template_spec.get("nodeSelector") or {}),
+                affinity_terms=_affinity_terms(template_spec),
+                reclaimable=reclaimable.get(name, 0),
+            )
+        )
+    inner = hash(
+        tuple(
+            (ps.name, ps.count, ps.min_count, tuple(sorted(ps.per_pod.items())), ps.reclaimable, ps.match_key)
+            for ps in podsets
+        )
+    )
+    requests = [
+        {
+            "name": ps.name,
+            "resources": {r: quantity_string(r, v * ps.effective_count) for r, v in sorted(ps.per_pod.items())},
+        }
+        for ps in podsets
+    ]
     return podsets, inner, requests
 
 
@@ -423,28 +484,44 @@ def _fingerprint(raw: Any) -> bytes | None:
         return None  # not plain JSON: parse it every time
 
 
-def _same_shape(previous: WorkloadInfo, spec: Mapping[str, Any], annotations: Mapping[str, Any],
-                reclaimable: dict[str, int]) -> bool:
+def _same_shape(
+    previous: WorkloadInfo, spec: Mapping[str, Any], annotations: Mapping[str, Any], reclaimable: dict[str, int]
+) -> bool:
     old_meta = previous.obj.get("metadata") or {}
     old_spec = previous.obj.get("spec") or {}
-    return ((old_spec is spec or old_spec == spec) and (old_meta.get("annotations") or {}) == annotations
-            and len(reclaimable) <= len(previous.podsets)
-            and all(ps.reclaimable == reclaimable.get(ps.name, 0) for ps in previous.podsets))
+    return (
+        (old_spec is spec or old_spec == spec)
+        and (old_meta.get("annotations") or {}) == annotations
+        and len(reclaimable) <= len(previous.podsets)
+        and all(ps.reclaimable == reclaimable.get(ps.name, 0) for ps in previous.podsets)
+    )
 
 
-def _parse_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[str, Any],
-                  reclaimable: dict[str, int], requeue_by_eviction: bool, previous: WorkloadInfo | None) -> None:
+def _parse_status(
+    info: WorkloadInfo,
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    reclaimable: dict[str, int],
+    requeue_by_eviction: bool,
+    previous: WorkloadInfo | None,
+) -> None:
     """Set every status-derived field (a copied record carries none of the old ones)."""
     _apply_status(info, _read_status(info, spec, status, reclaimable, requeue_by_eviction, previous))
 
 
-StatusFields = tuple[bool, float, bool, float | None, bool, WorkloadState, Any, str, dict[FlavorResource, int], bool,
-                     bool, bool, float]
+StatusFields = tuple[
+    bool, float, bool, float | None, bool, WorkloadState, Any, str, dict[FlavorResource, int], bool, bool, bool, float
+]
 
 
-def _read_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[str, Any],
-                 reclaimable: dict[str, int], requeue_by_eviction: bool,
-                 previous: WorkloadInfo | None) -> StatusFields:
+def _read_status(
+    info: WorkloadInfo,
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    reclaimable: dict[str, int],
+    requeue_by_eviction: bool,
+    previous: WorkloadInfo | None,
+) -> StatusFields:
     """Everything the status says, read without writing ``info`` (malformed input raises here,
     before any field changed: the in-place refresh relies on it). Reads ``info.creation`` only."""
     gates = spec.get("preemptionGates")
@@ -489,25 +566,79 @@ def _read_status(info: WorkloadInfo, spec: Mapping[str, Any], status: Mapping[st
 
     admission = status.get("admission")
     if finished:
-        return (preemption_gated, timestamp, requeued_false, requeue_at, failed_checks, FINISHED, None, "", {},
-                False, False, False, 0.0)
+        return (
+            preemption_gated,
+            timestamp,
+            requeued_false,
+            requeue_at,
+            failed_checks,
+            FINISHED,
+            None,
+            "",
+            {},
+            False,
+            False,
+            False,
+            0.0,
+        )
     if quota_reserved and admission:
-        if previous is not None and previous.admission is not None and previous.state == RESERVED \
-                and (previous.admission is admission or previous.admission == admission):
+        if (
+            previous is not None
+            and previous.admission is not None
+            and previous.state == RESERVED
+            and (previous.admission is admission or previous.admission == admission)
+        ):
             usage = previous.usage  # same admission, same reclaimable pods: same usage
         else:
             usage = _parse_usage(admission, reclaimable)
-        return (preemption_gated, timestamp, requeued_false, requeue_at, failed_checks, RESERVED, admission,
-                admission.get("clusterQueue", ""), usage, admitted, is_evicted, pods_ready,
-                _time((reserved_cond or {}).get("lastTransitionTime"), creation))
-    return (preemption_gated, timestamp, requeued_false, requeue_at, failed_checks, PENDING, None, "", {},
-            False, False, False, 0.0)
+        return (
+            preemption_gated,
+            timestamp,
+            requeued_false,
+            requeue_at,
+            failed_checks,
+            RESERVED,
+            admission,
+            admission.get("clusterQueue", ""),
+            usage,
+            admitted,
+            is_evicted,
+            pods_ready,
+            _time((reserved_cond or {}).get("lastTransitionTime"), creation),
+        )
+    return (
+        preemption_gated,
+        timestamp,
+        requeued_false,
+        requeue_at,
+        failed_checks,
+        PENDING,
+        None,
+        "",
+        {},
+        False,
+        False,
+        False,
+        0.0,
+    )
 
 
 def _apply_status(info: WorkloadInfo, f: StatusFields) -> None:
-    (info.preemption_gated, info.timestamp, info.requeued_false, info.requeue_at, info.failed_checks, info.state,
-     info.admission, info.cq_name, info.usage, info.admitted, info.evicted, info.pods_ready,
-     info.quota_reserved_time) = f
+    (
+        info.preemption_gated,
+        info.timestamp,
+        info.requeued_false,
+        info.requeue_at,
+        info.failed_checks,
+        info.state,
+        info.admission,
+        info.cq_name,
+        info.usage,
+        info.admitted,
+        info.evicted,
+        info.pods_ready,
+        info.quota_reserved_time,
+    ) = f
 
 
 class StatusUpdate(IntEnum):
@@ -521,8 +652,9 @@ class StatusUpdate(IntEnum):
     """The echo of the reservation already held: ``info`` updated in place."""
 
 
-def status_only_update(info: WorkloadInfo, obj: Mapping[str, Any], may_refresh: bool = True,
-                       requeue_by_eviction: bool = True) -> StatusUpdate:
+def status_only_update(
+    info: WorkloadInfo, obj: Mapping[str, Any], may_refresh: bool = True, requeue_by_eviction: bool = True
+) -> StatusUpdate:
     """One pass for the two frequent upserts of a known workload: only its status changed and
 
     * it says Finished=True -> ``StatusUpdate.FINISHED`` (the engine releases it; ``info`` untouched), or

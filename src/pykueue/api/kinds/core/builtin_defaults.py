@@ -17,7 +17,6 @@ from pykueue.api.meta.json_types import JSONDict
 __all__ = ["DEFAULTERS"]
 
 
-
 def _spec(obj: JSONDict) -> JSONDict | None:
     spec = obj.setdefault("spec", {})
     return spec if isinstance(spec, dict) else None

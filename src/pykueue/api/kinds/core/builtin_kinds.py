@@ -27,11 +27,28 @@ __all__ = ["kinds"]
 _AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp")
 
 
-def _kind(group: str, kind: str, plural: str, *, namespaced: bool, short_names: tuple[str, ...] = (),
-          status: bool = False, categories: tuple[str, ...] = (), columns: tuple[PrinterColumn, ...] = (),
-          ) -> KindInfo:
-    return core_kind(group, "v1", kind, plural, namespaced=namespaced, short_names=short_names,
-                     subresources=("status",) if status else (), categories=categories, columns=columns)
+def _kind(
+    group: str,
+    kind: str,
+    plural: str,
+    *,
+    namespaced: bool,
+    short_names: tuple[str, ...] = (),
+    status: bool = False,
+    categories: tuple[str, ...] = (),
+    columns: tuple[PrinterColumn, ...] = (),
+) -> KindInfo:
+    return core_kind(
+        group,
+        "v1",
+        kind,
+        plural,
+        namespaced=namespaced,
+        short_names=short_names,
+        subresources=("status",) if status else (),
+        categories=categories,
+        columns=columns,
+    )
 
 
 def _validate_event(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:

@@ -156,10 +156,12 @@ def default_jobset(obj: JSONDict) -> None:
     spec = _dict_at(obj, "spec")
     if spec is None:
         return
-    for key, field, value in (("successPolicy", "operator", "All"),
-                              ("startupPolicy", "startupPolicyOrder", "AnyOrder"),
-                              ("network", "enableDNSHostnames", True),
-                              ("network", "publishNotReadyAddresses", True)):
+    for key, field, value in (
+        ("successPolicy", "operator", "All"),
+        ("startupPolicy", "startupPolicyOrder", "AnyOrder"),
+        ("network", "enableDNSHostnames", True),
+        ("network", "publishNotReadyAddresses", True),
+    ):
         target = _dict_at(spec, key)
         if target is not None:
             target.setdefault(field, value)

@@ -61,8 +61,9 @@ _KINDS: dict[tuple[str, str, str], str] = {
 }
 
 # Maps whose values are resource quantities (the client types them as plain strings).
-_QUANTITY_MAPS = frozenset({"requests", "limits", "overhead", "capacity", "allocatable", "hard", "used",
-                            "allocatedResources"})
+_QUANTITY_MAPS = frozenset(
+    {"requests", "limits", "overhead", "capacity", "allocatable", "hard", "used", "allocatedResources"}
+)
 _QUANTITY_SCALARS = frozenset({"divisor", "sizeLimit", "storage"})
 _INT_OR_STRING = frozenset({"port", "targetPort", "maxUnavailable", "maxSurge"})
 
@@ -111,8 +112,7 @@ def _type_schema(type_name: str, json_name: str, stack: tuple[str, ...]) -> JSON
     if type_name == "object":
         # The client types IntOrString and free-form JSON (managedFields' fieldsV1, ...) alike.
         if json_name in _INT_OR_STRING:
-            return {"x-kubernetes-int-or-string": True,
-                    "anyOf": [{"type": "integer"}, {"type": "string"}]}
+            return {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]}
         return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     match = _LIST_RE.match(type_name)
     if match:

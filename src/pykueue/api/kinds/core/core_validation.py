@@ -54,13 +54,19 @@ def _validate_container_resources(resources: JSONDict, path: str) -> list[FieldE
     for name, request in parsed["requests"].items():
         limit = parsed["limits"].get(name)
         if limit is not None and request > limit:
-            errors.append(fe.invalid(f"{path}.requests", resources["requests"][name],
-                                     f"must be less than or equal to {name} limit of {resources['limits'][name]}"))
+            errors.append(
+                fe.invalid(
+                    f"{path}.requests",
+                    resources["requests"][name],
+                    f"must be less than or equal to {name} limit of {resources['limits'][name]}",
+                )
+            )
     return errors
 
 
-def validate_pod_spec(spec: JSONDict, path: str, *, restart_policies: tuple[str, ...] = (
-        "Always", "OnFailure", "Never")) -> list[FieldError]:
+def validate_pod_spec(
+    spec: JSONDict, path: str, *, restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never")
+) -> list[FieldError]:
     errors: list[FieldError] = []
     containers = _l(spec.get("containers"))
     if "containers" in spec and not containers:
@@ -81,16 +87,20 @@ def validate_pod_spec(spec: JSONDict, path: str, *, restart_policies: tuple[str,
             for pi, port in enumerate(_l(container.get("ports"))):
                 number = _d(port).get("containerPort")
                 if isinstance(number, int) and not 1 <= number <= 65535:
-                    errors.append(fe.invalid(f"{c_path}.ports[{pi}].containerPort", number,
-                                             "must be between 1 and 65535, inclusive"))
+                    errors.append(
+                        fe.invalid(
+                            f"{c_path}.ports[{pi}].containerPort", number, "must be between 1 and 65535, inclusive"
+                        )
+                    )
 
             errors.extend(_validate_container_resources(_d(container.get("resources")), f"{c_path}.resources"))
     errors.extend(_validate_volumes(spec, path))
     policy = spec.get("restartPolicy")
     if policy is None or policy == "":
         if restart_policies != ("Always", "OnFailure", "Never"):
-            errors.append(fe.required(f"{path}.restartPolicy", "valid values: "
-                                      + ", ".join(f'"{p}"' for p in restart_policies)))
+            errors.append(
+                fe.required(f"{path}.restartPolicy", "valid values: " + ", ".join(f'"{p}"' for p in restart_policies))
+            )
     elif policy not in restart_policies:
         errors.append(fe.not_supported(f"{path}.restartPolicy", policy, restart_policies))
     for key in ("terminationGracePeriodSeconds", "activeDeadlineSeconds"):
@@ -115,8 +125,13 @@ def _validate_volumes(spec: JSONDict, path: str) -> list[FieldError]:
             for mi, mount in enumerate(_l(_d(container).get("volumeMounts"))):
                 name = _h(_d(mount).get("name"))
                 if name not in volumes:
-                    errors.append(FieldError(f"{path}.{key}[{ci}].volumeMounts[{mi}].name",
-                                             f"Not found: {fe.render_value(name)}", "FieldValueNotFound"))
+                    errors.append(
+                        FieldError(
+                            f"{path}.{key}[{ci}].volumeMounts[{mi}].name",
+                            f"Not found: {fe.render_value(name)}",
+                            "FieldValueNotFound",
+                        )
+                    )
     return errors
 
 
@@ -130,33 +145,45 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
         # that is how Kueue injects a flavor's node labels into a gated pod before releasing it.
         gated = bool(_l(old_spec.get("schedulingGates")))
         mutable = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "nodeName") + (
-            ("nodeSelector",) if gated else ())
+            ("nodeSelector",) if gated else ()
+        )
 
         def comparable(s: JSONDict, other: JSONDict) -> JSONDict:
             out = {k: v for k, v in s.items() if k not in mutable}
             out["containers"] = [{k: v for k, v in _d(c).items() if k != "image"} for c in _l(s.get("containers"))]
-            out["initContainers"] = [{k: v for k, v in _d(c).items() if k != "image"}
-                                     for c in _l(s.get("initContainers"))]
+            out["initContainers"] = [
+                {k: v for k, v in _d(c).items() if k != "image"} for c in _l(s.get("initContainers"))
+            ]
             return out
 
         if comparable(spec, old_spec) != comparable(old_spec, spec):
-            errors.append(fe.forbidden("spec", "pod updates may not change fields other than "
-                                       "`spec.containers[*].image`,`spec.initContainers[*].image`,"
-                                       "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
-                                       "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
-                                       "to be set to 1 if it was previously negative)"))
+            errors.append(
+                fe.forbidden(
+                    "spec",
+                    "pod updates may not change fields other than "
+                    "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                    "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
+                    "to be set to 1 if it was previously negative)",
+                )
+            )
         if gated:
             old_selector, new_selector = _d(old_spec.get("nodeSelector")), _d(spec.get("nodeSelector"))
             if any(new_selector.get(key) != value for key, value in old_selector.items()):
-                errors.append(fe.forbidden("spec.nodeSelector", "only additions to spec.nodeSelector are allowed "
-                                           "(no mutations or deletions)"))
+                errors.append(
+                    fe.forbidden(
+                        "spec.nodeSelector",
+                        "only additions to spec.nodeSelector are allowed (no mutations or deletions)",
+                    )
+                )
         if old_spec.get("nodeName") and spec.get("nodeName") != old_spec.get("nodeName"):
             errors.append(fe.invalid("spec.nodeName", spec.get("nodeName"), _IMMUTABLE))
         old_gates = {_h(_d(g).get("name")) for g in _l(old_spec.get("schedulingGates"))}
         new_gates = {_h(_d(g).get("name")) for g in _l(spec.get("schedulingGates"))}
         if not new_gates <= old_gates:
-            errors.append(fe.forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling "
-                                       "gate"))
+            errors.append(
+                fe.forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate")
+            )
     return errors
 
 
@@ -168,9 +195,12 @@ def _selector_matches(selector: JSONDict, labels: JSONDict) -> bool:
         expr = _d(raw)
         key, op, values = str(expr.get("key")), expr.get("operator"), _l(expr.get("values"))
         present = key in labels
-        if (op == "In" and (not present or labels[key] not in values)) or \
-                (op == "NotIn" and present and labels[key] in values) or \
-                (op == "Exists" and not present) or (op == "DoesNotExist" and present):
+        if (
+            (op == "In" and (not present or labels[key] not in values))
+            or (op == "NotIn" and present and labels[key] in values)
+            or (op == "Exists" and not present)
+            or (op == "DoesNotExist" and present)
+        ):
             return False
     return True
 
@@ -181,12 +211,18 @@ def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     errors: list[FieldError] = []
     if not template.get("spec"):
         errors.append(fe.required("spec.template.spec.containers"))
-    errors.extend(validate_pod_spec(_d(template.get("spec")), "spec.template.spec",
-                                    restart_policies=("OnFailure", "Never")))
-    errors.extend(names.validate_labels(_d(template.get("metadata")).get("labels"),
-                                        "spec.template.metadata.labels"))
-    for key in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished", "backoffLimitPerIndex",
-                "maxFailedIndexes"):
+    errors.extend(
+        validate_pod_spec(_d(template.get("spec")), "spec.template.spec", restart_policies=("OnFailure", "Never"))
+    )
+    errors.extend(names.validate_labels(_d(template.get("metadata")).get("labels"), "spec.template.metadata.labels"))
+    for key in (
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+        "backoffLimitPerIndex",
+        "maxFailedIndexes",
+    ):
         value = spec.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value < 0:
             errors.append(fe.invalid(f"spec.{key}", value, "must be greater than or equal to 0"))
@@ -204,8 +240,9 @@ def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
         errors.extend(names.validate_label_selector(selector, "spec.selector"))
         labels = _d(_d(template.get("metadata")).get("labels"))
         if not _selector_matches(selector, labels):
-            errors.append(fe.invalid("spec.template.metadata.labels", labels,
-                                     "`selector` does not match template `labels`"))
+            errors.append(
+                fe.invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
+            )
     if old is not None:
         errors.extend(_validate_job_update(spec, _d(old.get("spec")), _d(old.get("status"))))
     return errors
@@ -216,13 +253,15 @@ def _validate_job_policies(spec: JSONDict, pod_spec: JSONDict) -> list[FieldErro
     errors: list[FieldError] = []
     indexed = spec.get("completionMode") == "Indexed"
     if spec.get("backoffLimitPerIndex") is not None and not indexed:
-        errors.append(fe.invalid("spec.backoffLimitPerIndex", spec["backoffLimitPerIndex"],
-                                 "requires indexed completion mode"))
+        errors.append(
+            fe.invalid("spec.backoffLimitPerIndex", spec["backoffLimitPerIndex"], "requires indexed completion mode")
+        )
     max_failed = spec.get("maxFailedIndexes")
     if max_failed is not None:
         if spec.get("backoffLimitPerIndex") is None:
-            errors.append(fe.invalid("spec.maxFailedIndexes", max_failed,
-                                     "cannot be set when backoffLimitPerIndex is nil"))
+            errors.append(
+                fe.invalid("spec.maxFailedIndexes", max_failed, "cannot be set when backoffLimitPerIndex is nil")
+            )
         completions = spec.get("completions")
         if isinstance(max_failed, int) and isinstance(completions, int) and max_failed > completions:
             errors.append(fe.invalid("spec.maxFailedIndexes", max_failed, "must be less than or equal to completions"))
@@ -233,8 +272,13 @@ def _validate_job_policies(spec: JSONDict, pod_spec: JSONDict) -> list[FieldErro
         errors.append(fe.not_supported("spec.podReplacementPolicy", replacement, ("TerminatingOrFailed", "Failed")))
     if spec.get("podFailurePolicy") is not None:
         if pod_spec.get("restartPolicy") not in (None, "Never"):
-            errors.append(fe.invalid("spec.template.spec.restartPolicy", pod_spec.get("restartPolicy"),
-                                     'only "Never" is supported when podFailurePolicy is specified'))
+            errors.append(
+                fe.invalid(
+                    "spec.template.spec.restartPolicy",
+                    pod_spec.get("restartPolicy"),
+                    'only "Never" is supported when podFailurePolicy is specified',
+                )
+            )
         if replacement not in (None, "Failed"):
             errors.append(fe.not_supported("spec.podReplacementPolicy", replacement, ("Failed",)))
     managed_by = spec.get("managedBy")
@@ -245,12 +289,19 @@ def _validate_job_policies(spec: JSONDict, pod_spec: JSONDict) -> list[FieldErro
 
 def _validate_job_update(spec: JSONDict, old_spec: JSONDict, old_status: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
-    for key in ("selector", "completionMode", "manualSelector", "podFailurePolicy", "backoffLimitPerIndex",
-                "managedBy"):
+    for key in (
+        "selector",
+        "completionMode",
+        "manualSelector",
+        "podFailurePolicy",
+        "backoffLimitPerIndex",
+        "managedBy",
+    ):
         if spec.get(key) != old_spec.get(key):
             errors.append(fe.invalid(f"spec.{key}", spec.get(key), _IMMUTABLE))
     if spec.get("completions") != old_spec.get("completions") and not (
-            spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")):
+        spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")
+    ):
         errors.append(fe.invalid("spec.completions", spec.get("completions"), _IMMUTABLE))
     template, old_template = _d(spec.get("template")), _d(old_spec.get("template"))
     if template == old_template:
@@ -276,8 +327,11 @@ def validate_priority_class(obj: JSONDict, old: JSONDict | None) -> list[FieldEr
         if value > _HIGHEST_USER_PRIORITY:
             errors.append(fe.invalid("value", value, f"must be less than or equal to {_HIGHEST_USER_PRIORITY}"))
         if name.startswith("system-"):
-            errors.append(fe.forbidden("metadata.name", "priority class names with 'system-' prefix are "
-                                       "reserved for system use only"))
+            errors.append(
+                fe.forbidden(
+                    "metadata.name", "priority class names with 'system-' prefix are reserved for system use only"
+                )
+            )
     policy = obj.get("preemptionPolicy")
     if policy is not None and policy not in ("PreemptLowerPriority", "Never"):
         errors.append(fe.not_supported("preemptionPolicy", policy, ("PreemptLowerPriority", "Never")))
@@ -298,10 +352,18 @@ def validate_jobset(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
         path = f"spec.replicatedJobs[{index}]"
         job_name = f"{name}-{replicated.get('name', '')}-0"
         if name and len(job_name) > 63:
-            errors.append(fe.invalid(f"{path}.name", replicated.get("name"),
-                                     f"JobSet name and replicated job name together are too long: child Job "
-                                     f"name {job_name!r} must be no more than 63 characters"))
+            errors.append(
+                fe.invalid(
+                    f"{path}.name",
+                    replicated.get("name"),
+                    f"JobSet name and replicated job name together are too long: child Job "
+                    f"name {job_name!r} must be no more than 63 characters",
+                )
+            )
         template = _d(_d(_d(replicated.get("template")).get("spec")).get("template"))
-        errors.extend(validate_pod_spec(_d(template.get("spec")), f"{path}.template.spec.template.spec",
-                                        restart_policies=("OnFailure", "Never")))
+        errors.extend(
+            validate_pod_spec(
+                _d(template.get("spec")), f"{path}.template.spec.template.spec", restart_policies=("OnFailure", "Never")
+            )
+        )
     return errors

@@ -33,14 +33,22 @@ __all__ = ["ClusterQueue", "Cohort"]
 
 # ---------------------------------------------------------------- ClusterQueue
 
+
 class FlavorFungibility(KueueModel):
     """FlavorFungibility determines whether a workload should try the next flavor before borrowing or
     preempting in current flavor."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && "
-         "self.whenCanPreempt == 'TryNextFlavor')",
-         "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"))})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && "
+                    "self.whenCanPreempt == 'TryNextFlavor')",
+                    "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
+                )
+            )
+        }
+    )
 
     whenCanBorrow: Literal["MayStopSearch", "TryNextFlavor"] = "MayStopSearch"
     """whenCanBorrow determines whether a workload should try the next flavor before borrowing in
@@ -78,10 +86,17 @@ class ClusterQueuePreemption(KueueModel):
     """ClusterQueuePreemption contains policies to preempt Workloads from this ClusterQueue or the
     ClusterQueue's cohort."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) && "
-         "self.borrowWithinCohort.policy != 'Never')",
-         "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"))})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) && "
+                    "self.borrowWithinCohort.policy != 'Never')",
+                    "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
+                )
+            )
+        }
+    )
 
     reclaimWithinCohort: Literal["Never", "LowerPriority", "Any"] = "Never"
     """reclaimWithinCohort determines whether a pending Workload can preempt Workloads from other
@@ -103,7 +118,8 @@ class AdmissionCheckStrategyRule(KueueModel):
     name: Annotated[str, Field(min_length=1, max_length=316)]
     """name is an AdmissionCheck's name."""
     onFlavors: list[DNSSubdomain] | None = Field(
-        default=None, max_length=64, json_schema_extra={"x-kubernetes-list-type": "set"})
+        default=None, max_length=64, json_schema_extra={"x-kubernetes-list-type": "set"}
+    )
     """onFlavors is a list of ResourceFlavors' names that this AdmissionCheck should run for. If
     empty, the AdmissionCheck will run for all workloads submitted to the ClusterQueue."""
 
@@ -112,7 +128,8 @@ class AdmissionChecksStrategy(KueueModel):
     """AdmissionChecksStrategy defines a strategy for a AdmissionCheck."""
 
     admissionChecks: list[AdmissionCheckStrategyRule] = Field(
-        min_length=1, max_length=64, json_schema_extra=list_map("name"))
+        min_length=1, max_length=64, json_schema_extra=list_map("name")
+    )
     """admissionChecks is a list of strategies for AdmissionChecks"""
 
 
@@ -153,7 +170,8 @@ class ClusterQueueSpec(KueueModel):
     model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(_BORROWING_NEEDS_COHORT)})
 
     resourceGroups: list[ResourceGroup] | None = Field(
-        default=None, max_length=16, json_schema_extra={"x-kubernetes-list-type": "atomic"})
+        default=None, max_length=16, json_schema_extra={"x-kubernetes-list-type": "atomic"}
+    )
     """resourceGroups describes groups of resources. Each resource group defines the list of resources
     and a list of flavors that provide quotas for these resources. Each resource and each flavor can
     only form part of one resource group. resourceGroups can be up to 16, with a max of 256 total
@@ -200,9 +218,11 @@ class ClusterQueueStatus(KueueModel):
     """ClusterQueueStatus defines the observed state of ClusterQueue"""
 
     conditions: list[_Condition] | None = condition_list(
-        "conditions hold the latest available observations of the ClusterQueue current state.")
+        "conditions hold the latest available observations of the ClusterQueue current state."
+    )
     flavorsReservation: list[FlavorUsage] | None = Field(
-        default=None, max_length=64, json_schema_extra=list_map("name"))
+        default=None, max_length=64, json_schema_extra=list_map("name")
+    )
     """flavorsReservation are the reserved quotas, by flavor, currently in use by the workloads
     assigned to this ClusterQueue."""
     flavorsUsage: list[FlavorUsage] | None = Field(default=None, max_length=64, json_schema_extra=list_map("name"))
@@ -233,6 +253,7 @@ class ClusterQueue(KueueModel):
 
 # ---------------------------------------------------------------- Cohort
 
+
 class CohortSpec(KueueModel):
     """CohortSpec defines the desired state of Cohort"""
 
@@ -241,7 +262,8 @@ class CohortSpec(KueueModel):
     (this Cohort is the root of its Cohort tree); references a non-existent Cohort (an implicit
     default Cohort is assumed); or references an existing Cohort."""
     resourceGroups: list[ResourceGroup] | None = Field(
-        default=None, max_length=16, json_schema_extra={"x-kubernetes-list-type": "atomic"})
+        default=None, max_length=16, json_schema_extra={"x-kubernetes-list-type": "atomic"}
+    )
     """resourceGroups describes groupings of Resources and Flavors. Each ResourceGroup defines a list
     of Resources and a list of Flavors which provide quotas for these Resources. Quota defined here
     is extra capacity shared by the Cohort's members, on top of the members' own quota."""

@@ -74,8 +74,7 @@ def validate_job_labels(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
     errors: list[FieldError] = []
     queue = labels.get(QUEUE_NAME)
     if isinstance(queue, str):
-        errors.extend(fe.invalid(_label_path(QUEUE_NAME), queue, msg)
-                      for msg in names.dns1123_subdomain_errors(queue))
+        errors.extend(fe.invalid(_label_path(QUEUE_NAME), queue, msg) for msg in names.dns1123_subdomain_errors(queue))
     max_exec = labels.get(MAX_EXEC_TIME)
     if max_exec is not None:
         seconds = _int(max_exec)
@@ -85,8 +84,9 @@ def validate_job_labels(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
             errors.append(fe.invalid(_label_path(MAX_EXEC_TIME), max_exec, "should be greater than 0"))
     prebuilt = labels.get(PREBUILT, annotations.get(PREBUILT))
     if isinstance(prebuilt, str):
-        errors.extend(fe.invalid(_label_path(PREBUILT), prebuilt, msg)
-                      for msg in names.dns1123_subdomain_errors(prebuilt))
+        errors.extend(
+            fe.invalid(_label_path(PREBUILT), prebuilt, msg) for msg in names.dns1123_subdomain_errors(prebuilt)
+        )
     if old is not None:
         errors.extend(_validate_label_updates(obj, old))
     return errors
@@ -99,12 +99,18 @@ def _validate_label_updates(obj: JSONDict, old: JSONDict) -> list[FieldError]:
     running = not _suspended(old)
     if running and labels.get(QUEUE_NAME) != old_labels.get(QUEUE_NAME):
         errors.append(fe.invalid(_label_path(QUEUE_NAME), labels.get(QUEUE_NAME, ""), _IMMUTABLE))
-    if PRIORITY_CLASS in old_labels and PRIORITY_CLASS not in labels:   # Kueue's messages, word for word
-        errors.append(fe.invalid(_label_path(PRIORITY_CLASS), "",
-                                 "WorkloadPriorityClass cannot be removed from a workload"))
+    if PRIORITY_CLASS in old_labels and PRIORITY_CLASS not in labels:  # Kueue's messages, word for word
+        errors.append(
+            fe.invalid(_label_path(PRIORITY_CLASS), "", "WorkloadPriorityClass cannot be removed from a workload")
+        )
     if PRIORITY_CLASS in labels and PRIORITY_CLASS not in old_labels and running:
-        errors.append(fe.invalid(_label_path(PRIORITY_CLASS), labels[PRIORITY_CLASS],
-                                 "WorkloadPriorityClass cannot be added to a non-suspended workload"))
+        errors.append(
+            fe.invalid(
+                _label_path(PRIORITY_CLASS),
+                labels[PRIORITY_CLASS],
+                "WorkloadPriorityClass cannot be added to a non-suspended workload",
+            )
+        )
     if labels.get(MAX_EXEC_TIME) != old_labels.get(MAX_EXEC_TIME) and not (_suspended(old) and _suspended(obj)):
         errors.append(fe.invalid(_label_path(MAX_EXEC_TIME), labels.get(MAX_EXEC_TIME, ""), _IMMUTABLE))
     old_prebuilt = old_labels.get(PREBUILT, old_annotations.get(PREBUILT))
@@ -113,8 +119,13 @@ def _validate_label_updates(obj: JSONDict, old: JSONDict) -> list[FieldError]:
     before = {g.strip() for g in str(old_annotations.get(GATED_BY) or "").split(",") if g.strip()}
     after = {g.strip() for g in str(annotations.get(GATED_BY) or "").split(",") if g.strip()}
     if not after <= before:
-        errors.append(fe.invalid(_annotation_path(GATED_BY), annotations.get(GATED_BY, ""),
-                                 "gates can only be removed after creation, not added"))
+        errors.append(
+            fe.invalid(
+                _annotation_path(GATED_BY),
+                annotations.get(GATED_BY, ""),
+                "gates can only be removed after creation, not added",
+            )
+        )
     return errors
 
 
@@ -128,8 +139,9 @@ def validate_managed_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError
         if value is None:
             errors.append(fe.invalid(_annotation_path(MIN_PARALLELISM), minimum, "must be an integer"))
         elif not 0 < value < count:
-            errors.append(fe.invalid(_annotation_path(MIN_PARALLELISM), minimum,
-                                     f"should be between 0 and {count - 1}"))
+            errors.append(
+                fe.invalid(_annotation_path(MIN_PARALLELISM), minimum, f"should be between 0 and {count - 1}")
+            )
     if annotations.get(COMPLETIONS_EQUAL_PARALLELISM) == "true":
         spec = _d(obj.get("spec"))
         path = _annotation_path(COMPLETIONS_EQUAL_PARALLELISM)

@@ -36,16 +36,24 @@ MODELS: dict[str, type[BaseModel]] = {
 }
 
 _ENVELOPE: JSONDict = {
-    "apiVersion": {"type": "string", "description": (
-        "APIVersion defines the versioned schema of this representation of an object. Servers should "
-        "convert recognized schemas to the latest internal value, and may reject unrecognized values. "
-        "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
-        "#resources")},
-    "kind": {"type": "string", "description": (
-        "Kind is a string value representing the REST resource this object represents. Servers may "
-        "infer this from the endpoint the client submits requests to. Cannot be updated. In "
-        "CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-        "api-conventions.md#types-kinds")},
+    "apiVersion": {
+        "type": "string",
+        "description": (
+            "APIVersion defines the versioned schema of this representation of an object. Servers should "
+            "convert recognized schemas to the latest internal value, and may reject unrecognized values. "
+            "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+            "#resources"
+        ),
+    },
+    "kind": {
+        "type": "string",
+        "description": (
+            "Kind is a string value representing the REST resource this object represents. Servers may "
+            "infer this from the endpoint the client submits requests to. Cannot be updated. In "
+            "CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+            "api-conventions.md#types-kinds"
+        ),
+    },
     "metadata": {"type": "object"},
 }
 
@@ -93,8 +101,12 @@ def _collapse(node: JSONDict) -> JSONDict:
     if node.get("additionalProperties") is True:
         del node["additionalProperties"]
         node["x-kubernetes-preserve-unknown-fields"] = True
-    if node.get("type") == "object" and "properties" not in node and "additionalProperties" not in node \
-            and not node.get("x-kubernetes-preserve-unknown-fields"):
+    if (
+        node.get("type") == "object"
+        and "properties" not in node
+        and "additionalProperties" not in node
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    ):
         node["x-kubernetes-preserve-unknown-fields"] = True
     return node
 

@@ -75,9 +75,15 @@ def cel(*rules: tuple[str, str] | tuple[str, str, str]) -> Any:
 class Condition(KueueModel):
     """Condition contains details for one aspect of the current state of this API Resource."""
 
-    type: Annotated[str, Field(max_length=316, pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*"
-                                                       r"[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?"
-                                                       r"[A-Za-z0-9])$")]
+    type: Annotated[
+        str,
+        Field(
+            max_length=316,
+            pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*"
+            r"[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+            r"[A-Za-z0-9])$",
+        ),
+    ]
     """type of condition in CamelCase or in foo.example.com/CamelCase."""
     status: Literal["True", "False", "Unknown"]
     """status of the condition, one of True, False, Unknown."""
@@ -85,8 +91,7 @@ class Condition(KueueModel):
     """observedGeneration represents the .metadata.generation that the condition was set based upon."""
     lastTransitionTime: Time
     """lastTransitionTime is the last time the condition transitioned from one status to another."""
-    reason: Annotated[str, Field(min_length=1, max_length=1024,
-                                 pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")]
+    reason: Annotated[str, Field(min_length=1, max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")]
     """reason contains a programmatic identifier indicating the reason for the condition's last
     transition."""
     message: Annotated[str, Field(max_length=32768)]
@@ -161,9 +166,16 @@ class FlavorQuotas(KueueModel):
 
 
 class ResourceGroup(KueueModel):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
-         "flavors must have the same number of resources as the coveredResources"))})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
+                    "flavors must have the same number of resources as the coveredResources",
+                )
+            )
+        }
+    )
 
     coveredResources: list[ResourceName] = Field(min_length=1, max_length=64)
     """coveredResources is the list of resources covered by the flavors in this group. Examples: cpu,

@@ -26,6 +26,7 @@ _PC_SOURCE = "scheduling.k8s.io/priorityclass"
 
 # ------------------------------------------------------------------------------------ schemas
 
+
 def _props(schema: JSONDict, *path: str) -> JSONDict:
     node = schema
     for name in path:
@@ -48,21 +49,27 @@ def derive_schema(kind: str, schema: JSONDict) -> JSONDict:
         _rename(props, "cohortName", "cohort")
         props.pop("concurrentAdmissionPolicy", None)
         props["admissionChecks"] = {
-            "type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set",
+            "type": "array",
+            "items": {"type": "string"},
+            "x-kubernetes-list-type": "set",
             "description": "admissionChecks lists the AdmissionChecks required by this ClusterQueue. "
-                           "Cannot be used along with AdmissionCheckStrategy.",
+            "Cannot be used along with AdmissionCheckStrategy.",
         }
         for rule in spec.get("x-kubernetes-validations", []):
             rule["rule"] = rule["rule"].replace("cohortName", "cohort")
-        spec.setdefault("x-kubernetes-validations", []).append({
-            "rule": "!(has(self.admissionChecks) && has(self.admissionChecksStrategy))",
-            "message": "Either admissionChecks or admissionCheckStrategy can be set, but not both"})
+        spec.setdefault("x-kubernetes-validations", []).append(
+            {
+                "rule": "!(has(self.admissionChecks) && has(self.admissionChecksStrategy))",
+                "message": "Either admissionChecks or admissionCheckStrategy can be set, but not both",
+            }
+        )
         fungibility = props["flavorFungibility"]["properties"]
         fungibility["whenCanBorrow"]["enum"] = ["Borrow", "MayStopSearch", "TryNextFlavor"]
         fungibility["whenCanPreempt"]["enum"] = ["Preempt", "MayStopSearch", "TryNextFlavor"]
         status = _props(schema, "status")
         status["pendingWorkloadsStatus"] = {
-            "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
             "description": "Deprecated: This field is no longer populated.",
         }
     elif kind == "Workload":
@@ -71,18 +78,26 @@ def derive_schema(kind: str, schema: JSONDict) -> JSONDict:
         props.pop("priorityClassRef")
         props.pop("preemptionGates", None)
         props["priorityClassName"] = {
-            "type": "string", "description": "If specified, indicates the workload's priority. "
-            "\"system-node-critical\" and \"system-cluster-critical\" are two special keywords which "
+            "type": "string",
+            "description": "If specified, indicates the workload's priority. "
+            '"system-node-critical" and "system-cluster-critical" are two special keywords which '
             "indicate the highest priorities. Any other name must be defined by creating a "
             "PriorityClass object with that name. If not specified, the workload priority will be "
-            "default or zero if there is no default."}
+            "default or zero if there is no default.",
+        }
         props["priorityClassSource"] = {
-            "type": "string", "enum": [_WPC_SOURCE, _PC_SOURCE, ""], "default": "",
+            "type": "string",
+            "enum": [_WPC_SOURCE, _PC_SOURCE, ""],
+            "default": "",
             "description": "priorityClassSource determines whether the priorityClass field refers to a "
-                           "pod PriorityClass or kueue.x-k8s.io/workloadpriorityclass."}
-        spec["x-kubernetes-validations"] = [{
-            "rule": "!has(self.priorityClassName) || has(self.priority)",
-            "message": "priority should not be nil when priorityClassName is set"}]
+            "pod PriorityClass or kueue.x-k8s.io/workloadpriorityclass.",
+        }
+        spec["x-kubernetes-validations"] = [
+            {
+                "rule": "!has(self.priorityClassName) || has(self.priority)",
+                "message": "priority should not be nil when priorityClassName is set",
+            }
+        ]
         topology = props["podSets"]["items"]["properties"]["topologyRequest"]["properties"]
         topology.pop("podsetSliceRequiredTopologyConstraints", None)
         status = _props(schema, "status")
@@ -90,40 +105,71 @@ def derive_schema(kind: str, schema: JSONDict) -> JSONDict:
         status.pop("preemptionGates", None)
         assignment = status["admission"]["properties"]["podSetAssignments"]["items"]["properties"]
         assignment["topologyAssignment"] = {
-            "type": "object", "required": ["levels", "domains"],
+            "type": "object",
+            "required": ["levels", "domains"],
             "description": "topologyAssignment indicates the topology assignment divided into topology "
-                           "domains corresponding to the lowest level of the topology.",
+            "domains corresponding to the lowest level of the topology.",
             "properties": {
-                "levels": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 8,
-                           "description": "levels is an ordered list of keys denoting the levels of "
-                                          "the assigned topology."},
-                "domains": {"type": "array", "description": "domains is a list of topology assignments "
-                            "split by topology domains at the lowest level of the topology.",
-                            "items": {"type": "object", "required": ["values", "count"], "properties": {
-                                "values": {"type": "array", "items": {"type": "string"}, "minItems": 1,
-                                           "maxItems": 8, "description": "values is an ordered list of "
-                                           "node selector values describing a topology domain."},
-                                "count": {"type": "integer", "format": "int32", "minimum": 1,
-                                          "description": "count indicates the number of Pods to be "
-                                                         "scheduled in the topology domain."}}}},
+                "levels": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": 8,
+                    "description": "levels is an ordered list of keys denoting the levels of the assigned topology.",
+                },
+                "domains": {
+                    "type": "array",
+                    "description": "domains is a list of topology assignments "
+                    "split by topology domains at the lowest level of the topology.",
+                    "items": {
+                        "type": "object",
+                        "required": ["values", "count"],
+                        "properties": {
+                            "values": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "minItems": 1,
+                                "maxItems": 8,
+                                "description": "values is an ordered list of "
+                                "node selector values describing a topology domain.",
+                            },
+                            "count": {
+                                "type": "integer",
+                                "format": "int32",
+                                "minimum": 1,
+                                "description": "count indicates the number of Pods to be "
+                                "scheduled in the topology domain.",
+                            },
+                        },
+                    },
+                },
             },
         }
     elif kind == "LocalQueue":
         status = _props(schema, "status")
         _rename(status, "flavorsUsage", "flavorUsage")
         status["flavors"] = {
-            "type": "array", "maxItems": 16, "x-kubernetes-list-type": "map",
+            "type": "array",
+            "maxItems": 16,
+            "x-kubernetes-list-type": "map",
             "x-kubernetes-list-map-keys": ["name"],
             "description": "flavors lists all currently available ResourceFlavors in specified "
-                           "ClusterQueue. Deprecated.",
-            "items": {"type": "object", "required": ["name"], "x-kubernetes-preserve-unknown-fields": True,
-                      "properties": {"name": {"type": "string", "description": "name of the flavor."}}},
+            "ClusterQueue. Deprecated.",
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "x-kubernetes-preserve-unknown-fields": True,
+                "properties": {"name": {"type": "string", "description": "name of the flavor."}},
+            },
         }
     elif kind == "AdmissionCheck":
         _props(schema, "spec")["retryDelayMinutes"] = {
-            "type": "integer", "format": "int64", "default": 15,
+            "type": "integer",
+            "format": "int64",
+            "default": 15,
             "description": "RetryDelayMinutes specifies how long to keep the workload suspended after a "
-                           "failed check (after it transitioned to False). Deprecated."}
+            "failed check (after it transitioned to False). Deprecated.",
+        }
     elif kind == "Topology":
         levels = _props(schema, "spec")["levels"]
         levels["x-kubernetes-validations"] = [
@@ -133,6 +179,7 @@ def derive_schema(kind: str, schema: JSONDict) -> JSONDict:
 
 
 # ------------------------------------------------------------------------------------ objects
+
 
 def _d(value: Any) -> JSONDict:
     """The dict at hand, or a throwaway one: conversion leaves malformed parts to validation."""
@@ -174,8 +221,7 @@ def to_hub(kind: str, obj: JSONDict) -> JSONDict:
         source = spec.pop("priorityClassSource", None)
         if name:
             if source == _WPC_SOURCE:
-                spec["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                            "name": name}
+                spec["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": name}
             else:
                 spec["priorityClassRef"] = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}
         if "accumulatedPastExexcutionTimeSeconds" in status:
@@ -232,14 +278,24 @@ def _domains_to_slices(assignment: JSONDict) -> JSONDict:
     levels = _strings(assignment.get("levels"))
     if not domains:
         return {"levels": levels}
-    values_per_level = [{"individual": {"roots": [
-        (_strings(d.get("values"))[i] if i < len(_strings(d.get("values"))) else "") for d in domains]}}
-        for i in range(len(levels))]
-    return {"levels": levels, "slices": [{
-        "domainCount": len(domains),
-        "valuesPerLevel": values_per_level,
-        "podCounts": {"individual": [d.get("count", 0) for d in domains]},
-    }]}
+    values_per_level = [
+        {
+            "individual": {
+                "roots": [(_strings(d.get("values"))[i] if i < len(_strings(d.get("values"))) else "") for d in domains]
+            }
+        }
+        for i in range(len(levels))
+    ]
+    return {
+        "levels": levels,
+        "slices": [
+            {
+                "domainCount": len(domains),
+                "valuesPerLevel": values_per_level,
+                "podCounts": {"individual": [d.get("count", 0) for d in domains]},
+            }
+        ],
+    }
 
 
 def _level_values(spec: Any, count: int) -> list[str]:
@@ -260,9 +316,16 @@ def _slices_to_domains(assignment: JSONDict) -> JSONDict:
         count = min(_int(piece.get("domainCount")), 100_000)
         columns = [_level_values(v, count) for v in _strings(piece.get("valuesPerLevel"))]
         pod_counts = _d(piece.get("podCounts"))
-        counts = ([_int(pod_counts["universal"])] * count if "universal" in pod_counts
-                  else _strings(pod_counts.get("individual")))
+        counts = (
+            [_int(pod_counts["universal"])] * count
+            if "universal" in pod_counts
+            else _strings(pod_counts.get("individual"))
+        )
         for i in range(count):
-            domains.append({"values": [column[i] for column in columns if i < len(column)],
-                            "count": counts[i] if i < len(counts) else 0})
+            domains.append(
+                {
+                    "values": [column[i] for column in columns if i < len(column)],
+                    "count": counts[i] if i < len(counts) else 0,
+                }
+            )
     return {"levels": levels, "domains": domains}

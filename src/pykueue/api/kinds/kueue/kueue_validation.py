@@ -56,8 +56,9 @@ def _h(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
-def validate_resource_groups(groups: Any, path: str, *, has_parent: bool, parent_word: str,
-                             check_lending_vs_nominal: bool) -> list[FieldError]:
+def validate_resource_groups(
+    groups: Any, path: str, *, has_parent: bool, parent_word: str, check_lending_vs_nominal: bool
+) -> list[FieldError]:
     """Shared by ClusterQueue (parent = cohort) and Cohort (parent = parentName)."""
     errors: list[FieldError] = []
     seen_flavors: set[str] = set()
@@ -91,10 +92,22 @@ def validate_resource_groups(groups: Any, path: str, *, has_parent: bool, parent
                 quota_path = f"{flavor_path}.resources[{qi}]"
                 if qi < len(covered) and quota.get("name") != covered[qi]:
                     expected = fe.render_value(covered[qi])
-                    errors.append(fe.invalid(f"{quota_path}.name", quota.get("name"),
-                                             f"must match the name in coveredResources[{qi}] ({expected})"))
-                errors.extend(_validate_quota(quota, quota_path, has_parent=has_parent, parent_word=parent_word,
-                                              check_lending_vs_nominal=check_lending_vs_nominal))
+                    errors.append(
+                        fe.invalid(
+                            f"{quota_path}.name",
+                            quota.get("name"),
+                            f"must match the name in coveredResources[{qi}] ({expected})",
+                        )
+                    )
+                errors.extend(
+                    _validate_quota(
+                        quota,
+                        quota_path,
+                        has_parent=has_parent,
+                        parent_word=parent_word,
+                        check_lending_vs_nominal=check_lending_vs_nominal,
+                    )
+                )
     if total_flavors > _MAX_FLAVORS:
         errors.append(fe.too_many(path, total_flavors, _MAX_FLAVORS))
     if total_resources > _MAX_RESOURCES:
@@ -102,8 +115,9 @@ def validate_resource_groups(groups: Any, path: str, *, has_parent: bool, parent
     return errors
 
 
-def _validate_quota(quota: JSONDict, path: str, *, has_parent: bool, parent_word: str,
-                    check_lending_vs_nominal: bool) -> list[FieldError]:
+def _validate_quota(
+    quota: JSONDict, path: str, *, has_parent: bool, parent_word: str, check_lending_vs_nominal: bool
+) -> list[FieldError]:
     errors: list[FieldError] = []
     for key in ("nominalQuota", "borrowingLimit", "lendingLimit"):
         errors.extend(_non_negative(quota.get(key), f"{path}.{key}"))
@@ -114,8 +128,11 @@ def _validate_quota(quota: JSONDict, path: str, *, has_parent: bool, parent_word
         lending = _quantity(quota.get("lendingLimit"))
         nominal = _quantity(quota.get("nominalQuota"))
         if lending is not None and nominal is not None and lending > nominal:
-            errors.append(fe.invalid(f"{path}.lendingLimit", quota.get("lendingLimit"),
-                                     "must be less than or equal to the nominalQuota"))
+            errors.append(
+                fe.invalid(
+                    f"{path}.lendingLimit", quota.get("lendingLimit"), "must be less than or equal to the nominalQuota"
+                )
+            )
     return errors
 
 
@@ -132,8 +149,11 @@ def validate_fair_sharing(fair: Any, path: str) -> list[FieldError]:
 
 
 def _flavor_names(spec: JSONDict) -> list[str]:
-    return [str(_as_dict(f).get("name")) for g in _as_list(spec.get("resourceGroups"))
-            for f in _as_list(_as_dict(g).get("flavors"))]
+    return [
+        str(_as_dict(f).get("name"))
+        for g in _as_list(spec.get("resourceGroups"))
+        for f in _as_list(_as_dict(g).get("flavors"))
+    ]
 
 
 def _validate_on_flavors(spec: JSONDict, old_spec: JSONDict | None) -> list[FieldError]:
@@ -142,16 +162,23 @@ def _validate_on_flavors(spec: JSONDict, old_spec: JSONDict | None) -> list[Fiel
     rules = _as_list(_as_dict(spec.get("admissionChecksStrategy")).get("admissionChecks"))
     old_rules = {}
     if old_spec is not None:
-        old_rules = {_h(_as_dict(r).get("name")): r for r in
-                     _as_list(_as_dict(old_spec.get("admissionChecksStrategy")).get("admissionChecks"))}
+        old_rules = {
+            _h(_as_dict(r).get("name")): r
+            for r in _as_list(_as_dict(old_spec.get("admissionChecksStrategy")).get("admissionChecks"))
+        }
     for ri, rule in enumerate(rules):
         rule = _as_dict(rule)
         if old_spec is not None and old_rules.get(_h(rule.get("name"))) == rule:
             continue  # unchanged rules are not re-checked on update (Kueue's default)
         for fi, flavor in enumerate(_as_list(rule.get("onFlavors"))):
             if _h(flavor) not in flavors:
-                errors.append(fe.invalid(f"spec.admissionChecksStrategy.admissionChecks[{ri}].onFlavors[{fi}]",
-                                         flavor, "must be one of the ClusterQueue's flavors"))
+                errors.append(
+                    fe.invalid(
+                        f"spec.admissionChecksStrategy.admissionChecks[{ri}].onFlavors[{fi}]",
+                        flavor,
+                        "must be one of the ClusterQueue's flavors",
+                    )
+                )
     return errors
 
 
@@ -185,8 +212,13 @@ def validate_cluster_queue(obj: JSONDict, old: JSONDict | None) -> list[FieldErr
     spec = _as_dict(obj.get("spec"))
     old_spec = _as_dict(old.get("spec")) if old is not None else None
     has_cohort = bool(spec.get("cohortName"))
-    errors = validate_resource_groups(spec.get("resourceGroups"), "spec.resourceGroups", has_parent=has_cohort,
-                                      parent_word="cohortName", check_lending_vs_nominal=True)
+    errors = validate_resource_groups(
+        spec.get("resourceGroups"),
+        "spec.resourceGroups",
+        has_parent=has_cohort,
+        parent_word="cohortName",
+        check_lending_vs_nominal=True,
+    )
     errors.extend(names.validate_label_selector(spec.get("namespaceSelector"), "spec.namespaceSelector"))
     errors.extend(validate_fair_sharing(spec.get("fairSharing"), "spec.fairSharing"))
     errors.extend(_validate_on_flavors(spec, old_spec))
@@ -197,8 +229,13 @@ def validate_cluster_queue(obj: JSONDict, old: JSONDict | None) -> list[FieldErr
 def validate_cohort(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     spec = _as_dict(obj.get("spec"))
     has_parent = bool(spec.get("parentName"))
-    errors = validate_resource_groups(spec.get("resourceGroups"), "spec.resourceGroups", has_parent=has_parent,
-                                      parent_word="parent", check_lending_vs_nominal=False)
+    errors = validate_resource_groups(
+        spec.get("resourceGroups"),
+        "spec.resourceGroups",
+        has_parent=has_parent,
+        parent_word="parent",
+        check_lending_vs_nominal=False,
+    )
     errors.extend(validate_fair_sharing(spec.get("fairSharing"), "spec.fairSharing"))
     name = _as_dict(obj.get("metadata")).get("name")
     if name and spec.get("parentName") == name:
@@ -226,6 +263,7 @@ def validate_resource_flavor(obj: JSONDict, old: JSONDict | None) -> list[FieldE
     for index, toleration in enumerate(_as_list(spec.get("tolerations"))):
         key = _as_dict(toleration).get("key")
         if isinstance(key, str) and key:
-            errors.extend(fe.invalid(f"spec.tolerations[{index}].key", key, msg)
-                          for msg in names.qualified_name_errors(key))
+            errors.extend(
+                fe.invalid(f"spec.tolerations[{index}].key", key, msg) for msg in names.qualified_name_errors(key)
+            )
     return errors

@@ -29,8 +29,10 @@ from pykueue.api.kinds.kueue.kueue_types import (
 
 __all__ = ["Workload"]
 
-_QUOTA_RESERVED = ("has(self.status) && has(self.status.conditions) && "
-                   "self.status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')")
+_QUOTA_RESERVED = (
+    "has(self.status) && has(self.status.conditions) && "
+    "self.status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')"
+)
 
 
 class PodSetTopologyConstraint(KueueModel):
@@ -43,10 +45,16 @@ class PodSetTopologyConstraint(KueueModel):
 class PodSetTopologyRequest(KueueModel):
     """PodSetTopologyRequest defines the topology request for a PodSet."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("has(self.podSetSliceRequiredTopology) == has(self.podSetSliceSize)",
-         "podSetSliceSize must be set if and only if podSetSliceRequiredTopology is set"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "has(self.podSetSliceRequiredTopology) == has(self.podSetSliceSize)",
+                    "podSetSliceSize must be set if and only if podSetSliceRequiredTopology is set",
+                ),
+            )
+        }
+    )
 
     required: Annotated[str, Field(max_length=63)] | None = None
     """required indicates the topology level required by the PodSet, as indicated by the
@@ -72,8 +80,7 @@ class PodSetTopologyRequest(KueueModel):
     podSetSliceSize: Annotated[int, Field(ge=1)] | None = None
     """podSetSliceSize indicates the size of a subgroup of pods in a PodSet for which Kueue finds a
     requested topology domain on a level defined in podSetSliceRequiredTopology."""
-    podsetSliceRequiredTopologyConstraints: list[PodSetTopologyConstraint] | None = Field(
-        default=None, max_length=3)
+    podsetSliceRequiredTopologyConstraints: list[PodSetTopologyConstraint] | None = Field(default=None, max_length=3)
     """podsetSliceRequiredTopologyConstraints lists up to 3 slice layers, each a topology level and
     a slice size."""
 
@@ -81,10 +88,16 @@ class PodSetTopologyRequest(KueueModel):
 class PodSet(KueueModel):
     """PodSet is a set of pods that share a pod template and resource requests."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("!has(self.minCount) || self.minCount <= self.count",
-         "minCount should be positive and less or equal to count"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "!has(self.minCount) || self.minCount <= self.count",
+                    "minCount should be positive and less or equal to count",
+                ),
+            )
+        }
+    )
 
     name: DNSLabel = "main"
     """name is the PodSet name."""
@@ -108,19 +121,31 @@ class PodSet(KueueModel):
 class PriorityClassRef(KueueModel):
     """PriorityClassRef references a WorkloadPriorityClass or a PriorityClass."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("self.group == 'scheduling.k8s.io' ? self.kind == 'PriorityClass' : true",
-         "kind must be PriorityClass when group is scheduling.k8s.io"),
-        ("self.group == 'kueue.x-k8s.io' ? self.kind == 'WorkloadPriorityClass' : true",
-         "kind must be WorkloadPriorityClass when group is kueue.x-k8s.io"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "self.group == 'scheduling.k8s.io' ? self.kind == 'PriorityClass' : true",
+                    "kind must be PriorityClass when group is scheduling.k8s.io",
+                ),
+                (
+                    "self.group == 'kueue.x-k8s.io' ? self.kind == 'WorkloadPriorityClass' : true",
+                    "kind must be WorkloadPriorityClass when group is kueue.x-k8s.io",
+                ),
+            )
+        }
+    )
 
     group: Literal["kueue.x-k8s.io", "scheduling.k8s.io"]
     """group is the API group of the priority class: kueue.x-k8s.io or scheduling.k8s.io."""
     kind: Literal["WorkloadPriorityClass", "PriorityClass"]
     """kind is the kind of the priority class: WorkloadPriorityClass or PriorityClass."""
-    name: Annotated[str, Field(min_length=1, max_length=253,
-                               pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")]
+    name: Annotated[
+        str,
+        Field(
+            min_length=1, max_length=253, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ]
     """name is the name of the priority class."""
 
 
@@ -132,14 +157,29 @@ class PreemptionGate(KueueModel):
 class WorkloadSpec(KueueModel):
     """WorkloadSpec defines the desired state of Workload"""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("!has(self.priorityClassRef) || has(self.priority)",
-         "priority should not be nil when priorityClassRef is set"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    "!has(self.priorityClassRef) || has(self.priority)",
+                    "priority should not be nil when priorityClassRef is set",
+                ),
+            )
+        }
+    )
 
-    podSets: list[PodSet] = Field(min_length=1, max_length=18, json_schema_extra=list_map(
-        "name", **{"x-kubernetes-validations": cel(
-            ("self.filter(p, has(p.minCount)).size() <= 1", "at most one podSet can use minCount"))}))
+    podSets: list[PodSet] = Field(
+        min_length=1,
+        max_length=18,
+        json_schema_extra=list_map(
+            "name",
+            **{
+                "x-kubernetes-validations": cel(
+                    ("self.filter(p, has(p.minCount)).size() <= 1", "at most one podSet can use minCount")
+                )
+            },
+        ),
+    )
     """podSets is a list of sets of homogeneous pods, each described by a Pod spec and a count. There
     must be at least one element and at most 18. podSets cannot be changed while the workload holds
     a quota reservation."""
@@ -159,8 +199,7 @@ class WorkloadSpec(KueueModel):
     maximumExecutionTimeSeconds: Annotated[int, Field(ge=1)] | None = None
     """maximumExecutionTimeSeconds if provided, determines the maximum time, in seconds, the workload
     can be admitted before it's automatically deactivated. It cannot change while admitted."""
-    preemptionGates: list[PreemptionGate] | None = Field(default=None, max_length=8,
-                                                         json_schema_extra=list_map("name"))
+    preemptionGates: list[PreemptionGate] | None = Field(default=None, max_length=8, json_schema_extra=list_map("name"))
     """preemptionGates are gates that block the workload from issuing preemptions."""
 
 
@@ -176,9 +215,13 @@ class TopologyIndividualValues(KueueModel):
 class TopologyAssignmentValues(KueueModel):
     """The node-label values of one topology level for the domains of a slice."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("has(self.universal) != has(self.individual)", "exactly one of universal, individual must be set"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                ("has(self.universal) != has(self.individual)", "exactly one of universal, individual must be set"),
+            )
+        }
+    )
 
     universal: str | None = None
     """universal is the value shared by every domain at this level."""
@@ -189,9 +232,13 @@ class TopologyAssignmentValues(KueueModel):
 class TopologyPodCounts(KueueModel):
     """The number of pods per domain of a slice."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        ("has(self.universal) != has(self.individual)", "exactly one of universal, individual must be set"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                ("has(self.universal) != has(self.individual)", "exactly one of universal, individual must be set"),
+            )
+        }
+    )
 
     universal: Annotated[int, Field(ge=1)] | None = None
     """universal is the pod count of every domain of the slice."""
@@ -284,8 +331,7 @@ class AdmissionCheckState(KueueModel):
     workload."""
     retryCount: Annotated[int, Field(ge=0)] | None = None
     """retryCount keeps track of the number of retries for this admission check."""
-    podSetUpdates: list[PodSetUpdate] | None = Field(default=None, max_length=18,
-                                                     json_schema_extra=list_map("name"))
+    podSetUpdates: list[PodSetUpdate] | None = Field(default=None, max_length=18, json_schema_extra=list_map("name"))
     """podSetUpdates contains a list of pod set modifications suggested by AdmissionChecks."""
 
 
@@ -307,7 +353,8 @@ class WorkloadSchedulingStatsEviction(KueueModel):
 
 class SchedulingStats(KueueModel):
     evictions: list[WorkloadSchedulingStatsEviction] | None = Field(
-        default=None, max_length=256, json_schema_extra=list_map("reason", "underlyingCause"))
+        default=None, max_length=256, json_schema_extra=list_map("reason", "underlyingCause")
+    )
     """evictions tracks eviction statistics by reason and detailed reason."""
 
 
@@ -331,23 +378,27 @@ class WorkloadStatus(KueueModel):
     conditions: list[_Condition] | None = condition_list(
         "conditions hold the latest available observations of the Workload current state. The type "
         "of the condition could be: Admitted, QuotaReserved, Finished, PodsReady, Evicted, Preempted, "
-        "Requeued, DeactivationTarget.")
+        "Requeued, DeactivationTarget."
+    )
     admission: Admission | None = None
     """admission holds the parameters of the admission of the workload by a ClusterQueue. admission
     can be set back to null, but its fields cannot be changed once set."""
     requeueState: RequeueState | None = None
     """requeueState holds the re-queue state when a workload meets Eviction with PodsReadyTimeout
     reason."""
-    reclaimablePods: list[ReclaimablePod] | None = Field(default=None, max_length=18,
-                                                         json_schema_extra=list_map("name"))
+    reclaimablePods: list[ReclaimablePod] | None = Field(
+        default=None, max_length=18, json_schema_extra=list_map("name")
+    )
     """reclaimablePods keeps track of the number pods within a podset for which the resource
     reservation is no longer needed."""
-    admissionChecks: list[AdmissionCheckState] | None = Field(default=None, max_length=8,
-                                                              json_schema_extra=list_map("name"))
+    admissionChecks: list[AdmissionCheckState] | None = Field(
+        default=None, max_length=8, json_schema_extra=list_map("name")
+    )
     """admissionChecks list all the admission checks required by the workload and the current
     status"""
-    resourceRequests: list[PodSetRequest] | None = Field(default=None, max_length=18,
-                                                         json_schema_extra=list_map("name"))
+    resourceRequests: list[PodSetRequest] | None = Field(
+        default=None, max_length=18, json_schema_extra=list_map("name")
+    )
     """resourceRequests provides a detailed view of the resources that were requested by a
     non-admitted workload when it was considered for admission."""
     accumulatedPastExecutionTimeSeconds: Int32 | None = None
@@ -355,30 +406,37 @@ class WorkloadStatus(KueueModel):
     Admitted state, in the previous `Admit` - `Evict` cycles."""
     schedulingStats: SchedulingStats | None = None
     """schedulingStats tracks scheduling statistics"""
-    nominatedClusterNames: list[str] | None = Field(default=None, max_length=20,
-                                                    json_schema_extra={"x-kubernetes-list-type": "set"})
+    nominatedClusterNames: list[str] | None = Field(
+        default=None, max_length=20, json_schema_extra={"x-kubernetes-list-type": "set"}
+    )
     """nominatedClusterNames specifies the list of cluster names that have been nominated for
     scheduling (MultiKueue). Mutually exclusive with clusterName."""
     clusterName: Annotated[str, Field(max_length=256)] | None = None
     """clusterName is the name of the cluster where the workload is currently assigned
     (MultiKueue). Once set it cannot change."""
-    unhealthyNodes: list[UnhealthyNode] | None = Field(default=None, max_length=8,
-                                                       json_schema_extra=list_map("name"))
+    unhealthyNodes: list[UnhealthyNode] | None = Field(default=None, max_length=8, json_schema_extra=list_map("name"))
     """unhealthyNodes holds the failed nodes running at least one pod of this workload when
     Topology-Aware Scheduling is used."""
-    preemptionGates: list[PreemptionGateState] | None = Field(default=None, max_length=8,
-                                                              json_schema_extra=list_map("name"))
+    preemptionGates: list[PreemptionGateState] | None = Field(
+        default=None, max_length=8, json_schema_extra=list_map("name")
+    )
     """preemptionGates hold the state of the workload's preemption gates."""
 
 
 class Workload(KueueModel):
     """Workload is the Schema for the workloads API"""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": cel(
-        (f"{_QUOTA_RESERVED} && has(self.status.admission) ? "
-         "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
-         "podSetAssignments must have the same number of podSets as the spec"),
-    )})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": cel(
+                (
+                    f"{_QUOTA_RESERVED} && has(self.status.admission) ? "
+                    "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
+                    "podSetAssignments must have the same number of podSets as the spec",
+                ),
+            )
+        }
+    )
 
     spec: WorkloadSpec | None = None
     """spec is the specification of the Workload."""

@@ -44,8 +44,10 @@ def _h(value: Any) -> Any:
 def has_condition(obj: JSONDict | None, condition_type: str) -> bool:
     if obj is None:
         return False
-    return any(_d(c).get("type") == condition_type and _d(c).get("status") == "True"
-               for c in _l(_d(obj.get("status")).get("conditions")))
+    return any(
+        _d(c).get("type") == condition_type and _d(c).get("status") == "True"
+        for c in _l(_d(obj.get("status")).get("conditions"))
+    )
 
 
 def _validate_resources(resources: JSONDict, path: str) -> list[FieldError]:
@@ -54,8 +56,9 @@ def _validate_resources(resources: JSONDict, path: str) -> list[FieldError]:
         for name, value in _d(resources.get(kind)).items():
             item_path = f"{path}.{kind}[{name}]"
             if name == "pods":
-                errors.append(fe.invalid(item_path, name, "the resource name \"pods\" is reserved and cannot "
-                                                          "be requested by a pod"))
+                errors.append(
+                    fe.invalid(item_path, name, 'the resource name "pods" is reserved and cannot be requested by a pod')
+                )
             try:
                 if parse_quantity(value) < 0:
                     errors.append(fe.invalid(item_path, value, "must be greater than or equal to 0"))
@@ -68,20 +71,27 @@ def _validate_pod_sets(spec: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
     for pi, pod_set in enumerate(_l(spec.get("podSets"))):
         template = _d(_d(pod_set).get("template"))
-        errors.extend(names.validate_labels(_d(template.get("metadata")).get("labels"),
-                                            f"spec.podSets[{pi}].template.metadata.labels"))
+        errors.extend(
+            names.validate_labels(
+                _d(template.get("metadata")).get("labels"), f"spec.podSets[{pi}].template.metadata.labels"
+            )
+        )
         pod_spec = _d(template.get("spec"))
         for key in ("initContainers", "containers"):
             for ci, container in enumerate(_l(pod_spec.get(key))):
                 resources = _d(_d(container).get("resources"))
-                errors.extend(_validate_resources(
-                    resources, f"spec.podSets[{pi}].template.spec.{key}[{ci}].resources"))
+                errors.extend(_validate_resources(resources, f"spec.podSets[{pi}].template.spec.{key}[{ci}].resources"))
         overhead = _d(pod_spec.get("overhead"))
         for name, value in overhead.items():
             try:
                 if parse_quantity(value) < 0:
-                    errors.append(fe.invalid(f"spec.podSets[{pi}].template.spec.overhead[{name}]", value,
-                                             "must be greater than or equal to 0"))
+                    errors.append(
+                        fe.invalid(
+                            f"spec.podSets[{pi}].template.spec.overhead[{name}]",
+                            value,
+                            "must be greater than or equal to 0",
+                        )
+                    )
             except (QuantityError, TypeError):
                 pass
     return errors
@@ -118,10 +128,12 @@ def _validate_spec_update(obj: JSONDict, old: JSONDict) -> list[FieldError]:
                     errors.append(fe.invalid(f"spec.priorityClassRef.{key}", ref.get(key), _IMMUTABLE))
             if old_ref.get("kind") == "PriorityClass" and ref.get("name") != old_ref.get("name"):
                 errors.append(fe.invalid("spec.priorityClassRef.name", ref.get("name"), _IMMUTABLE))
-    if has_condition(old, "Admitted") and \
-            spec.get("maximumExecutionTimeSeconds") != old_spec.get("maximumExecutionTimeSeconds"):
-        errors.append(fe.invalid("spec.maximumExecutionTimeSeconds", spec.get("maximumExecutionTimeSeconds"),
-                                 _IMMUTABLE))
+    if has_condition(old, "Admitted") and spec.get("maximumExecutionTimeSeconds") != old_spec.get(
+        "maximumExecutionTimeSeconds"
+    ):
+        errors.append(
+            fe.invalid("spec.maximumExecutionTimeSeconds", spec.get("maximumExecutionTimeSeconds"), _IMMUTABLE)
+        )
     return errors
 
 
@@ -146,8 +158,11 @@ def _validate_admission(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
             # what follows reads only the admission and the pod sets: unchanged (every status write
             # after admission, e.g. Finished), they keep the stored object's verdict, which passed
             return errors
-        if isinstance(admission, dict) and isinstance(old_admission, dict) and \
-                _strip_tas(admission) != _strip_tas(old_admission):
+        if (
+            isinstance(admission, dict)
+            and isinstance(old_admission, dict)
+            and _strip_tas(admission) != _strip_tas(old_admission)
+        ):
             errors.append(fe.invalid("status.admission", "admission", _IMMUTABLE))
     if not isinstance(admission, dict):
         return errors
@@ -177,8 +192,9 @@ def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
     counts = {_h(_d(p).get("name", "main")): _d(p).get("count", 1) for p in _l(_d(obj.get("spec")).get("podSets"))}
     old_counts: dict[Any, Any] = {}
     if old is not None and has_condition(old, "QuotaReserved"):
-        old_counts = {_h(_d(r).get("name")): _d(r).get("count", 0)
-                      for r in _l(_d(old.get("status")).get("reclaimablePods"))}
+        old_counts = {
+            _h(_d(r).get("name")): _d(r).get("count", 0) for r in _l(_d(old.get("status")).get("reclaimablePods"))
+        }
     for ri, item in enumerate(_l(_d(obj.get("status")).get("reclaimablePods"))):
         item = _d(item)
         name, count = _h(item.get("name")), item.get("count", 0)
@@ -187,19 +203,25 @@ def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
             errors.append(FieldError(f"{path}.name", f"Not found: {fe.render_value(name)}", "FieldValueNotFound"))
             continue
         if isinstance(count, int) and isinstance(counts[name], int) and count > counts[name]:
-            errors.append(fe.invalid(f"{path}.count", count,
-                                     f"should be less or equal to {counts[name]}"))
+            errors.append(fe.invalid(f"{path}.count", count, f"should be less or equal to {counts[name]}"))
         previous = old_counts.get(name)
         if isinstance(previous, int) and isinstance(count, int) and count < previous:
-            errors.append(fe.invalid(f"{path}.count", count,
-                                     f"cannot be less than {previous} while the workload holds a quota "
-                                     "reservation"))
+            errors.append(
+                fe.invalid(
+                    f"{path}.count",
+                    count,
+                    f"cannot be less than {previous} while the workload holds a quota reservation",
+                )
+            )
     if has_condition(old, "QuotaReserved"):
         new_names = {_h(_d(r).get("name")) for r in _l(_d(obj.get("status")).get("reclaimablePods"))}
         for name in old_counts:
             if name not in new_names:
-                errors.append(fe.forbidden("status.reclaimablePods", f"cannot remove {name!r} while the "
-                                           "workload holds a quota reservation"))
+                errors.append(
+                    fe.forbidden(
+                        "status.reclaimablePods", f"cannot remove {name!r} while the workload holds a quota reservation"
+                    )
+                )
     return errors
 
 
@@ -211,10 +233,19 @@ def _validate_admission_checks(obj: JSONDict, old: JSONDict | None) -> list[Fiel
     for ci, check in enumerate(_l(_d(obj.get("status")).get("admissionChecks"))):
         check = _d(check)
         previous = old_checks.get(_h(check.get("name")))
-        if previous and previous.get("state") == "Ready" and check.get("state") == "Ready" and \
-                previous.get("podSetUpdates") != check.get("podSetUpdates"):
-            errors.append(fe.invalid(f"status.admissionChecks[{ci}].podSetUpdates", "podSetUpdates",
-                                     "cannot change when the admission check state is Ready"))
+        if (
+            previous
+            and previous.get("state") == "Ready"
+            and check.get("state") == "Ready"
+            and previous.get("podSetUpdates") != check.get("podSetUpdates")
+        ):
+            errors.append(
+                fe.invalid(
+                    f"status.admissionChecks[{ci}].podSetUpdates",
+                    "podSetUpdates",
+                    "cannot change when the admission check state is Ready",
+                )
+            )
     return errors
 
 
@@ -231,8 +262,9 @@ def _validate_cluster_names(obj: JSONDict, old: JSONDict | None) -> list[FieldEr
             errors.append(fe.invalid("status.clusterName", cluster, _IMMUTABLE))
         old_nominated = _l(old_status.get("nominatedClusterNames"))
         if cluster and not old_cluster and old_nominated and cluster not in old_nominated:
-            errors.append(fe.invalid("status.clusterName", cluster,
-                                     "must be one of the previously nominated cluster names"))
+            errors.append(
+                fe.invalid("status.clusterName", cluster, "must be one of the previously nominated cluster names")
+            )
     return errors
 
 
@@ -241,16 +273,20 @@ def _validate_annotations(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
     errors: list[FieldError] = []
     boost = annotations.get(_PRIORITY_BOOST)
     if boost is not None and not _SIGNED_INT.match(str(boost)):
-        errors.append(fe.invalid(f"metadata.annotations[{_PRIORITY_BOOST}]", boost,
-                                 "must be a signed integer"))
+        errors.append(fe.invalid(f"metadata.annotations[{_PRIORITY_BOOST}]", boost, "must be a signed integer"))
     if old is not None:
         old_gates = _d(_d(old.get("metadata")).get("annotations")).get(_GATED_BY)
         new_gates = annotations.get(_GATED_BY)
         before = {g.strip() for g in str(old_gates or "").split(",") if g.strip()}
         after = {g.strip() for g in str(new_gates or "").split(",") if g.strip()}
         if not after <= before:
-            errors.append(fe.invalid(f"metadata.annotations[{_GATED_BY}]", new_gates or "",
-                                     "gates can only be removed after creation, not added"))
+            errors.append(
+                fe.invalid(
+                    f"metadata.annotations[{_GATED_BY}]",
+                    new_gates or "",
+                    "gates can only be removed after creation, not added",
+                )
+            )
     return errors
 
 

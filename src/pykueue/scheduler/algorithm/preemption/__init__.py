@@ -23,9 +23,14 @@ __all__ = ["PreemptionCtx", "Preemptor", "Target", "preemption_message", "queue_
 
 
 class Preemptor:
-    def __init__(self, cache: Cache, fair_sharing: FairSharingConfig | None,
-                 evicted: set[WorkloadKey], now: Callable[[], float],
-                 afs_usage: Callable[[WorkloadInfo], float] | None = None) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        fair_sharing: FairSharingConfig | None,
+        evicted: set[WorkloadKey],
+        now: Callable[[], float],
+        afs_usage: Callable[[WorkloadInfo], float] | None = None,
+    ) -> None:
         self.cache = cache
         self.fair_sharing = fair_sharing
         self.evicted = evicted
@@ -38,10 +43,20 @@ class Preemptor:
         assigner's oracle and the nomination's own target search ask the same question for a
         single-resource preemptor, and the second asking reuses the first answer."""
 
-    def context(self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FlavorResource, int],
-                frs_need: set[FlavorResource]) -> PreemptionCtx:
-        return PreemptionCtx(self.cache, wl, cq, requests, frs_need, self.evicted, self.now(),
-                             self.afs_usage if cq.afs else None, self.excluded)
+    def context(
+        self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FlavorResource, int], frs_need: set[FlavorResource]
+    ) -> PreemptionCtx:
+        return PreemptionCtx(
+            self.cache,
+            wl,
+            cq,
+            requests,
+            frs_need,
+            self.evicted,
+            self.now(),
+            self.afs_usage if cq.afs else None,
+            self.excluded,
+        )
 
     @staticmethod
     def may_preempt(cq: ClusterQueue) -> bool:

@@ -69,8 +69,9 @@ def _classify(ctx: PreemptionCtx, wl: WorkloadInfo, advantage: bool) -> Variant:
     return Variant.RECLAIM_WHILE_BORROWING
 
 
-def _from_cq(ctx: PreemptionCtx, cq: ClusterQueue, lca: CohortNode | None, advantage: bool,
-             out: list[Candidate]) -> None:
+def _from_cq(
+    ctx: PreemptionCtx, cq: ClusterQueue, lca: CohortNode | None, advantage: bool, out: list[Candidate]
+) -> None:
     for wl in cq.workloads.values():
         variant = _classify(ctx, wl, advantage)
         if variant != Variant.NEVER:
@@ -89,8 +90,14 @@ def _fits_in_quota(node: ResourceNode, requests: dict[FlavorResource, int]) -> t
     return fits, remaining
 
 
-def _collect_subtree(ctx: PreemptionCtx, node: CohortNode, lca: CohortNode, skip: CohortNode | None,
-                     advantage: bool, out: list[Candidate]) -> None:
+def _collect_subtree(
+    ctx: PreemptionCtx,
+    node: CohortNode,
+    lca: CohortNode,
+    skip: CohortNode | None,
+    advantage: bool,
+    out: list[Candidate],
+) -> None:
     for child in node.child_cohorts:
         if child is skip or child.is_within_nominal(ctx.frs_need):
             continue

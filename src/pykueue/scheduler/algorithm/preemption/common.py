@@ -56,10 +56,18 @@ class PreemptionCtx:
 
     __slots__ = ("afs_usage", "cache", "cq", "evicted", "excluded", "frs_need", "now", "requests", "wl")
 
-    def __init__(self, cache: Cache, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FlavorResource, int],
-                 frs_need: set[FlavorResource], evicted: set[WorkloadKey], now: float,
-                 afs_usage: Callable[[WorkloadInfo], float] | None = None,
-                 excluded: set[WorkloadKey] | None = None) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        wl: WorkloadInfo,
+        cq: ClusterQueue,
+        requests: dict[FlavorResource, int],
+        frs_need: set[FlavorResource],
+        evicted: set[WorkloadKey],
+        now: float,
+        afs_usage: Callable[[WorkloadInfo], float] | None = None,
+        excluded: set[WorkloadKey] | None = None,
+    ) -> None:
         self.cache = cache
         self.wl = wl
         self.cq = cq
@@ -89,7 +97,8 @@ def satisfies_policy(policy: str, preemptor: WorkloadInfo, candidate: WorkloadIn
         return candidate.priority < preemptor.priority
     if policy == LOWER_OR_NEWER_EQUAL:
         return candidate.priority < preemptor.priority or (
-            candidate.priority == preemptor.priority and preemptor.timestamp < candidate.timestamp)
+            candidate.priority == preemptor.priority and preemptor.timestamp < candidate.timestamp
+        )
     return policy == ANY
 
 
@@ -99,8 +108,14 @@ def candidate_sort_key(ctx: PreemptionCtx, wl: WorkloadInfo) -> tuple[int, int, 
     afs = 0.0
     if ctx.afs_usage is not None and wl.cq_name == ctx.cq.name:
         afs = -ctx.afs_usage(wl)
-    return (0 if ctx.is_evicted(wl) else 1, 1 if wl.cq_name == ctx.cq.name else 0, afs, wl.priority,
-            -wl.quota_reserved_time, wl.uid)
+    return (
+        0 if ctx.is_evicted(wl) else 1,
+        1 if wl.cq_name == ctx.cq.name else 0,
+        afs,
+        wl.priority,
+        -wl.quota_reserved_time,
+        wl.uid,
+    )
 
 
 def workload_fits(ctx: PreemptionCtx, allow_borrowing: bool) -> bool:
@@ -133,9 +148,11 @@ def restore_all(ctx: PreemptionCtx, targets: Iterable[Target]) -> None:
 def preemption_message(preemptor: WorkloadInfo, reason: str, preemptor_path: str, preemptee_path: str) -> str:
     labels = (preemptor.obj.get("metadata") or {}).get("labels") or {}
     job_uid = labels.get("kueue.x-k8s.io/job-uid") or "UNKNOWN"
-    return (f"Preempted to accommodate a workload (UID: {preemptor.uid or 'UNKNOWN'}, JobUID: {job_uid}) "
-            f"due to {HUMAN_REASONS.get(reason, 'UNKNOWN')}; preemptor path: {preemptor_path or 'UNKNOWN'}; "
-            f"preemptee path: {preemptee_path or 'UNKNOWN'}")
+    return (
+        f"Preempted to accommodate a workload (UID: {preemptor.uid or 'UNKNOWN'}, JobUID: {job_uid}) "
+        f"due to {HUMAN_REASONS.get(reason, 'UNKNOWN')}; preemptor path: {preemptor_path or 'UNKNOWN'}; "
+        f"preemptee path: {preemptee_path or 'UNKNOWN'}"
+    )
 
 
 def queue_path(cq: ClusterQueue) -> str:

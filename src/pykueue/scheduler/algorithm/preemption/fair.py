@@ -38,16 +38,22 @@ def _candidates(ctx: PreemptionCtx) -> dict[str, list[WorkloadInfo]]:
     cq = ctx.cq
     out: dict[str, list[WorkloadInfo]] = {}
     if cq.within_cluster_queue != NEVER:
-        own = [w for w in cq.workloads.values()
-               if ctx.uses_needed(w) and satisfies_policy(cq.within_cluster_queue, ctx.wl, w)]
+        own = [
+            w
+            for w in cq.workloads.values()
+            if ctx.uses_needed(w) and satisfies_policy(cq.within_cluster_queue, ctx.wl, w)
+        ]
         if own:
             out[cq.name] = own
     if cq.parent is not None and cq.reclaim_within_cohort != NEVER:
         for other in ctx.cache.tree_cqs(cq):
             if other is cq or not _borrowing_on(other, ctx.frs_need):
                 continue
-            found = [w for w in other.workloads.values()
-                     if ctx.uses_needed(w) and satisfies_policy(cq.reclaim_within_cohort, ctx.wl, w)]
+            found = [
+                w
+                for w in other.workloads.values()
+                if ctx.uses_needed(w) and satisfies_policy(cq.reclaim_within_cohort, ctx.wl, w)
+            ]
             if found:
                 out[other.name] = found
     for _name, wls in out.items():
