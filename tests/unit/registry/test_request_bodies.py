@@ -247,6 +247,42 @@ def test_custom_resources_get_422_for_wrong_types_and_int32_ranges(registry: Reg
         _create(registry, KUEUE, "v1beta2", "clusterqueues", {"metadata": {"name": "cq"}, "spec": "x"}, namespace="")
 
 
+def test_kueue_counts_are_int32_as_in_kueues_crds_and_quantities_are_not(registry: Registry) -> None:
+    """Kueue declares its counts as Go int32: a Workload's pod count of 2^31 is refused at its path,
+    while a quantity (int-or-string) of 2^40 bytes in a ClusterQueue's quota is not an int32."""
+    workload = {
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {
+            "queueName": "q",
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 2**31,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                }
+            ],
+        },
+    }
+    with pytest.raises(Invalid) as caught:
+        _create(registry, KUEUE, "v1beta2", "workloads", workload)
+    assert "spec.podSets[0].count in body must be of type int32" in str(caught.value)
+    workload["spec"]["podSets"][0]["count"] = 2**31 - 1
+    assert _create(registry, KUEUE, "v1beta2", "workloads", workload)["spec"]["podSets"][0]["count"] == 2**31 - 1
+    cq = {
+        "metadata": {"name": "big"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["memory"],
+                    "flavors": [{"name": "f", "resources": [{"name": "memory", "nominalQuota": 2**40}]}],
+                }
+            ]
+        },
+    }
+    created = _create(registry, KUEUE, "v1beta2", "clusterqueues", cq, namespace="")
+    assert created["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] in (2**40, str(2**40))
+
+
 def test_a_patch_is_shape_checked_where_it_changed(registry: Registry) -> None:
     cm = kind(registry, "", "v1", "configmaps")
     registry.create(cm, "default", {"metadata": {"name": "p"}, "data": {"a": "b"}}, version="v1")

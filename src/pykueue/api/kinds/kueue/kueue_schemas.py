@@ -111,11 +111,36 @@ def _collapse(node: JSONDict) -> JSONDict:
     return node
 
 
+def _integers_are_int32(node: Any) -> None:
+    """Give every integer without a format Kueue's ``format: int32``, in place.
+
+    Kueue's API types declare their counts, sizes and seconds as Go ``int32`` (``weightedShare`` is
+    the one ``int64``, typed as such), so its CRDs say ``format: int32`` and the API server refuses
+    2^31 there. Built-in sub-schemas (pod templates) already carry kube's own formats, and the
+    integer branch of an int-or-string (a quantity) is not an int32, so neither is touched.
+    """
+    if isinstance(node, list):
+        for item in node:
+            _integers_are_int32(item)
+        return
+    if not isinstance(node, dict) or node.get("x-kubernetes-int-or-string"):
+        return
+    if node.get("type") == "integer" and "format" not in node:
+        node["format"] = "int32"
+    for key in ("properties", "patternProperties"):
+        for sub in node.get(key, {}).values():
+            _integers_are_int32(sub)
+    for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+        if key in node:
+            _integers_are_int32(node[key])
+
+
 def to_structural(model: type[BaseModel]) -> JSONDict:
     """The structural schema of one pydantic model, with the Kubernetes object envelope."""
     raw = model.model_json_schema(mode="validation")
     defs = raw.get("$defs", {})
     body: JSONDict = _resolve(raw, defs)
+    _integers_are_int32(body)
     body["properties"] = {**json_copy(_ENVELOPE), **body.get("properties", {})}
     body["type"] = "object"
     return body
