@@ -21,20 +21,13 @@ from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta import names
 from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.lenient_json import dict_or_empty, list_or_empty
 
 __all__ = ["RULES"]
 
 _IMMUTABLE = "field is immutable"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
-
-
-def _d(value: Any) -> JSONDict:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _non_negative(spec: JSONDict, path: str, *fields: str) -> list[FieldError]:
@@ -50,13 +43,13 @@ def _selected_template(spec: JSONDict, path: str, restart_policies: tuple[str, .
     """A required, non-empty selector that matches the template's labels, and a valid pod template."""
     errors: list[FieldError] = []
     selector = spec.get("selector")
-    template = _d(spec.get("template"))
-    labels = _d(_d(template.get("metadata")).get("labels"))
+    template = dict_or_empty(spec.get("template"))
+    labels = dict_or_empty(dict_or_empty(template.get("metadata")).get("labels"))
     if not isinstance(selector, dict):
         errors.append(fe.required(f"{path}.selector", ""))
     else:
         errors.extend(names.validate_label_selector(selector, f"{path}.selector"))
-        if not _d(selector.get("matchLabels")) and not _l(selector.get("matchExpressions")):
+        if not dict_or_empty(selector.get("matchLabels")) and not list_or_empty(selector.get("matchExpressions")):
             errors.append(fe.invalid(f"{path}.selector", selector, "empty selector is invalid for deployment"))
         elif not core_validation._selector_matches(selector, labels):
             errors.append(
@@ -68,17 +61,17 @@ def _selected_template(spec: JSONDict, path: str, restart_policies: tuple[str, .
     else:
         errors.extend(
             core_validation.validate_pod_spec(
-                _d(template.get("spec")), f"{path}.template.spec", restart_policies=restart_policies
+                dict_or_empty(template.get("spec")), f"{path}.template.spec", restart_policies=restart_policies
             )
         )
     return errors
 
 
 def validate_deployment(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    spec = _d(obj.get("spec"))
+    spec = dict_or_empty(obj.get("spec"))
     errors = _selected_template(spec, "spec", ("Always",))
     errors.extend(_non_negative(spec, "spec", "replicas", "minReadySeconds", "revisionHistoryLimit"))
-    strategy = _d(spec.get("strategy"))
+    strategy = dict_or_empty(spec.get("strategy"))
     kind = strategy.get("type")
     if kind is not None and kind not in ("Recreate", "RollingUpdate"):
         errors.append(fe.not_supported("spec.strategy.type", kind, ("Recreate", "RollingUpdate")))
@@ -86,20 +79,20 @@ def validate_deployment(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
         errors.append(
             fe.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'")
         )
-    if old is not None and _d(old.get("spec")).get("selector") != spec.get("selector"):
+    if old is not None and dict_or_empty(old.get("spec")).get("selector") != spec.get("selector"):
         errors.append(fe.invalid("spec.selector", spec.get("selector"), _IMMUTABLE))
     return errors
 
 
 def validate_stateful_set(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    spec = _d(obj.get("spec"))
+    spec = dict_or_empty(obj.get("spec"))
     errors = _selected_template(spec, "spec", ("Always",))
     errors.extend(_non_negative(spec, "spec", "replicas", "minReadySeconds", "revisionHistoryLimit"))
     policy = spec.get("podManagementPolicy")
     if policy is not None and policy not in ("OrderedReady", "Parallel"):
         errors.append(fe.not_supported("spec.podManagementPolicy", policy, ("OrderedReady", "Parallel")))
     if old is not None:
-        old_spec = _d(old.get("spec"))
+        old_spec = dict_or_empty(old.get("spec"))
         mutable = (
             "replicas",
             "ordinals",
@@ -122,13 +115,13 @@ def validate_stateful_set(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
 
 
 def validate_service(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    spec = _d(obj.get("spec"))
+    spec = dict_or_empty(obj.get("spec"))
     errors: list[FieldError] = []
     kind = spec.get("type") or "ClusterIP"
     types = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
     if kind not in types:
         errors.append(fe.not_supported("spec.type", kind, types))
-    ports = _l(spec.get("ports"))
+    ports = list_or_empty(spec.get("ports"))
     if not ports and kind != "ExternalName" and spec.get("clusterIP") != "None":
         errors.append(fe.required("spec.ports", ""))
     if kind == "ExternalName" and not spec.get("externalName"):
@@ -136,7 +129,7 @@ def validate_service(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     seen_names: set[str] = set()
     seen_ports: set[tuple[Any, Any]] = set()
     for index, raw in enumerate(ports):
-        port, path = _d(raw), f"spec.ports[{index}]"
+        port, path = dict_or_empty(raw), f"spec.ports[{index}]"
         name = port.get("name")
         if len(ports) > 1 and not name:
             errors.append(fe.required(f"{path}.name", ""))
@@ -171,7 +164,7 @@ def validate_service(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
         if isinstance(target, int) and not isinstance(target, bool) and not 0 <= target <= 65535:
             errors.append(fe.invalid(f"{path}.targetPort", target, "must be between 1 and 65535, inclusive"))
     if old is not None:
-        old_ip = _d(old.get("spec")).get("clusterIP")
+        old_ip = dict_or_empty(old.get("spec")).get("clusterIP")
         if old_ip and spec.get("clusterIP") not in (None, "", old_ip) and kind != "ExternalName":
             errors.append(fe.invalid("spec.clusterIPs[0]", spec.get("clusterIP"), "may not change once set"))
     return errors
@@ -182,9 +175,9 @@ _LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
 
 def validate_limit_range(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    for index, raw in enumerate(_l(_d(obj.get("spec")).get("limits"))):
+    for index, raw in enumerate(list_or_empty(dict_or_empty(obj.get("spec")).get("limits"))):
         path = f"spec.limits[{index}]"
-        kind = _d(raw).get("type")
+        kind = dict_or_empty(raw).get("type")
         if not kind:
             errors.append(fe.required(f"{path}.type", ""))
         elif kind not in _LIMIT_TYPES:
@@ -213,17 +206,21 @@ def validate_runtime_class(obj: JSONDict, old: JSONDict | None) -> list[FieldErr
 
 def _rules(obj: JSONDict, *, cluster: bool) -> list[FieldError]:
     errors: list[FieldError] = []
-    for index, raw in enumerate(_l(obj.get("rules"))):
-        rule, path = _d(raw), f"rules[{index}]"
-        if not _l(rule.get("verbs")):
+    for index, raw in enumerate(list_or_empty(obj.get("rules"))):
+        rule, path = dict_or_empty(raw), f"rules[{index}]"
+        if not list_or_empty(rule.get("verbs")):
             errors.append(fe.required(f"{path}.verbs", "verbs must contain at least one value"))
-        urls = _l(rule.get("nonResourceURLs"))
+        urls = list_or_empty(rule.get("nonResourceURLs"))
         if urls:
             if not cluster:
                 errors.append(
                     fe.invalid(f"{path}.nonResourceURLs", urls, "namespaced rules cannot apply to non-resource URLs")
                 )
-            if _l(rule.get("apiGroups")) or _l(rule.get("resources")) or _l(rule.get("resourceNames")):
+            if (
+                list_or_empty(rule.get("apiGroups"))
+                or list_or_empty(rule.get("resources"))
+                or list_or_empty(rule.get("resourceNames"))
+            ):
                 errors.append(
                     fe.invalid(
                         f"{path}.nonResourceURLs",
@@ -232,9 +229,9 @@ def _rules(obj: JSONDict, *, cluster: bool) -> list[FieldError]:
                     )
                 )
             continue
-        if not _l(rule.get("apiGroups")):
+        if not list_or_empty(rule.get("apiGroups")):
             errors.append(fe.required(f"{path}.apiGroups", "resource rules must supply at least one api group"))
-        if not _l(rule.get("resources")):
+        if not list_or_empty(rule.get("resources")):
             errors.append(fe.required(f"{path}.resources", "resource rules must supply at least one resource"))
     return errors
 
@@ -252,7 +249,7 @@ _SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
 
 def _binding(obj: JSONDict, old: JSONDict | None, *, cluster: bool) -> list[FieldError]:
     errors: list[FieldError] = []
-    ref = _d(obj.get("roleRef"))
+    ref = dict_or_empty(obj.get("roleRef"))
     allowed = ("ClusterRole",) if cluster else ("Role", "ClusterRole")
     if ref.get("apiGroup") != "rbac.authorization.k8s.io":
         errors.append(fe.not_supported("roleRef.apiGroup", ref.get("apiGroup"), ("rbac.authorization.k8s.io",)))
@@ -260,8 +257,8 @@ def _binding(obj: JSONDict, old: JSONDict | None, *, cluster: bool) -> list[Fiel
         errors.append(fe.not_supported("roleRef.kind", ref.get("kind"), allowed))
     if not ref.get("name"):
         errors.append(fe.required("roleRef.name", ""))
-    for index, raw in enumerate(_l(obj.get("subjects"))):
-        subject, path = _d(raw), f"subjects[{index}]"
+    for index, raw in enumerate(list_or_empty(obj.get("subjects"))):
+        subject, path = dict_or_empty(raw), f"subjects[{index}]"
         kind = subject.get("kind")
         if kind not in _SUBJECT_KINDS:
             errors.append(fe.not_supported(f"{path}.kind", kind, _SUBJECT_KINDS))
@@ -269,7 +266,7 @@ def _binding(obj: JSONDict, old: JSONDict | None, *, cluster: bool) -> list[Fiel
             errors.append(fe.required(f"{path}.name", ""))
         if kind == "ServiceAccount" and cluster and not subject.get("namespace"):
             errors.append(fe.required(f"{path}.namespace", ""))
-    if old is not None and _d(old.get("roleRef")) != ref:
+    if old is not None and dict_or_empty(old.get("roleRef")) != ref:
         errors.append(fe.invalid("roleRef", ref, "cannot change roleRef"))
     return errors
 
@@ -290,8 +287,8 @@ _OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 def _webhooks(obj: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
     seen: set[str] = set()
-    for index, raw in enumerate(_l(obj.get("webhooks"))):
-        hook, path = _d(raw), f"webhooks[{index}]"
+    for index, raw in enumerate(list_or_empty(obj.get("webhooks"))):
+        hook, path = dict_or_empty(raw), f"webhooks[{index}]"
         name = hook.get("name")
         if not name:
             errors.append(fe.required(f"{path}.name", ""))
@@ -302,16 +299,16 @@ def _webhooks(obj: JSONDict) -> list[FieldError]:
         elif name in seen:
             errors.append(fe.duplicate(f"{path}.name", name))
         seen.add(str(name))
-        config = _d(hook.get("clientConfig"))
+        config = dict_or_empty(hook.get("clientConfig"))
         has_url, has_service = bool(config.get("url")), bool(config.get("service"))
         if has_url == has_service:
             errors.append(fe.required(f"{path}.clientConfig", "exactly one of url or service is required"))
         if has_service:
-            service = _d(config.get("service"))
+            service = dict_or_empty(config.get("service"))
             for key in ("namespace", "name"):
                 if not service.get(key):
                     errors.append(fe.required(f"{path}.clientConfig.service.{key}", ""))
-        if not _l(hook.get("admissionReviewVersions")):
+        if not list_or_empty(hook.get("admissionReviewVersions")):
             errors.append(fe.required(f"{path}.admissionReviewVersions", "must specify one of v1, v1beta1"))
         effects = hook.get("sideEffects")
         if effects not in _SIDE_EFFECTS:
@@ -328,8 +325,8 @@ def _webhooks(obj: JSONDict) -> list[FieldError]:
             errors.append(
                 fe.invalid(f"{path}.timeoutSeconds", timeout, "the timeout value must be between 1 and 30 seconds")
             )
-        for rule_index, rule in enumerate(_l(hook.get("rules"))):
-            for op_index, op in enumerate(_l(_d(rule).get("operations"))):
+        for rule_index, rule in enumerate(list_or_empty(hook.get("rules"))):
+            for op_index, op in enumerate(list_or_empty(dict_or_empty(rule).get("operations"))):
                 if op not in _OPERATIONS:
                     errors.append(
                         fe.not_supported(f"{path}.rules[{rule_index}].operations[{op_index}]", op, _OPERATIONS)
@@ -351,8 +348,8 @@ def validate_endpoint_slice(obj: JSONDict, old: JSONDict | None) -> list[FieldEr
         errors.append(fe.required("addressType", ""))
     elif address_type not in _ADDRESS_TYPES:
         errors.append(fe.not_supported("addressType", address_type, _ADDRESS_TYPES))
-    for index, raw in enumerate(_l(obj.get("endpoints"))):
-        addresses = _l(_d(raw).get("addresses"))
+    for index, raw in enumerate(list_or_empty(obj.get("endpoints"))):
+        addresses = list_or_empty(dict_or_empty(raw).get("addresses"))
         if not 1 <= len(addresses) <= 100:
             errors.append(
                 fe.required(f"endpoints[{index}].addresses", "must contain at least 1 address")

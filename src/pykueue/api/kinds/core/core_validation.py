@@ -16,6 +16,7 @@ from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta import names
 from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.lenient_json import dict_or_empty, hashable_key, list_or_empty
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
 
 __all__ = ["validate_job", "validate_jobset", "validate_pod", "validate_pod_spec", "validate_priority_class"]
@@ -26,24 +27,11 @@ _SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-clust
 _SCHEDULING_DIRECTIVES = ("nodeSelector", "tolerations", "affinity", "schedulingGates")
 
 
-def _d(value: Any) -> JSONDict:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _h(value: Any) -> Any:
-    """A hashable stand-in for a JSON value used as a key (bad input may put a list there)."""
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
-
-
 def _validate_container_resources(resources: JSONDict, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     parsed: dict[str, dict[str, Any]] = {"requests": {}, "limits": {}}
     for kind in ("requests", "limits"):
-        for name, value in _d(resources.get(kind)).items():
+        for name, value in dict_or_empty(resources.get(kind)).items():
             try:
                 amount = parse_quantity(value)
             except (QuantityError, TypeError):
@@ -68,13 +56,13 @@ def validate_pod_spec(
     spec: JSONDict, path: str, *, restart_policies: tuple[str, ...] = ("Always", "OnFailure", "Never")
 ) -> list[FieldError]:
     errors: list[FieldError] = []
-    containers = _l(spec.get("containers"))
+    containers = list_or_empty(spec.get("containers"))
     if "containers" in spec and not containers:
         errors.append(fe.required(f"{path}.containers"))
     seen: set[str] = set()
     for key in ("initContainers", "containers"):
-        for index, container in enumerate(_l(spec.get(key))):
-            container = _d(container)
+        for index, container in enumerate(list_or_empty(spec.get(key))):
+            container = dict_or_empty(container)
             c_path = f"{path}.{key}[{index}]"
             name = container.get("name")
             if isinstance(name, str) and name:
@@ -84,8 +72,8 @@ def validate_pod_spec(
                 seen.add(name)
             if not container.get("image"):
                 errors.append(fe.required(f"{c_path}.image"))
-            for pi, port in enumerate(_l(container.get("ports"))):
-                number = _d(port).get("containerPort")
+            for pi, port in enumerate(list_or_empty(container.get("ports"))):
+                number = dict_or_empty(port).get("containerPort")
                 if isinstance(number, int) and not 1 <= number <= 65535:
                     errors.append(
                         fe.invalid(
@@ -93,7 +81,9 @@ def validate_pod_spec(
                         )
                     )
 
-            errors.extend(_validate_container_resources(_d(container.get("resources")), f"{c_path}.resources"))
+            errors.extend(
+                _validate_container_resources(dict_or_empty(container.get("resources")), f"{c_path}.resources")
+            )
     errors.extend(_validate_volumes(spec, path))
     policy = spec.get("restartPolicy")
     if policy is None or policy == "":
@@ -115,15 +105,15 @@ def validate_pod_spec(
 def _validate_volumes(spec: JSONDict, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     volumes: set[Any] = set()
-    for index, volume in enumerate(_l(spec.get("volumes"))):
-        name = _h(_d(volume).get("name"))
+    for index, volume in enumerate(list_or_empty(spec.get("volumes"))):
+        name = hashable_key(dict_or_empty(volume).get("name"))
         if name in volumes:
             errors.append(fe.duplicate(f"{path}.volumes[{index}].name", name))
         volumes.add(name)
     for key in ("initContainers", "containers"):
-        for ci, container in enumerate(_l(spec.get(key))):
-            for mi, mount in enumerate(_l(_d(container).get("volumeMounts"))):
-                name = _h(_d(mount).get("name"))
+        for ci, container in enumerate(list_or_empty(spec.get(key))):
+            for mi, mount in enumerate(list_or_empty(dict_or_empty(container).get("volumeMounts"))):
+                name = hashable_key(dict_or_empty(mount).get("name"))
                 if name not in volumes:
                     errors.append(
                         FieldError(
@@ -136,23 +126,26 @@ def _validate_volumes(spec: JSONDict, path: str) -> list[FieldError]:
 
 
 def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    spec = _d(obj.get("spec"))
+    spec = dict_or_empty(obj.get("spec"))
     errors = validate_pod_spec(spec, "spec")
     if old is not None:
-        old_spec = _d(old.get("spec"))
+        old_spec = dict_or_empty(old.get("spec"))
 
         # A pod still held by scheduling gates may gain nodeSelector entries (KEP-3838, GA in 1.30):
         # that is how Kueue injects a flavor's node labels into a gated pod before releasing it.
-        gated = bool(_l(old_spec.get("schedulingGates")))
+        gated = bool(list_or_empty(old_spec.get("schedulingGates")))
         mutable = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "nodeName") + (
             ("nodeSelector",) if gated else ()
         )
 
         def comparable(s: JSONDict, other: JSONDict) -> JSONDict:
             out = {k: v for k, v in s.items() if k not in mutable}
-            out["containers"] = [{k: v for k, v in _d(c).items() if k != "image"} for c in _l(s.get("containers"))]
+            out["containers"] = [
+                {k: v for k, v in dict_or_empty(c).items() if k != "image"} for c in list_or_empty(s.get("containers"))
+            ]
             out["initContainers"] = [
-                {k: v for k, v in _d(c).items() if k != "image"} for c in _l(s.get("initContainers"))
+                {k: v for k, v in dict_or_empty(c).items() if k != "image"}
+                for c in list_or_empty(s.get("initContainers"))
             ]
             return out
 
@@ -168,7 +161,10 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
                 )
             )
         if gated:
-            old_selector, new_selector = _d(old_spec.get("nodeSelector")), _d(spec.get("nodeSelector"))
+            old_selector, new_selector = (
+                dict_or_empty(old_spec.get("nodeSelector")),
+                dict_or_empty(spec.get("nodeSelector")),
+            )
             if any(new_selector.get(key) != value for key, value in old_selector.items()):
                 errors.append(
                     fe.forbidden(
@@ -178,8 +174,8 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
                 )
         if old_spec.get("nodeName") and spec.get("nodeName") != old_spec.get("nodeName"):
             errors.append(fe.invalid("spec.nodeName", spec.get("nodeName"), _IMMUTABLE))
-        old_gates = {_h(_d(g).get("name")) for g in _l(old_spec.get("schedulingGates"))}
-        new_gates = {_h(_d(g).get("name")) for g in _l(spec.get("schedulingGates"))}
+        old_gates = {hashable_key(dict_or_empty(g).get("name")) for g in list_or_empty(old_spec.get("schedulingGates"))}
+        new_gates = {hashable_key(dict_or_empty(g).get("name")) for g in list_or_empty(spec.get("schedulingGates"))}
         if not new_gates <= old_gates:
             errors.append(
                 fe.forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate")
@@ -188,12 +184,12 @@ def validate_pod(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
 
 
 def _selector_matches(selector: JSONDict, labels: JSONDict) -> bool:
-    for label, value in _d(selector.get("matchLabels")).items():
+    for label, value in dict_or_empty(selector.get("matchLabels")).items():
         if labels.get(label) != value:
             return False
-    for raw in _l(selector.get("matchExpressions")):
-        expr = _d(raw)
-        key, op, values = str(expr.get("key")), expr.get("operator"), _l(expr.get("values"))
+    for raw in list_or_empty(selector.get("matchExpressions")):
+        expr = dict_or_empty(raw)
+        key, op, values = str(expr.get("key")), expr.get("operator"), list_or_empty(expr.get("values"))
         present = key in labels
         if (
             (op == "In" and (not present or labels[key] not in values))
@@ -206,15 +202,19 @@ def _selector_matches(selector: JSONDict, labels: JSONDict) -> bool:
 
 
 def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    spec = _d(obj.get("spec"))
-    template = _d(spec.get("template"))
+    spec = dict_or_empty(obj.get("spec"))
+    template = dict_or_empty(spec.get("template"))
     errors: list[FieldError] = []
     if not template.get("spec"):
         errors.append(fe.required("spec.template.spec.containers"))
     errors.extend(
-        validate_pod_spec(_d(template.get("spec")), "spec.template.spec", restart_policies=("OnFailure", "Never"))
+        validate_pod_spec(
+            dict_or_empty(template.get("spec")), "spec.template.spec", restart_policies=("OnFailure", "Never")
+        )
     )
-    errors.extend(names.validate_labels(_d(template.get("metadata")).get("labels"), "spec.template.metadata.labels"))
+    errors.extend(
+        names.validate_labels(dict_or_empty(template.get("metadata")).get("labels"), "spec.template.metadata.labels")
+    )
     for key in (
         "parallelism",
         "completions",
@@ -229,7 +229,7 @@ def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     deadline = spec.get("activeDeadlineSeconds")
     if isinstance(deadline, int) and deadline <= 0:
         errors.append(fe.invalid("spec.activeDeadlineSeconds", deadline, "must be greater than 0"))
-    errors.extend(_validate_job_policies(spec, _d(template.get("spec"))))
+    errors.extend(_validate_job_policies(spec, dict_or_empty(template.get("spec"))))
     mode = spec.get("completionMode")
     if mode is not None and mode not in ("NonIndexed", "Indexed"):
         errors.append(fe.not_supported("spec.completionMode", mode, ("NonIndexed", "Indexed")))
@@ -238,13 +238,13 @@ def validate_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     selector = spec.get("selector")
     if isinstance(selector, dict):
         errors.extend(names.validate_label_selector(selector, "spec.selector"))
-        labels = _d(_d(template.get("metadata")).get("labels"))
+        labels = dict_or_empty(dict_or_empty(template.get("metadata")).get("labels"))
         if not _selector_matches(selector, labels):
             errors.append(
                 fe.invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
             )
     if old is not None:
-        errors.extend(_validate_job_update(spec, _d(old.get("spec")), _d(old.get("status"))))
+        errors.extend(_validate_job_update(spec, dict_or_empty(old.get("spec")), dict_or_empty(old.get("status"))))
     return errors
 
 
@@ -303,11 +303,11 @@ def _validate_job_update(spec: JSONDict, old_spec: JSONDict, old_status: JSONDic
         spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism")
     ):
         errors.append(fe.invalid("spec.completions", spec.get("completions"), _IMMUTABLE))
-    template, old_template = _d(spec.get("template")), _d(old_spec.get("template"))
+    template, old_template = dict_or_empty(spec.get("template")), dict_or_empty(old_spec.get("template"))
     if template == old_template:
         return errors
     mutable = bool(old_spec.get("suspend")) and not old_status.get("startTime")
-    pod, old_pod = _d(template.get("spec")), _d(old_template.get("spec"))
+    pod, old_pod = dict_or_empty(template.get("spec")), dict_or_empty(old_template.get("spec"))
     rest = {k: v for k, v in pod.items() if k not in _SCHEDULING_DIRECTIVES}
     old_rest = {k: v for k, v in old_pod.items() if k not in _SCHEDULING_DIRECTIVES}
     meta_changed = template.get("metadata") != old_template.get("metadata")
@@ -319,7 +319,7 @@ def _validate_job_update(spec: JSONDict, old_spec: JSONDict, old_status: JSONDic
 
 def validate_priority_class(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    name = str(_d(obj.get("metadata")).get("name") or "")
+    name = str(dict_or_empty(obj.get("metadata")).get("name") or "")
     value = obj.get("value")
     if value is None:
         errors.append(fe.required("value"))
@@ -346,9 +346,9 @@ def validate_priority_class(obj: JSONDict, old: JSONDict | None) -> list[FieldEr
 def validate_jobset(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     """Each replicated Job's pod template follows the batch Job rules; names fit into pod names."""
     errors: list[FieldError] = []
-    name = str(_d(obj.get("metadata")).get("name") or "")
-    for index, replicated in enumerate(_l(_d(obj.get("spec")).get("replicatedJobs"))):
-        replicated = _d(replicated)
+    name = str(dict_or_empty(obj.get("metadata")).get("name") or "")
+    for index, replicated in enumerate(list_or_empty(dict_or_empty(obj.get("spec")).get("replicatedJobs"))):
+        replicated = dict_or_empty(replicated)
         path = f"spec.replicatedJobs[{index}]"
         job_name = f"{name}-{replicated.get('name', '')}-0"
         if name and len(job_name) > 63:
@@ -360,10 +360,12 @@ def validate_jobset(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
                     f"name {job_name!r} must be no more than 63 characters",
                 )
             )
-        template = _d(_d(_d(replicated.get("template")).get("spec")).get("template"))
+        template = dict_or_empty(dict_or_empty(dict_or_empty(replicated.get("template")).get("spec")).get("template"))
         errors.extend(
             validate_pod_spec(
-                _d(template.get("spec")), f"{path}.template.spec.template.spec", restart_policies=("OnFailure", "Never")
+                dict_or_empty(template.get("spec")),
+                f"{path}.template.spec.template.spec",
+                restart_policies=("OnFailure", "Never"),
             )
         )
     return errors

@@ -17,6 +17,7 @@ from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta import names
 from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.lenient_json import dict_or_empty
 
 __all__ = ["job_pod_count", "validate_job_labels", "validate_managed_job"]
 
@@ -30,16 +31,12 @@ GATED_BY = "kueue.x-k8s.io/admission-gated-by"
 _IMMUTABLE = "field is immutable"
 
 
-def _d(value: Any) -> JSONDict:
-    return value if isinstance(value, dict) else {}
-
-
 def _meta(obj: JSONDict | None, key: str) -> JSONDict:
-    return _d(_d(_d(obj).get("metadata")).get(key)) if obj is not None else {}
+    return dict_or_empty(dict_or_empty(dict_or_empty(obj).get("metadata")).get(key)) if obj is not None else {}
 
 
 def _suspended(obj: JSONDict | None) -> bool:
-    return obj is not None and _d(obj.get("spec")).get("suspend") is True
+    return obj is not None and dict_or_empty(obj.get("spec")).get("suspend") is True
 
 
 def _label_path(key: str) -> str:
@@ -59,7 +56,7 @@ def _int(value: Any) -> int | None:
 
 def job_pod_count(obj: JSONDict) -> int:
     """A batch Job's pod count as Kueue computes it: min(parallelism, completions), defaults 1/parallelism."""
-    spec = _d(obj.get("spec"))
+    spec = dict_or_empty(obj.get("spec"))
     parallelism = spec.get("parallelism")
     parallelism = parallelism if isinstance(parallelism, int) and not isinstance(parallelism, bool) else 1
     completions = spec.get("completions")
@@ -143,7 +140,7 @@ def validate_managed_job(obj: JSONDict, old: JSONDict | None) -> list[FieldError
                 fe.invalid(_annotation_path(MIN_PARALLELISM), minimum, f"should be between 0 and {count - 1}")
             )
     if annotations.get(COMPLETIONS_EQUAL_PARALLELISM) == "true":
-        spec = _d(obj.get("spec"))
+        spec = dict_or_empty(obj.get("spec"))
         path = _annotation_path(COMPLETIONS_EQUAL_PARALLELISM)
         if spec.get("completionMode") != "Indexed":
             errors.append(fe.invalid(path, "true", "only supported for Indexed Jobs"))

@@ -17,6 +17,7 @@ from typing import Any
 
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy
+from pykueue.api.meta.lenient_json import dict_or_empty
 
 __all__ = ["derive_schema", "from_hub", "to_hub"]
 
@@ -181,11 +182,6 @@ def derive_schema(kind: str, schema: JSONDict) -> JSONDict:
 # ------------------------------------------------------------------------------------ objects
 
 
-def _d(value: Any) -> JSONDict:
-    """The dict at hand, or a throwaway one: conversion leaves malformed parts to validation."""
-    return value if isinstance(value, dict) else {}
-
-
 def _dl(value: Any) -> list[JSONDict]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
@@ -199,7 +195,7 @@ def _api_version(obj: JSONDict, version: str) -> JSONDict:
 def to_hub(kind: str, obj: JSONDict) -> JSONDict:
     """v1beta1 -> v1beta2."""
     out = _api_version(obj, "v1beta2")
-    spec, status = _d(out.get("spec")), _d(out.get("status"))
+    spec, status = dict_or_empty(out.get("spec")), dict_or_empty(out.get("status"))
     if kind == "ClusterQueue":
         if "cohort" in spec:
             spec["cohortName"] = spec.pop("cohort")
@@ -210,7 +206,7 @@ def to_hub(kind: str, obj: JSONDict) -> JSONDict:
             if isinstance(rules, list):
                 known = {repr(r.get("name")) for r in _dl(rules)}
                 rules.extend({"name": n} for n in names if repr(n) not in known)
-        fungibility = _d(spec.get("flavorFungibility"))
+        fungibility = dict_or_empty(spec.get("flavorFungibility"))
         if fungibility.get("whenCanBorrow") == "Borrow":
             fungibility["whenCanBorrow"] = "MayStopSearch"
         if fungibility.get("whenCanPreempt") == "Preempt":
@@ -226,7 +222,7 @@ def to_hub(kind: str, obj: JSONDict) -> JSONDict:
                 spec["priorityClassRef"] = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}
         if "accumulatedPastExexcutionTimeSeconds" in status:
             status["accumulatedPastExecutionTimeSeconds"] = status.pop("accumulatedPastExexcutionTimeSeconds")
-        for psa in _dl(_d(status.get("admission")).get("podSetAssignments")):
+        for psa in _dl(dict_or_empty(status.get("admission")).get("podSetAssignments")):
             if isinstance(psa.get("topologyAssignment"), dict):
                 psa["topologyAssignment"] = _domains_to_slices(psa["topologyAssignment"])
     elif kind == "LocalQueue":
@@ -241,7 +237,7 @@ def to_hub(kind: str, obj: JSONDict) -> JSONDict:
 def from_hub(kind: str, obj: JSONDict) -> JSONDict:
     """v1beta2 -> v1beta1."""
     out = _api_version(obj, "v1beta1")
-    spec, status = _d(out.get("spec")), _d(out.get("status"))
+    spec, status = dict_or_empty(out.get("spec")), dict_or_empty(out.get("status"))
     if kind == "ClusterQueue":
         if "cohortName" in spec:
             spec["cohort"] = spec.pop("cohortName")
@@ -253,11 +249,11 @@ def from_hub(kind: str, obj: JSONDict) -> JSONDict:
             spec["priorityClassSource"] = _WPC_SOURCE if ref.get("group") == "kueue.x-k8s.io" else _PC_SOURCE
         spec.pop("preemptionGates", None)
         for pod_set in _dl(spec.get("podSets")):
-            _d(pod_set.get("topologyRequest")).pop("podsetSliceRequiredTopologyConstraints", None)
+            dict_or_empty(pod_set.get("topologyRequest")).pop("podsetSliceRequiredTopologyConstraints", None)
         if "accumulatedPastExecutionTimeSeconds" in status:
             status["accumulatedPastExexcutionTimeSeconds"] = status.pop("accumulatedPastExecutionTimeSeconds")
         status.pop("preemptionGates", None)
-        for psa in _dl(_d(status.get("admission")).get("podSetAssignments")):
+        for psa in _dl(dict_or_empty(status.get("admission")).get("podSetAssignments")):
             if isinstance(psa.get("topologyAssignment"), dict):
                 psa["topologyAssignment"] = _slices_to_domains(psa["topologyAssignment"])
     elif kind == "LocalQueue" and "flavorsUsage" in status:
@@ -303,7 +299,7 @@ def _level_values(spec: Any, count: int) -> list[str]:
         return [""] * count
     if "universal" in spec:
         return [str(spec["universal"])] * count
-    individual = _d(spec.get("individual"))
+    individual = dict_or_empty(spec.get("individual"))
     prefix = individual.get("prefix", "")
     suffix = individual.get("suffix", "")
     return [f"{prefix}{root}{suffix}" for root in _strings(individual.get("roots"))]
@@ -315,7 +311,7 @@ def _slices_to_domains(assignment: JSONDict) -> JSONDict:
     for piece in _dl(assignment.get("slices")):
         count = min(_int(piece.get("domainCount")), 100_000)
         columns = [_level_values(v, count) for v in _strings(piece.get("valuesPerLevel"))]
-        pod_counts = _d(piece.get("podCounts"))
+        pod_counts = dict_or_empty(piece.get("podCounts"))
         counts = (
             [_int(pod_counts["universal"])] * count
             if "universal" in pod_counts

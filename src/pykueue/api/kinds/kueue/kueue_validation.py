@@ -17,6 +17,7 @@ from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta import names
 from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.lenient_json import hashable_key
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
 
 __all__ = ["validate_cluster_queue", "validate_cohort", "validate_resource_flavor"]
@@ -49,11 +50,6 @@ def _as_list(value: Any) -> list[Any]:
 
 def _as_dict(value: Any) -> JSONDict:
     return value if isinstance(value, dict) else {}
-
-
-def _h(value: Any) -> Any:
-    """A hashable stand-in for a JSON value used as a key (bad input may put a list there)."""
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
 def validate_resource_groups(
@@ -163,15 +159,15 @@ def _validate_on_flavors(spec: JSONDict, old_spec: JSONDict | None) -> list[Fiel
     old_rules = {}
     if old_spec is not None:
         old_rules = {
-            _h(_as_dict(r).get("name")): r
+            hashable_key(_as_dict(r).get("name")): r
             for r in _as_list(_as_dict(old_spec.get("admissionChecksStrategy")).get("admissionChecks"))
         }
     for ri, rule in enumerate(rules):
         rule = _as_dict(rule)
-        if old_spec is not None and old_rules.get(_h(rule.get("name"))) == rule:
+        if old_spec is not None and old_rules.get(hashable_key(rule.get("name"))) == rule:
             continue  # unchanged rules are not re-checked on update (Kueue's default)
         for fi, flavor in enumerate(_as_list(rule.get("onFlavors"))):
-            if _h(flavor) not in flavors:
+            if hashable_key(flavor) not in flavors:
                 errors.append(
                     fe.invalid(
                         f"spec.admissionChecksStrategy.admissionChecks[{ri}].onFlavors[{fi}]",
@@ -256,7 +252,7 @@ def validate_resource_flavor(obj: JSONDict, old: JSONDict | None) -> list[FieldE
         value = taint.get("value")
         if isinstance(value, str):
             errors.extend(fe.invalid(f"{path}.value", value, msg) for msg in names.label_value_errors(value))
-        marker = (_h(key), _h(taint.get("effect")))
+        marker = (hashable_key(key), hashable_key(taint.get("effect")))
         if marker in seen:
             errors.append(fe.duplicate(path, {"key": key, "effect": taint.get("effect")}))
         seen.add(marker)

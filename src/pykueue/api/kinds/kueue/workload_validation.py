@@ -17,6 +17,7 @@ from pykueue.api.meta import field_errors as fe
 from pykueue.api.meta import names
 from pykueue.api.meta.field_errors import FieldError
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.api.meta.lenient_json import dict_or_empty, hashable_key, list_or_empty
 from pykueue.api.meta.quantity import QuantityError, parse_quantity, to_amount
 
 __all__ = ["validate_workload"]
@@ -28,32 +29,19 @@ _SIGNED_INT = re.compile(r"^[+-]?\d+$")
 _IMMUTABLE = "field is immutable"
 
 
-def _d(value: Any) -> JSONDict:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _h(value: Any) -> Any:
-    """A hashable stand-in for a JSON value used as a key (bad input may put a list there)."""
-    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
-
-
 def has_condition(obj: JSONDict | None, condition_type: str) -> bool:
     if obj is None:
         return False
     return any(
-        _d(c).get("type") == condition_type and _d(c).get("status") == "True"
-        for c in _l(_d(obj.get("status")).get("conditions"))
+        dict_or_empty(c).get("type") == condition_type and dict_or_empty(c).get("status") == "True"
+        for c in list_or_empty(dict_or_empty(obj.get("status")).get("conditions"))
     )
 
 
 def _validate_resources(resources: JSONDict, path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     for kind in ("requests", "limits"):
-        for name, value in _d(resources.get(kind)).items():
+        for name, value in dict_or_empty(resources.get(kind)).items():
             item_path = f"{path}.{kind}[{name}]"
             if name == "pods":
                 errors.append(
@@ -69,19 +57,19 @@ def _validate_resources(resources: JSONDict, path: str) -> list[FieldError]:
 
 def _validate_pod_sets(spec: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
-    for pi, pod_set in enumerate(_l(spec.get("podSets"))):
-        template = _d(_d(pod_set).get("template"))
+    for pi, pod_set in enumerate(list_or_empty(spec.get("podSets"))):
+        template = dict_or_empty(dict_or_empty(pod_set).get("template"))
         errors.extend(
             names.validate_labels(
-                _d(template.get("metadata")).get("labels"), f"spec.podSets[{pi}].template.metadata.labels"
+                dict_or_empty(template.get("metadata")).get("labels"), f"spec.podSets[{pi}].template.metadata.labels"
             )
         )
-        pod_spec = _d(template.get("spec"))
+        pod_spec = dict_or_empty(template.get("spec"))
         for key in ("initContainers", "containers"):
-            for ci, container in enumerate(_l(pod_spec.get(key))):
-                resources = _d(_d(container).get("resources"))
+            for ci, container in enumerate(list_or_empty(pod_spec.get(key))):
+                resources = dict_or_empty(dict_or_empty(container).get("resources"))
                 errors.extend(_validate_resources(resources, f"spec.podSets[{pi}].template.spec.{key}[{ci}].resources"))
-        overhead = _d(pod_spec.get("overhead"))
+        overhead = dict_or_empty(pod_spec.get("overhead"))
         for name, value in overhead.items():
             try:
                 if parse_quantity(value) < 0:
@@ -103,19 +91,19 @@ def _pod_sets_changed(new: list[Any], old: list[Any], elastic: bool) -> bool:
     if not elastic or len(new) != len(old):
         return True
     for n, o in zip(new, old, strict=True):
-        n_rest = {k: v for k, v in _d(n).items() if k != "count"}
-        o_rest = {k: v for k, v in _d(o).items() if k != "count"}
-        if n_rest != o_rest or _d(n).get("count", 1) > _d(o).get("count", 1):
+        n_rest = {k: v for k, v in dict_or_empty(n).items() if k != "count"}
+        o_rest = {k: v for k, v in dict_or_empty(o).items() if k != "count"}
+        if n_rest != o_rest or dict_or_empty(n).get("count", 1) > dict_or_empty(o).get("count", 1):
             return True
     return False
 
 
 def _validate_spec_update(obj: JSONDict, old: JSONDict) -> list[FieldError]:
     errors: list[FieldError] = []
-    spec, old_spec = _d(obj.get("spec")), _d(old.get("spec"))
+    spec, old_spec = dict_or_empty(obj.get("spec")), dict_or_empty(old.get("spec"))
     if has_condition(old, "QuotaReserved"):
-        elastic = _d(_d(obj.get("metadata")).get("annotations")).get(_ELASTIC) == "true"
-        if _pod_sets_changed(_l(spec.get("podSets")), _l(old_spec.get("podSets")), elastic):
+        elastic = dict_or_empty(dict_or_empty(obj.get("metadata")).get("annotations")).get(_ELASTIC) == "true"
+        if _pod_sets_changed(list_or_empty(spec.get("podSets")), list_or_empty(old_spec.get("podSets")), elastic):
             errors.append(fe.invalid("spec.podSets", "podSets", _IMMUTABLE))
         if (spec.get("queueName") or "") != (old_spec.get("queueName") or ""):
             errors.append(fe.invalid("spec.queueName", spec.get("queueName") or "", _IMMUTABLE))
@@ -140,21 +128,23 @@ def _validate_spec_update(obj: JSONDict, old: JSONDict) -> list[FieldError]:
 def _strip_tas(admission: JSONDict) -> JSONDict:
     out = dict(admission)
     out["podSetAssignments"] = [
-        {k: v for k, v in _d(a).items() if k not in ("topologyAssignment", "delayedTopologyRequest")}
-        for a in _l(admission.get("podSetAssignments"))
+        {k: v for k, v in dict_or_empty(a).items() if k not in ("topologyAssignment", "delayedTopologyRequest")}
+        for a in list_or_empty(admission.get("podSetAssignments"))
     ]
     return out
 
 
 def _validate_admission(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    status = _d(obj.get("status"))
+    status = dict_or_empty(obj.get("status"))
     admission = status.get("admission")
     if has_condition(obj, "QuotaReserved") and admission is None:
         errors.append(fe.required("status.admission", "must be set while the workload holds a quota reservation"))
     if old is not None:
-        old_admission = _d(old.get("status")).get("admission")
-        if admission == old_admission and _d(obj.get("spec")).get("podSets") == _d(old.get("spec")).get("podSets"):
+        old_admission = dict_or_empty(old.get("status")).get("admission")
+        if admission == old_admission and dict_or_empty(obj.get("spec")).get("podSets") == dict_or_empty(
+            old.get("spec")
+        ).get("podSets"):
             # what follows reads only the admission and the pod sets: unchanged (every status write
             # after admission, e.g. Finished), they keep the stored object's verdict, which passed
             return errors
@@ -166,15 +156,17 @@ def _validate_admission(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
             errors.append(fe.invalid("status.admission", "admission", _IMMUTABLE))
     if not isinstance(admission, dict):
         return errors
-    pod_set_names = [_d(p).get("name", "main") for p in _l(_d(obj.get("spec")).get("podSets"))]
-    for ai, assignment in enumerate(_l(admission.get("podSetAssignments"))):
-        assignment = _d(assignment)
+    pod_set_names = [
+        dict_or_empty(p).get("name", "main") for p in list_or_empty(dict_or_empty(obj.get("spec")).get("podSets"))
+    ]
+    for ai, assignment in enumerate(list_or_empty(admission.get("podSetAssignments"))):
+        assignment = dict_or_empty(assignment)
         path = f"status.admission.podSetAssignments[{ai}]"
         name = assignment.get("name", "main")
         if name not in pod_set_names:
             errors.append(fe.invalid(f"{path}.name", name, "must match one of the workload's podSets"))
         count = assignment.get("count")
-        for resource, value in _d(assignment.get("resourceUsage")).items():
+        for resource, value in dict_or_empty(assignment.get("resourceUsage")).items():
             item_path = f"{path}.resourceUsage[{resource}]"
             try:
                 amount = to_amount(str(resource), value)
@@ -189,15 +181,19 @@ def _validate_admission(obj: JSONDict, old: JSONDict | None) -> list[FieldError]
 
 def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     errors: list[FieldError] = []
-    counts = {_h(_d(p).get("name", "main")): _d(p).get("count", 1) for p in _l(_d(obj.get("spec")).get("podSets"))}
+    counts = {
+        hashable_key(dict_or_empty(p).get("name", "main")): dict_or_empty(p).get("count", 1)
+        for p in list_or_empty(dict_or_empty(obj.get("spec")).get("podSets"))
+    }
     old_counts: dict[Any, Any] = {}
     if old is not None and has_condition(old, "QuotaReserved"):
         old_counts = {
-            _h(_d(r).get("name")): _d(r).get("count", 0) for r in _l(_d(old.get("status")).get("reclaimablePods"))
+            hashable_key(dict_or_empty(r).get("name")): dict_or_empty(r).get("count", 0)
+            for r in list_or_empty(dict_or_empty(old.get("status")).get("reclaimablePods"))
         }
-    for ri, item in enumerate(_l(_d(obj.get("status")).get("reclaimablePods"))):
-        item = _d(item)
-        name, count = _h(item.get("name")), item.get("count", 0)
+    for ri, item in enumerate(list_or_empty(dict_or_empty(obj.get("status")).get("reclaimablePods"))):
+        item = dict_or_empty(item)
+        name, count = hashable_key(item.get("name")), item.get("count", 0)
         path = f"status.reclaimablePods[{ri}]"
         if name not in counts:
             errors.append(FieldError(f"{path}.name", f"Not found: {fe.render_value(name)}", "FieldValueNotFound"))
@@ -214,7 +210,10 @@ def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
                 )
             )
     if has_condition(old, "QuotaReserved"):
-        new_names = {_h(_d(r).get("name")) for r in _l(_d(obj.get("status")).get("reclaimablePods"))}
+        new_names = {
+            hashable_key(dict_or_empty(r).get("name"))
+            for r in list_or_empty(dict_or_empty(obj.get("status")).get("reclaimablePods"))
+        }
         for name in old_counts:
             if name not in new_names:
                 errors.append(
@@ -228,11 +227,14 @@ def _validate_reclaimable(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
 def _validate_admission_checks(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
     if old is None:
         return []
-    old_checks = {_h(_d(c).get("name")): _d(c) for c in _l(_d(old.get("status")).get("admissionChecks"))}
+    old_checks = {
+        hashable_key(dict_or_empty(c).get("name")): dict_or_empty(c)
+        for c in list_or_empty(dict_or_empty(old.get("status")).get("admissionChecks"))
+    }
     errors: list[FieldError] = []
-    for ci, check in enumerate(_l(_d(obj.get("status")).get("admissionChecks"))):
-        check = _d(check)
-        previous = old_checks.get(_h(check.get("name")))
+    for ci, check in enumerate(list_or_empty(dict_or_empty(obj.get("status")).get("admissionChecks"))):
+        check = dict_or_empty(check)
+        previous = old_checks.get(hashable_key(check.get("name")))
         if (
             previous
             and previous.get("state") == "Ready"
@@ -250,17 +252,17 @@ def _validate_admission_checks(obj: JSONDict, old: JSONDict | None) -> list[Fiel
 
 
 def _validate_cluster_names(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    status = _d(obj.get("status"))
+    status = dict_or_empty(obj.get("status"))
     cluster, nominated = status.get("clusterName"), status.get("nominatedClusterNames")
     errors: list[FieldError] = []
     if cluster and nominated:
         errors.append(fe.forbidden("status", "clusterName and nominatedClusterNames are mutually exclusive"))
     if old is not None:
-        old_status = _d(old.get("status"))
+        old_status = dict_or_empty(old.get("status"))
         old_cluster = old_status.get("clusterName")
         if old_cluster and cluster and cluster != old_cluster:
             errors.append(fe.invalid("status.clusterName", cluster, _IMMUTABLE))
-        old_nominated = _l(old_status.get("nominatedClusterNames"))
+        old_nominated = list_or_empty(old_status.get("nominatedClusterNames"))
         if cluster and not old_cluster and old_nominated and cluster not in old_nominated:
             errors.append(
                 fe.invalid("status.clusterName", cluster, "must be one of the previously nominated cluster names")
@@ -269,13 +271,13 @@ def _validate_cluster_names(obj: JSONDict, old: JSONDict | None) -> list[FieldEr
 
 
 def _validate_annotations(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    annotations = _d(_d(obj.get("metadata")).get("annotations"))
+    annotations = dict_or_empty(dict_or_empty(obj.get("metadata")).get("annotations"))
     errors: list[FieldError] = []
     boost = annotations.get(_PRIORITY_BOOST)
     if boost is not None and not _SIGNED_INT.match(str(boost)):
         errors.append(fe.invalid(f"metadata.annotations[{_PRIORITY_BOOST}]", boost, "must be a signed integer"))
     if old is not None:
-        old_gates = _d(_d(old.get("metadata")).get("annotations")).get(_GATED_BY)
+        old_gates = dict_or_empty(dict_or_empty(old.get("metadata")).get("annotations")).get(_GATED_BY)
         new_gates = annotations.get(_GATED_BY)
         before = {g.strip() for g in str(old_gates or "").split(",") if g.strip()}
         after = {g.strip() for g in str(new_gates or "").split(",") if g.strip()}
@@ -291,10 +293,10 @@ def _validate_annotations(obj: JSONDict, old: JSONDict | None) -> list[FieldErro
 
 
 def validate_workload(obj: JSONDict, old: JSONDict | None) -> list[FieldError]:
-    spec = _d(obj.get("spec"))
+    spec = dict_or_empty(obj.get("spec"))
     # the pod-set rules read only the spec: an unchanged spec (every status write) gets the stored
     # object's verdict, which passed them
-    errors = _validate_pod_sets(spec) if old is None or _d(old.get("spec")) != spec else []
+    errors = _validate_pod_sets(spec) if old is None or dict_or_empty(old.get("spec")) != spec else []
     if old is not None:
         errors.extend(_validate_spec_update(obj, old))
     errors.extend(_validate_admission(obj, old))
