@@ -70,3 +70,11 @@ def test_every_layer_of_the_import_contract_is_explained() -> None:
     page = (REPO / "docs/architecture.md").read_text(encoding="utf-8")
     unexplained = [p for p in packages if f"`src/pykueue/{p}/`" not in page]
     assert not unexplained, f"layers missing from docs/architecture.md: {unexplained}"
+
+
+def test_tests_build_objects_with_the_one_builder_library() -> None:
+    """The architecture page promises one builder library in `src/pykueue/testing/builders/`."""
+    strays = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("*builders*.py"))
+    strays = [p for p in strays if not Path(p).name.startswith("test_")]
+    assert not strays, f"builder modules outside the builder library: {strays}"
+    assert (REPO / "src/pykueue/testing/builders/__init__.py").exists()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tests.scheduler.unit.sched_builders import CQ, T0, cohort, flavor, local_queue, namespace, workload
-
 from pykueue.scheduler import ManualClock, Scheduler
 from pykueue.scheduler.state.cohort_tree import find_height_of_lowest_subtree_that_fits
+from pykueue.testing.builders.scheduler_shortcuts import CQ, T0, cohort, flavor, local_queue, namespace, workload
 
 FlavorResource = ("f", "cpu")
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.scheduler.unit.sched_builders import CQ, T0, admitted, flavor, local_queue, namespace, workload
-
 from pykueue.api.meta.clock import format_time
 from pykueue.scheduler.explain import explain_workload, load_engine
+from pykueue.testing.builders.scheduler_shortcuts import CQ, T0, admitted, flavor, local_queue, namespace, workload
 
 NOW = T0 + 1000
 

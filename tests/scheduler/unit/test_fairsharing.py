@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.scheduler.unit.sched_builders import (
+from pykueue.scheduler import FairSharingConfig, SchedulerConfig
+from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
     admitted,
@@ -15,8 +16,6 @@ from tests.scheduler.unit.sched_builders import (
     make_scheduler,
     workload,
 )
-
-from pykueue.scheduler import FairSharingConfig, SchedulerConfig
 
 RF = flavor("f")
 FS = SchedulerConfig(fair_sharing=FairSharingConfig())

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.scheduler.unit.sched_builders import (
+
+from pykueue.scheduler.algorithm.flavor_assigner import WORST, Granular, is_preferred
+from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
     admitted,
@@ -15,8 +17,6 @@ from tests.scheduler.unit.sched_builders import (
     make_scheduler,
     workload,
 )
-
-from pykueue.scheduler.algorithm.flavor_assigner import WORST, Granular, is_preferred
 
 LQ = local_queue("ns", "lq", "cq")
 

@@ -15,9 +15,18 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.scheduler.unit.sched_builders import CQ, T0, admitted, cohort, flavor, local_queue, namespace, workload
 
 from pykueue.scheduler import FairSharingConfig, ManualClock, Scheduler, SchedulerConfig
+from pykueue.testing.builders.scheduler_shortcuts import (
+    CQ,
+    T0,
+    admitted,
+    cohort,
+    flavor,
+    local_queue,
+    namespace,
+    workload,
+)
 
 POLICIES_WITHIN = ["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
 POLICIES_RECLAIM = ["Never", "LowerPriority", "Any"]

@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.scheduler.unit.sched_builders import (
+
+from pykueue.scheduler import AdmissionFairSharingConfig, InvalidObject, ResourceTransformation, SchedulerConfig
+from pykueue.scheduler.algorithm.partial_admission import counts_for
+from pykueue.scheduler.state.workload_info import parse_workload
+from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
     admitted,
@@ -18,10 +22,6 @@ from tests.scheduler.unit.sched_builders import (
     make_scheduler,
     workload,
 )
-
-from pykueue.scheduler import AdmissionFairSharingConfig, InvalidObject, ResourceTransformation, SchedulerConfig
-from pykueue.scheduler.algorithm.partial_admission import counts_for
-from pykueue.scheduler.state.workload_info import parse_workload
 
 RF = flavor("f")
 LQ = local_queue("ns", "lq", "cq")

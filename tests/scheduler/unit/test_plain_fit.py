@@ -15,9 +15,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.scheduler.unit.sched_builders import CQ, admitted, flavor, local_queue, make_scheduler, workload
 
 from pykueue.scheduler.algorithm.flavor_assigner import Assignment, FlavorAssigner, Mode, plain_fit, plain_no_fit
+from pykueue.testing.builders.scheduler_shortcuts import CQ, admitted, flavor, local_queue, make_scheduler, workload
 
 TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
 

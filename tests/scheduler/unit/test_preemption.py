@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.scheduler.unit.sched_builders import (
+
+from pykueue.scheduler import SchedulerConfig
+from pykueue.scheduler.algorithm.preemption.common import satisfies_policy
+from pykueue.scheduler.state.workload_info import parse_workload
+from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
     admitted,
@@ -17,10 +21,6 @@ from tests.scheduler.unit.sched_builders import (
     make_scheduler,
     workload,
 )
-
-from pykueue.scheduler import SchedulerConfig
-from pykueue.scheduler.algorithm.preemption.common import satisfies_policy
-from pykueue.scheduler.state.workload_info import parse_workload
 
 RF = flavor("f")
 LQ = local_queue("ns", "lq", "cq")

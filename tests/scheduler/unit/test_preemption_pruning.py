@@ -17,11 +17,19 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.scheduler.unit.sched_builders import CQ, admitted, cohort, flavor, local_queue, make_scheduler, workload
 
 from pykueue.scheduler.algorithm.flavor_assigner import FlavorAssigner, Mode
 from pykueue.scheduler.algorithm.preemption import classic
 from pykueue.scheduler.algorithm.preemption.classic import classic_targets
+from pykueue.testing.builders.scheduler_shortcuts import (
+    CQ,
+    admitted,
+    cohort,
+    flavor,
+    local_queue,
+    make_scheduler,
+    workload,
+)
 
 POLICIES = ["Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any"]
 

@@ -7,7 +7,12 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.scheduler.unit.sched_builders import (
+
+from pykueue.api.meta.clock import format_time
+from pykueue.scheduler import SchedulerConfig
+from pykueue.scheduler.state.pending_queues import ClusterQueueQueue
+from pykueue.scheduler.state.workload_info import WorkloadInfo
+from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
     admitted,
@@ -19,11 +24,6 @@ from tests.scheduler.unit.sched_builders import (
     namespace,
     workload,
 )
-
-from pykueue.api.meta.clock import format_time
-from pykueue.scheduler import SchedulerConfig
-from pykueue.scheduler.state.pending_queues import ClusterQueueQueue
-from pykueue.scheduler.state.workload_info import WorkloadInfo
 
 LQ = local_queue("ns", "lq", "cq")
 RF = flavor("f")

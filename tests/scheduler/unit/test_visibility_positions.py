@@ -7,12 +7,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.scheduler.unit.sched_builders import CQ, T0, apply_admit, finished, flavor, local_queue, make_scheduler
-from tests.scheduler.unit.sched_builders import namespace as make_namespace
-from tests.scheduler.unit.sched_builders import workload as make_workload
 
 from pykueue.api.meta.errors import NotFound
 from pykueue.apiserver.visibility import EngineBackend, PendingQuery
+from pykueue.testing.builders.scheduler_shortcuts import (
+    CQ,
+    T0,
+    apply_admit,
+    finished,
+    flavor,
+    local_queue,
+    make_scheduler,
+)
+from pykueue.testing.builders.scheduler_shortcuts import namespace as make_namespace
+from pykueue.testing.builders.scheduler_shortcuts import workload as make_workload
 
 # (name, namespace, local queue, priority, created offset): ties in priority and time included
 SUBMISSIONS = [

@@ -304,9 +304,15 @@ def test_in_place_refresh_applies_to_the_echo_of_the_same_admission() -> None:
 
 
 def test_malformed_echo_raises_and_leaves_the_record_and_engine_unchanged() -> None:
-    from tests.scheduler.unit.sched_builders import CQ, apply_admit, flavor, local_queue, make_scheduler, workload
-
     from pykueue.scheduler import InvalidObject
+    from pykueue.testing.builders.scheduler_shortcuts import (
+        CQ,
+        apply_admit,
+        flavor,
+        local_queue,
+        make_scheduler,
+        workload,
+    )
 
     wl = workload("w", cpu="1")
     s = make_scheduler(flavor("rf"), CQ("cq").flavor("rf", cpu=4).obj(), local_queue("ns", "lq", "cq"), wl)
@@ -324,7 +330,7 @@ def test_malformed_echo_raises_and_leaves_the_record_and_engine_unchanged() -> N
 
 
 def test_echo_flipping_admitted_moves_admitted_usage_in_place() -> None:
-    from tests.scheduler.unit.sched_builders import CQ, flavor, local_queue, make_scheduler, workload
+    from pykueue.testing.builders.scheduler_shortcuts import CQ, flavor, local_queue, make_scheduler, workload
 
     wl = workload("w", cpu="2")
     s = make_scheduler(flavor("rf"), CQ("cq").flavor("rf", cpu=4).obj(), local_queue("ns", "lq", "cq"), wl)

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .kueue_builders import KUEUE, cluster_queue, info, reserved, workload
+from pykueue.testing.builders.raw_specs import KUEUE, cluster_queue, info, reserved, workload
 
 CQ = info("ClusterQueue")
 WL = info("Workload")

@@ -9,8 +9,7 @@ import pytest
 
 from pykueue.api.catalogue import unknown_fields
 from pykueue.api.schema.structural import strict_decoding_error
-
-from .kueue_builders import check, info, job, pod_template
+from pykueue.testing.builders.raw_specs import check, info, job, pod_template
 
 JOB = info("Job", "batch")
 POD = info("Pod", "")
@@ -420,7 +419,7 @@ def test_known_fields_and_maps_are_not_reported() -> None:
 
 
 def test_kueue_unknown_fields() -> None:
-    from .kueue_builders import cluster_queue
+    from pykueue.testing.builders.raw_specs import cluster_queue
 
     cq = cluster_queue()
     cq["spec"]["cohort"] = "v1beta1-name"

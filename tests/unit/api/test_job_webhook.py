@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from pykueue.api.kinds.kueue.job_webhook import job_pod_count, validate_managed_job
-
-from .kueue_builders import job
+from pykueue.testing.builders.raw_specs import job
 
 Q = "kueue.x-k8s.io/queue-name"
 PC = "kueue.x-k8s.io/priority-class"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 
 from pykueue.api.schema.defaults import apply_schema_defaults
-
-from .kueue_builders import KUEUE, cluster_queue, info, pod_template, workload
+from pykueue.testing.builders.raw_specs import KUEUE, cluster_queue, info, pod_template, workload
 
 
 def test_cluster_queue_defaults() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .kueue_builders import KUEUE, check, cluster_queue, info
+from pykueue.testing.builders.raw_specs import KUEUE, check, cluster_queue, info
 
 
 def _rg(covered: list[str], flavors: list[tuple[str, list[tuple[str, Any]]]]) -> dict[str, Any]:

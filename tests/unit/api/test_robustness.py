@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pykueue.api.catalogue import build_catalogue, unknown_fields
-
-from .kueue_builders import cluster_queue, info, workload
+from pykueue.testing.builders.raw_specs import cluster_queue, info, workload
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10, 10**6) | st.text(max_size=8) | st.sampled_from(["1Gi", "-1", "main"]),
@@ -161,7 +160,7 @@ def _replace(obj: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 def _valid_objects() -> list[tuple[str, str, dict[str, Any]]]:
-    from .kueue_builders import job, reserved
+    from pykueue.testing.builders.raw_specs import job, reserved
 
     wl = reserved(
         workload(

@@ -61,7 +61,7 @@ def _reference_default(group: str, kind: str, obj: dict[str, Any]) -> dict[str, 
 
 
 def _cases() -> list[tuple[str, dict[str, Any]]]:
-    from tests.unit.api.kueue_builders import cluster_queue, pod_template, reserved, workload
+    from pykueue.testing.builders.raw_specs import cluster_queue, pod_template, reserved, workload
 
     limits_only = pod_template()
     limits_only["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}

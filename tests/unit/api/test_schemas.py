@@ -10,8 +10,7 @@ import pytest
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.crds import custom_resource_definitions
 from pykueue.api.schema.structural import validate_schema
-
-from .kueue_builders import info
+from pykueue.testing.builders.raw_specs import info
 
 KUEUE_KINDS = [k for k in list(build_catalogue()) if k.group == "kueue.x-k8s.io"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .kueue_builders import check, info, pod_template, reserved, workload
+from pykueue.testing.builders.raw_specs import check, info, pod_template, reserved, workload
 
 WL = info("Workload")
 

@@ -4,9 +4,8 @@ process's) behind its token, with 503 while that server is down."""
 
 from __future__ import annotations
 
-from tests.scheduler.unit.sched_builders import CQ, T0, flavor, local_queue, make_scheduler, workload
-
 from pykueue.apiserver.visibility import EngineBackend, RemoteBackend, serve_backend
+from pykueue.testing.builders.scheduler_shortcuts import CQ, T0, flavor, local_queue, make_scheduler, workload
 
 from .conftest import Api
 

@@ -250,7 +250,7 @@ def test_custom_resources_get_422_for_wrong_types_and_int32_ranges(registry: Reg
 def test_kueue_counts_are_int32_as_in_kueues_crds_and_quantities_are_not(registry: Registry) -> None:
     """Kueue declares its counts as Go int32: a Workload's pod count of 2^31 is refused at its path,
     while a quantity (int-or-string) of 2^40 bytes in a ClusterQueue's quota is not an int32."""
-    workload = {
+    workload: dict[str, Any] = {
         "metadata": {"name": "w", "namespace": "default"},
         "spec": {
             "queueName": "q",

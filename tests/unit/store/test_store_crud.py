@@ -9,8 +9,10 @@ import pytest
 
 from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, NotFound
 from pykueue.store import Store
+from pykueue.testing.builders.raw_specs import bare_cluster_queue as cq
+from pykueue.testing.builders.raw_specs import pod
 
-from .builders import cq, names, pod, rv
+from .object_reads import names, rv
 
 CQ = "clusterqueues.kueue.x-k8s.io"
 

@@ -9,8 +9,9 @@ import pytest
 
 from pykueue.api.meta.errors import BadRequest, Gone
 from pykueue.store import Store
+from pykueue.testing.builders.raw_specs import pod
 
-from .builders import names, pod
+from .object_reads import names
 
 
 def _fill(store: Store) -> None:

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from pykueue.api.meta.errors import AlreadyExists, Conflict, Gone, NotFound
 from pykueue.store import Store
-
-from .builders import pod
+from pykueue.testing.builders.raw_specs import pod
 
 NAMESPACES = ("", "a", "b")
 NAMES = ("x", "y", "z")

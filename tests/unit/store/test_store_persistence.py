@@ -17,8 +17,10 @@ import pytest
 from pykueue.api.meta.errors import Gone
 from pykueue.store import Store, StoreFileError, checkpoint
 from pykueue.store import sqlite as sqlite_backend
+from pykueue.testing.builders.raw_specs import bare_cluster_queue as cq
+from pykueue.testing.builders.raw_specs import pod
 
-from .builders import cq, names, pod
+from .object_reads import names
 
 CQ = "clusterqueues.kueue.x-k8s.io"
 

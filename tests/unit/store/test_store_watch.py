@@ -9,8 +9,8 @@ import pytest
 
 from pykueue.api.meta.errors import Gone
 from pykueue.store import Store, WatchEvent
-
-from .builders import cq, pod
+from pykueue.testing.builders.raw_specs import bare_cluster_queue as cq
+from pykueue.testing.builders.raw_specs import pod
 
 CQ = "clusterqueues.kueue.x-k8s.io"
 

@@ -1,4 +1,15 @@
-"""Builders for scheduler test objects (plain dicts, exactly as the API serves them)."""
+"""One-call shortcuts for the scheduler engine's tests: Kueue objects as plain dicts, and an engine fed them.
+
+Owns: positional, terse constructors (``workload("a", cpu="2", priority=5)``, ``CQ("cq").group("cpu")
+.flavor("default", cpu=4)``), status shortcuts that put a workload in the state the workload
+controller would have written (``admitted``, ``finished``, ``apply_admit``) and ``make_scheduler``,
+which feeds objects to a :class:`~pykueue.scheduler.Scheduler` by kind.
+
+Why next to the fluent builders: the scheduler's table tests write hundreds of objects that differ in
+one or two fields; a one-line call per object keeps those tables readable. Unlike the fluent
+builders these shortcuts do not check that a resource group is rectangular, so a test can hand the
+engine exactly the object it wants.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +41,7 @@ def flavor(
 
 
 class CQ:
-    """make_cq("cq").cohort("team").quota("default", "cpu", 4).obj()"""
+    """ClusterQueue dict shortcut: ``CQ("cq").cohort("team").group("cpu").flavor("default", cpu=4).obj()``."""
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -1,6 +1,6 @@
-"""Builders for Kueue API objects as plain dicts (the shape `kubectl get -o json` shows).
+"""Fluent builders for Kueue API objects as plain dicts (the shape `kubectl get -o json` shows).
 
-Owns: fluent, typed constructors for ResourceFlavor, Cohort, ClusterQueue, LocalQueue, Namespace and
+Owns: typed constructors for ResourceFlavor, Cohort, ClusterQueue, LocalQueue, Namespace and
 Workload dicts, so tests (ours and users') read like the table cases in Kueue's own test suite:
 ``make_cluster_queue("cq").cohort("team").quota("default", "cpu", 4).obj()``.
 

@@ -1,4 +1,13 @@
-"""Small builders for Kueue and core objects used by the api/ tests (plain dicts, v1beta2)."""
+"""Raw-spec builders for validation and defaulting tests: any field may be set, valid or not.
+
+Owns: small dict constructors for ClusterQueue, Workload, pod templates and Job whose keyword
+arguments go into the spec unchecked, so a test can build exactly the invalid object a rule must
+refuse (``workload(podSets=[])``), and the bare Pods and ClusterQueues the store tests write
+(the store checks no schema); ``reserved`` adds a quota reservation; ``info`` finds a served kind in
+the catalogue and ``check`` defaults then validates an object the way the registry does on a write.
+
+This is the escape hatch of the builder library: the fluent builders only build valid objects.
+"""
 
 from __future__ import annotations
 
@@ -113,3 +122,21 @@ def check(kind_info: KindInfo, obj: dict[str, Any], old: dict[str, Any] | None =
     defaulted = kind_info.default(obj)
     old_defaulted = kind_info.default(old) if old is not None else None
     return kind_info.validate(defaulted, old_defaulted)
+
+
+def pod(name: str, namespace: str = "default", **labels: str) -> dict[str, Any]:
+    """A bare Pod as the store holds it (no containers: the store checks no schema)."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": ""}}
+
+
+def bare_cluster_queue(name: str) -> dict[str, Any]:
+    """A ClusterQueue with no resource groups, as the store tests write it."""
+    return {
+        "apiVersion": f"{KUEUE}/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {"cohortName": ""},
+    }
