@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pykueue.api.meta.clock import format_time
-from pykueue.scheduler import SchedulerConfig
+from pykueue.scheduler import ManualClock, SchedulerConfig
 from pykueue.scheduler.state.pending_queues import ClusterQueueQueue
 from pykueue.scheduler.state.workload_info import WorkloadInfo
 from pykueue.testing.builders.scheduler_shortcuts import (
@@ -181,6 +181,7 @@ def test_requeue_at_in_the_future_parks_until_the_clock_passes_it() -> None:
     s = make_scheduler(RF, CQ("cq").flavor("f", cpu=2).obj(), LQ, w, now=T0 + 1000)
     assert s.schedule().admitted == []
     assert names(s.pending_workloads("cq")) == ["backoff"]
+    assert isinstance(s.clock, ManualClock)
     s.clock.advance(999)
     assert s.schedule().admitted == []
     s.clock.advance(1)

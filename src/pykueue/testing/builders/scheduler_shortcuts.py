@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.api.meta.clock import format_time
+from pykueue.scheduler import ManualClock, Scheduler, SchedulerConfig
 
 T0 = 1_700_000_000.0
 
@@ -234,7 +235,7 @@ def finished(wl: dict[str, Any]) -> dict[str, Any]:
     return {**wl, "status": status}
 
 
-def apply_admit(sched: Any, wl: dict[str, Any], admit: Any) -> dict[str, Any]:
+def apply_admit(sched: Scheduler, wl: dict[str, Any], admit: Any) -> dict[str, Any]:
     """What the workload controller writes back after an Admit decision."""
     out = {
         **wl,
@@ -260,10 +261,8 @@ def apply_admit(sched: Any, wl: dict[str, Any], admit: Any) -> dict[str, Any]:
     return out
 
 
-def make_scheduler(*objs: dict[str, Any], config: Any = None, now: float = T0 + 1000) -> Any:
+def make_scheduler(*objs: dict[str, Any], config: SchedulerConfig | None = None, now: float = T0 + 1000) -> Scheduler:
     """A Scheduler fed ``objs`` in order (dispatched by kind), with namespace "ns" present."""
-    from pykueue.scheduler import ManualClock, Scheduler, SchedulerConfig
-
     s = Scheduler(config or SchedulerConfig(), clock=ManualClock(now))
     s.upsert_namespace(namespace("ns"))
     for obj in objs:
