@@ -27,8 +27,8 @@ from aiohttp import web
 from pykueue.api.meta.errors import ApiError, BadRequest
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client.batching import BATCH_PATH
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.local import LocalClient
-from pykueue.client.res import Res
 from pykueue.registry import Registry
 from pykueue.registry.bodies import decode_json
 
@@ -74,7 +74,7 @@ class BatchHandler:
 
 async def _write(client: LocalClient, item: JSONDict) -> JSONDict:
     try:
-        res = Res(str(item["group"]), str(item["version"]), str(item["plural"]))
+        res = GroupVersionResource(str(item["group"]), str(item["version"]), str(item["plural"]))
         op = item["op"]
     except KeyError as err:
         raise BadRequest(f"a batch item needs {err.args[0]!r}") from None

@@ -26,17 +26,17 @@ from rich.table import Table
 
 from pykueue.api.meta.clock import parse_time
 from pykueue.cli.embedded import Embedded, EmbeddedOptions
-from pykueue.client import HttpClient, Res, load_kubeconfig
+from pykueue.client import GroupVersionResource, HttpClient, load_kubeconfig
 
 __all__ = ["demo"]
 
-WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
-JOBS = Res("batch", "v1", "jobs")
-PODS = Res("", "v1", "pods")
+WORKLOADS = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloads")
+JOBS = GroupVersionResource("batch", "v1", "jobs")
+PODS = GroupVersionResource("", "v1", "pods")
 _KIND_RES = {
-    "ResourceFlavor": Res("kueue.x-k8s.io", "v1beta2", "resourceflavors"),
-    "ClusterQueue": Res("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
-    "LocalQueue": Res("kueue.x-k8s.io", "v1beta2", "localqueues"),
+    "ResourceFlavor": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "resourceflavors"),
+    "ClusterQueue": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
+    "LocalQueue": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "localqueues"),
     "Job": JOBS,
 }
 

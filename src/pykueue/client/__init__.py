@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from pykueue.client.batching import BatchingClient
 from pykueue.client.connection import in_cluster_config, load_connection, load_kubeconfig
+from pykueue.client.group_version_resource import GroupVersionResource, key_of, split_key
 from pykueue.client.http import HttpClient
 from pykueue.client.informer import Handler, Informer
 from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, WatchEvent
-from pykueue.client.res import Res, key_of, split_key
 from pykueue.client.workqueue import QueueShutDown, WorkQueue, run_workers
 
 if TYPE_CHECKING:
@@ -26,12 +26,12 @@ __all__ = [
     "BatchingClient",
     "Client",
     "ConnectionConfig",
+    "GroupVersionResource",
     "Handler",
     "HttpClient",
     "Informer",
     "LocalClient",
     "QueueShutDown",
-    "Res",
     "WatchEvent",
     "WorkQueue",
     "in_cluster_config",

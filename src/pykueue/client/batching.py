@@ -22,9 +22,9 @@ import orjson
 
 from pykueue.api.meta.errors import ApiError, from_status
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.http import HttpClient, error_from_response
 from pykueue.client.protocol import Client, Items, Patch, WatchEvent
-from pykueue.client.res import Res
 
 __all__ = ["BatchingClient"]
 
@@ -52,17 +52,17 @@ class BatchingClient:
 
     # -- reads go straight through -------------------------------------------------------------
 
-    async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
+    async def get(self, res: GroupVersionResource, name: str, namespace: str = "") -> dict[str, Any]:
         return await self.http.get(res, name, namespace)
 
     async def list(
-        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+        self, res: GroupVersionResource, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
     ) -> tuple[Items, str]:
         return await self.http.list(res, namespace, label_selector=label_selector, field_selector=field_selector)
 
     def watch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         namespace: str = "",
         *,
         resource_version: str = "",
@@ -88,16 +88,16 @@ class BatchingClient:
 
     # -- writes are queued for the tick's batch ------------------------------------------------
 
-    async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    async def create(self, res: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
         return await self._write({"op": "create", **_res(res), "namespace": namespace, "body": obj})
 
-    async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
+    async def update(self, res: GroupVersionResource, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         return await self._write({"op": "update", **_res(res), "subresource": subresource, "body": obj})
 
     async def patch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         name: str,
         patch: Patch,
         *,
@@ -121,7 +121,9 @@ class BatchingClient:
             }
         )
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
+    async def delete(
+        self, res: GroupVersionResource, name: str, namespace: str = "", *, propagation: str = "Background"
+    ) -> None:
         await self._write(
             {"op": "delete", **_res(res), "name": name, "namespace": namespace, "propagation": propagation}
         )
@@ -191,7 +193,7 @@ class BatchingClient:
         return results
 
 
-def _res(res: Res) -> JSONDict:
+def _res(res: GroupVersionResource) -> JSONDict:
     return {"group": res.group, "version": res.version, "plural": res.plural}
 
 

@@ -19,10 +19,10 @@ import orjson
 
 from pykueue.api.meta.errors import ApiError, BadRequest, Gone, from_status
 from pykueue.client.connection import in_cluster_config, load_kubeconfig
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
 from pykueue.client.ratelimit import TokenBucket
-from pykueue.client.res import Res
 
 __all__ = ["HttpClient", "error_from_response"]
 
@@ -62,7 +62,9 @@ def keepalive_socket(addr_info: Any) -> socket.socket:
     return sock
 
 
-def with_type_meta(items: list[dict[str, Any]], list_obj: dict[str, Any], res: Res) -> list[dict[str, Any]]:
+def with_type_meta(
+    items: list[dict[str, Any]], list_obj: dict[str, Any], res: GroupVersionResource
+) -> list[dict[str, Any]]:
     """Give list items their ``apiVersion``/``kind`` (Kubernetes omits them inside lists)."""
     kind = str(list_obj.get("kind") or "")
     kind = kind[:-4] if kind.endswith("List") else kind
@@ -175,11 +177,11 @@ class HttpClient:
 
     # -- the Client protocol --------------------------------------------------------------------
 
-    async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
+    async def get(self, res: GroupVersionResource, name: str, namespace: str = "") -> dict[str, Any]:
         return await self._request("GET", res.path(namespace, name))
 
     async def list(
-        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+        self, res: GroupVersionResource, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
     ) -> tuple[Items, str]:
         params = _selectors(label_selector, field_selector)
         params["limit"] = str(LIST_PAGE_SIZE)
@@ -195,11 +197,11 @@ class HttpClient:
                 return items, version
             params["continue"] = str(meta["continue"])
 
-    async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    async def create(self, res: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
         return await self._request("POST", res.path(namespace), params=dict(_STRICT), body=obj)
 
-    async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
+    async def update(self, res: GroupVersionResource, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         if not meta.get("name"):
             raise BadRequest("update: the object has no metadata.name")
@@ -208,7 +210,7 @@ class HttpClient:
 
     async def patch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         name: str,
         patch: Patch,
         *,
@@ -232,13 +234,15 @@ class HttpClient:
             "PATCH", res.path(namespace, name, subresource), params=params, body=patch, content_type=content_type
         )
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
+    async def delete(
+        self, res: GroupVersionResource, name: str, namespace: str = "", *, propagation: str = "Background"
+    ) -> None:
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
         await self._request("DELETE", res.path(namespace, name), body=body)
 
     async def watch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         namespace: str = "",
         *,
         resource_version: str = "",
@@ -287,7 +291,7 @@ def _selectors(label_selector: str, field_selector: str) -> dict[str, str]:
     return params
 
 
-def _decode_event(line: bytes, res: Res) -> WatchEvent | None:
+def _decode_event(line: bytes, res: GroupVersionResource) -> WatchEvent | None:
     """One watch line -> ``(type, object)``; an ERROR event raises the error its Status names."""
     if not line.strip():
         return None

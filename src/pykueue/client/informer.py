@@ -26,8 +26,8 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from pykueue.api.meta.errors import Gone
+from pykueue.client.group_version_resource import GroupVersionResource, key_of
 from pykueue.client.protocol import Client, Items
-from pykueue.client.res import Res, key_of
 
 __all__ = ["Handler", "Informer"]
 
@@ -49,7 +49,9 @@ def full_jitter(bound: float) -> float:
 
 
 class Informer:
-    def __init__(self, client: Client, res: Res, *, namespace: str = "", label_selector: str = "") -> None:
+    def __init__(
+        self, client: Client, res: GroupVersionResource, *, namespace: str = "", label_selector: str = ""
+    ) -> None:
         self.client = client
         self.res = res
         self.namespace = namespace

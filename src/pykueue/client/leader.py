@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykueue.api.meta.errors import AlreadyExists, Conflict, NotFound
+from pykueue.client.group_version_resource import LEASES
 from pykueue.client.protocol import Client
-from pykueue.client.res import LEASES
 
 __all__ = ["LeaderElector", "LeaseConfig", "micro_time"]
 

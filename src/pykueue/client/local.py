@@ -22,9 +22,9 @@ import orjson
 from pykueue.api.meta.errors import BadRequest
 from pykueue.api.meta.jsoncopy import json_copy_strict as _copy
 from pykueue.api.meta.kind_info import KindInfo
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.http import with_type_meta
 from pykueue.client.protocol import PATCH_CONTENT_TYPES, Client, Items, Patch, WatchEvent
-from pykueue.client.res import Res
 from pykueue.registry.resource_registry import Registry
 from pykueue.registry.suspend import run_suspendable
 from pykueue.store.types import WatchEvent as StoreEvent
@@ -42,11 +42,11 @@ class LocalClient:
         self.field_manager = field_manager
         self.default_namespace = "default"
 
-    def _kind(self, res: Res) -> KindInfo:
+    def _kind(self, res: GroupVersionResource) -> KindInfo:
         kind: KindInfo = self.registry.kind_for(res.group, res.version, res.plural)
         return kind
 
-    async def _call(self, kind: KindInfo, res: Res, call: Callable[[], _T]) -> _T:
+    async def _call(self, kind: KindInfo, res: GroupVersionResource, call: Callable[[], _T]) -> _T:
         """A registry call; one that may meet a webhook (admission, or a CRD's conversion) waits for it
         without blocking the event loop, as a request over HTTP does (:mod:`pykueue.registry.suspend`)."""
         if self.registry.may_call_webhooks and self.registry.may_wait(kind, res.version):
@@ -56,13 +56,13 @@ class LocalClient:
     async def close(self) -> None:
         """Nothing to release: the registry belongs to whoever built it."""
 
-    async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
+    async def get(self, res: GroupVersionResource, name: str, namespace: str = "") -> dict[str, Any]:
         kind = self._kind(res)
         obj = await self._call(kind, res, lambda: self.registry.get(kind, namespace, name, version=res.version))
         return obj  # fresh: the registry decodes every object it returns from the store's bytes
 
     async def list(
-        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+        self, res: GroupVersionResource, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
     ) -> tuple[Items, str]:
         kind = self._kind(res)
         body = await self._call(
@@ -80,7 +80,7 @@ class LocalClient:
         items = with_type_meta(list(body.get("items") or []), body, res)
         return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
 
-    async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    async def create(self, res: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or ""
         kind = self._kind(res)
         created, _ = await self._call(
@@ -92,7 +92,7 @@ class LocalClient:
         )
         return created  # fresh (see get)
 
-    async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
+    async def update(self, res: GroupVersionResource, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         if not meta.get("name"):
             raise BadRequest("update: the object has no metadata.name")
@@ -115,7 +115,7 @@ class LocalClient:
 
     async def patch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         name: str,
         patch: Patch,
         *,
@@ -147,7 +147,9 @@ class LocalClient:
         )
         return patched  # fresh (see get)
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
+    async def delete(
+        self, res: GroupVersionResource, name: str, namespace: str = "", *, propagation: str = "Background"
+    ) -> None:
         kind = self._kind(res)
         await self._call(
             kind, res, lambda: self.registry.delete(kind, namespace, name, version=res.version, propagation=propagation)
@@ -155,7 +157,7 @@ class LocalClient:
 
     async def watch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         namespace: str = "",
         *,
         resource_version: str = "",
@@ -253,11 +255,13 @@ class LocalClient:
             unsubscribe()
 
     @staticmethod
-    def _bookmark(kind: KindInfo, res: Res, rv: int) -> dict[str, Any]:
+    def _bookmark(kind: KindInfo, res: GroupVersionResource, rv: int) -> dict[str, Any]:
         return {"kind": kind.kind, "apiVersion": res.api_version, "metadata": {"resourceVersion": str(rv)}}
 
     @staticmethod
-    def _typed(kind: KindInfo, res: Res, obj: dict[str, Any], *, copied: bool = False) -> dict[str, Any]:
+    def _typed(
+        kind: KindInfo, res: GroupVersionResource, obj: dict[str, Any], *, copied: bool = False
+    ) -> dict[str, Any]:
         if not copied:
             obj = _copy(obj)
         obj.setdefault("apiVersion", res.api_version)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from pykueue.client.res import Res
+from pykueue.client.group_version_resource import GroupVersionResource
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "Items", "Patch", "WatchEvent"]
 
@@ -33,27 +33,27 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 
 
 class Client(Protocol):
-    async def get(self, res: Res, name: str, namespace: str = "") -> dict[str, Any]:
+    async def get(self, res: GroupVersionResource, name: str, namespace: str = "") -> dict[str, Any]:
         """The object; raises ``NotFound``."""
         ...
 
     async def list(
-        self, res: Res, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+        self, res: GroupVersionResource, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
     ) -> tuple[Items, str]:
         """``(items, resourceVersion)``; items carry ``apiVersion`` and ``kind``."""
         ...
 
-    async def create(self, res: Res, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
+    async def create(self, res: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         """Create ``obj`` in ``namespace`` (default: its ``metadata.namespace``)."""
         ...
 
-    async def update(self, res: Res, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
+    async def update(self, res: GroupVersionResource, obj: dict[str, Any], *, subresource: str = "") -> dict[str, Any]:
         """Replace (PUT); ``metadata.resourceVersion`` set means optimistic concurrency (``Conflict``)."""
         ...
 
     async def patch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         name: str,
         patch: Patch,
         *,
@@ -67,13 +67,15 @@ class Client(Protocol):
         is used when ``field_manager`` is empty) and honours ``force``."""
         ...
 
-    async def delete(self, res: Res, name: str, namespace: str = "", *, propagation: str = "Background") -> None:
+    async def delete(
+        self, res: GroupVersionResource, name: str, namespace: str = "", *, propagation: str = "Background"
+    ) -> None:
         """Delete (or mark for deletion when finalizers remain); raises ``NotFound``."""
         ...
 
     def watch(
         self,
-        res: Res,
+        res: GroupVersionResource,
         namespace: str = "",
         *,
         resource_version: str = "",

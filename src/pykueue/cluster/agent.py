@@ -24,7 +24,7 @@ from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import AlreadyExists, ApiError, BadRequest, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, key_of, split_key
-from pykueue.client.res import LEASES, NODES, PODS
+from pykueue.client.group_version_resource import LEASES, NODES, PODS
 from pykueue.cluster.nodes import NodeSpec
 from pykueue.cluster.pod_logs import LogReader, LogReadOptions
 from pykueue.cluster.podutil import Record, no_record, set_condition

@@ -19,7 +19,7 @@ from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import Conflict, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
-from pykueue.client.res import PODS
+from pykueue.client.group_version_resource import PODS
 from pykueue.cluster.fit import fit_reasons, unschedulable_message
 from pykueue.cluster.podutil import (
     Record,

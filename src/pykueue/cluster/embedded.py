@@ -25,7 +25,7 @@ from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.apiserver.pod_log_endpoint import PodLogOptions
 from pykueue.client import Client, Informer, WorkQueue, run_workers
-from pykueue.client.res import JOBS, JOBSETS, NODES, PODS
+from pykueue.client.group_version_resource import JOBS, JOBSETS, NODES, PODS
 from pykueue.cluster import cri_log
 from pykueue.cluster.agent import NodeAgent
 from pykueue.cluster.binder import PodBinder

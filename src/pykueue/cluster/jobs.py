@@ -32,7 +32,7 @@ from pykueue.api.meta.clock import Clock, format_time, parse_time
 from pykueue.api.meta.errors import AlreadyExists, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
-from pykueue.client.res import JOBS, PODS
+from pykueue.client.group_version_resource import JOBS, PODS
 from pykueue.cluster.expectations import Expectations
 from pykueue.cluster.podutil import (
     Record,

@@ -23,7 +23,7 @@ from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import AlreadyExists, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client, Informer, WorkQueue, key_of, split_key
-from pykueue.client.res import JOBS, JOBSETS
+from pykueue.client.group_version_resource import JOBS, JOBSETS
 from pykueue.cluster.expectations import Expectations
 from pykueue.cluster.podutil import Record, condition, no_record, owner_uid, set_condition
 

@@ -40,7 +40,7 @@ from pykueue.api.meta.clock import Clock
 from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import QuantityError, parse_quantity
-from pykueue.client import Client, Informer, Res, key_of
+from pykueue.client import Client, GroupVersionResource, Informer, key_of
 from pykueue.cluster import container_runs, cri_log
 from pykueue.cluster.agent import ContainerResult, NodeAgent, Running
 from pykueue.cluster.container_runs import ContainerFiles
@@ -318,7 +318,7 @@ class ProcessNodeAgent(NodeAgent):
         sources: Sources = {}
         for plural, name in env_references(container):
             try:
-                obj = await self.client.get(Res("", "v1", plural), name, namespace)
+                obj = await self.client.get(GroupVersionResource("", "v1", plural), name, namespace)
             except NotFound:
                 continue
             data = {str(k): str(v) for k, v in (obj.get("data") or {}).items()}

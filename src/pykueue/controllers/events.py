@@ -22,7 +22,7 @@ from pykueue.api.meta.clock import Clock, format_time
 from pykueue.api.meta.errors import ApiError, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client
-from pykueue.client.res import EVENTS
+from pykueue.client.group_version_resource import EVENTS
 
 __all__ = ["EventRecorder"]
 

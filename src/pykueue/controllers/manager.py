@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry
 from pykueue.api.meta.clock import Clock, SystemClock
 from pykueue.api.meta.errors import NotFound
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client import Client, Informer, Res, run_workers
+from pykueue.client import Client, GroupVersionResource, Informer, run_workers
 from pykueue.controllers.admission_hooks import build_hooks
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.events import EventRecorder
@@ -88,7 +88,9 @@ class ControllerManager:
         self.metrics = KueueMetrics(metrics_registry if metrics_registry is not None else CollectorRegistry())
         if metrics_registry is not None:
             QueueGauges(self.scheduler).register(metrics_registry)
-        self.informers: dict[Res, Informer] = {res: Informer(client, res) for res in (*_CONFIG_KINDS, WORKLOADS)}
+        self.informers: dict[GroupVersionResource, Informer] = {
+            res: Informer(client, res) for res in (*_CONFIG_KINDS, WORKLOADS)
+        }
         inf = self.informers
         self.caches = Caches(
             workloads=inf[WORKLOADS],

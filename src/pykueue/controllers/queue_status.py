@@ -23,7 +23,7 @@ from pykueue.api.meta.clock import Clock
 from pykueue.api.meta.errors import ApiError
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.quantity import format_amount
-from pykueue.client import Client, Informer, Res
+from pykueue.client import Client, GroupVersionResource, Informer
 from pykueue.controllers.conditions import FINALIZER, set_condition
 from pykueue.controllers.resource_names import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, RESOURCE_FLAVORS
 from pykueue.controllers.status import update_status
@@ -302,7 +302,7 @@ class QueueStatusWriter:
             self._client, COHORTS, cohort, lambda s, _: s.update(fairSharing={"weightedShare": share}) is None
         )
 
-    async def _add_finalizer(self, res: Res, obj: JSONDict) -> None:
+    async def _add_finalizer(self, res: GroupVersionResource, obj: JSONDict) -> None:
         meta = obj.get("metadata") or {}
         await self._client.patch(
             res,

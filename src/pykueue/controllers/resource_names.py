@@ -1,11 +1,11 @@
 """The resources the controllers read and write, by name (one place to spell them).
 
-Re-exports ``client.res`` constants and adds the Kueue kinds it does not name.
+Re-exports ``client.group_version_resource`` constants and adds the Kueue kinds it does not name.
 """
 
 from __future__ import annotations
 
-from pykueue.client.res import (
+from pykueue.client.group_version_resource import (
     CLUSTER_QUEUES,
     EVENTS,
     JOBS,
@@ -16,7 +16,7 @@ from pykueue.client.res import (
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
     WORKLOADS,
-    Res,
+    GroupVersionResource,
 )
 
 __all__ = [
@@ -33,10 +33,10 @@ __all__ = [
     "RESOURCE_FLAVORS",
     "WORKLOADS",
     "WORKLOAD_PRIORITY_CLASSES",
-    "Res",
+    "GroupVersionResource",
 ]
 
 KUEUE = "kueue.x-k8s.io"
-COHORTS = Res(KUEUE, "v1beta2", "cohorts")
-WORKLOAD_PRIORITY_CLASSES = Res(KUEUE, "v1beta2", "workloadpriorityclasses")
-ADMISSION_CHECKS = Res(KUEUE, "v1beta2", "admissionchecks")
+COHORTS = GroupVersionResource(KUEUE, "v1beta2", "cohorts")
+WORKLOAD_PRIORITY_CLASSES = GroupVersionResource(KUEUE, "v1beta2", "workloadpriorityclasses")
+ADMISSION_CHECKS = GroupVersionResource(KUEUE, "v1beta2", "admissionchecks")

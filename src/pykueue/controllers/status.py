@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pykueue.api.meta.errors import Conflict
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.jsoncopy import json_copy
-from pykueue.client import Client, Res
+from pykueue.client import Client, GroupVersionResource
 
 __all__ = ["StatusEdit", "status_diff", "update_status"]
 
@@ -39,7 +39,7 @@ def status_diff(old: JSONDict, new: JSONDict) -> JSONDict:
 
 
 async def update_status(
-    client: Client, res: Res, obj: JSONDict, edit: StatusEdit, *, retries: int = 3, guard: bool = True
+    client: Client, res: GroupVersionResource, obj: JSONDict, edit: StatusEdit, *, retries: int = 3, guard: bool = True
 ) -> JSONDict | None:
     """Apply ``edit`` to ``obj``'s status and write the difference. Returns the written object, or
     ``None`` when nothing changed. Raises NotFound if the object is gone; Conflict after ``retries``."""

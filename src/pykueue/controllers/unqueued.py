@@ -24,7 +24,7 @@ import logging
 from pykueue.api.meta.errors import ApiError, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.api.meta.kind_info import KindInfo
-from pykueue.client import Client, Res
+from pykueue.client import Client, GroupVersionResource
 from pykueue.controllers.events import EventRecorder
 from pykueue.controllers.frameworks import IMPLEMENTED, framework_for_kind
 from pykueue.controllers.jobs.framework import QUEUE_LABEL
@@ -85,7 +85,7 @@ class UnqueuedWarner:
         self._client = client
         self._recorder = recorder
         self._enabled = frozenset(enabled)
-        self._pending: asyncio.Queue[tuple[Res, str, str, str]] = asyncio.Queue(maxsize=10_000)
+        self._pending: asyncio.Queue[tuple[GroupVersionResource, str, str, str]] = asyncio.Queue(maxsize=10_000)
 
     def hook(self) -> AdmissionHook:
         return AdmissionHook(
@@ -102,7 +102,7 @@ class UnqueuedWarner:
         where = f"{request.namespace}/{request.name}" if request.namespace else request.name
         log.warning("%s %s: %s", kind.kind, where, message)
         if request.name:
-            res = Res(kind.group, kind.storage_version, kind.plural)
+            res = GroupVersionResource(kind.group, kind.storage_version, kind.plural)
             with contextlib.suppress(asyncio.QueueFull):  # events are best effort; the log line was written
                 self._pending.put_nowait((res, request.namespace, request.name, message))
 
@@ -114,7 +114,7 @@ class UnqueuedWarner:
             if obj is not None:
                 self._recorder.record(obj, "Warning", REASON, message)
 
-    async def _stored(self, res: Res, namespace: str, name: str) -> JSONDict | None:
+    async def _stored(self, res: GroupVersionResource, namespace: str, name: str) -> JSONDict | None:
         """The object once its write committed; None if the write failed after admission."""
         for delay in _LOOKUP_DELAYS:
             await asyncio.sleep(delay)

@@ -31,8 +31,8 @@ from typing import Any
 
 from pykueue.api.meta.clock import format_time, parse_time
 from pykueue.bench.scheduler.vcluster import Observer, VirtualCluster
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.http import HttpClient
-from pykueue.client.res import Res
 from pykueue.scheduler import Admit, Pending
 from pykueue.simulate.model import EXPECTED_RUNTIME_ANNOTATION
 from pykueue.simulate.objects import KINDS, Configuration, read_cluster
@@ -58,7 +58,7 @@ BASIS_ANNOTATION = "pykueue.io/estimated-start-basis"
 """How it was made: ``<runtime basis>, estimated at <RFC 3339 time>``."""
 
 DEFAULT_RUNTIME_S = 3600.0
-_WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
+_WORKLOADS = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloads")
 HORIZON_S = 90 * 86400.0
 _PART = re.compile(r"(\d+(?:\.\d+)?)(h|m|s|ms)")
 

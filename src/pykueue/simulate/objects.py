@@ -22,8 +22,8 @@ from typing import Any
 
 import yaml
 
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.http import HttpClient
-from pykueue.client.res import Res
 from pykueue.controllers.config import ConfigError, parse_config
 from pykueue.scheduler import InvalidObject, Scheduler, SchedulerConfig
 from pykueue.simulate.model import API, SimulateError
@@ -32,12 +32,12 @@ __all__ = ["KINDS", "RESOURCES", "Configuration", "load_objects", "read_cluster"
 
 KINDS = ("Namespace", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 RESOURCES = {
-    "ResourceFlavor": Res("kueue.x-k8s.io", "v1beta2", "resourceflavors"),
-    "Cohort": Res("kueue.x-k8s.io", "v1beta2", "cohorts"),
-    "ClusterQueue": Res("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
-    "LocalQueue": Res("kueue.x-k8s.io", "v1beta2", "localqueues"),
-    "WorkloadPriorityClass": Res("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses"),
-    "Namespace": Res("", "v1", "namespaces"),
+    "ResourceFlavor": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "resourceflavors"),
+    "Cohort": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "cohorts"),
+    "ClusterQueue": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
+    "LocalQueue": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "localqueues"),
+    "WorkloadPriorityClass": GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses"),
+    "Namespace": GroupVersionResource("", "v1", "namespaces"),
 }
 
 
@@ -169,5 +169,5 @@ async def read_cluster(
             conf.objects[kind].append(item)
     workloads: list[dict[str, Any]] = []
     if with_workloads:
-        workloads, _ = await client.list(Res("kueue.x-k8s.io", "v1beta2", "workloads"))
+        workloads, _ = await client.list(GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloads"))
     return conf, workloads

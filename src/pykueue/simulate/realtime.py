@@ -24,9 +24,9 @@ from typing import Any
 
 from pykueue.api.meta.clock import format_time
 from pykueue.api.meta.errors import AlreadyExists
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.http import HttpClient
 from pykueue.client.informer import Informer
-from pykueue.client.res import Res
 from pykueue.scheduler import Admit, Preempt
 from pykueue.simulate.model import Task, workload_object
 from pykueue.simulate.objects import RESOURCES, Configuration
@@ -35,7 +35,7 @@ from pykueue.simulate.replay import Replay, assign_queue
 
 __all__ = ["run_realtime"]
 
-WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
+WORKLOADS = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloads")
 CREATES_IN_FLIGHT = 32
 SETTLE_S = 5.0
 """After the last finish, how long to wait for the watch to show the last Finished writes."""

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pykueue.api.meta.errors import AlreadyExists, Conflict, NotFound
-from pykueue.client import Client, Res
+from pykueue.client import Client, GroupVersionResource
 from pykueue.webhooks.certs import CertBundle, bundle_problem, new_bundle
 
 __all__ = [
@@ -49,10 +49,12 @@ SECRET_NAME = "pykueue-webhook-server-cert"
 SERVICE_NAME = "pykueue-webhook-service"
 MUTATING_CONFIGURATION = "pykueue-mutating-webhook-configuration"
 VALIDATING_CONFIGURATION = "pykueue-validating-webhook-configuration"
-SECRETS = Res("", "v1", "secrets")
-MUTATING_CONFIGURATIONS = Res("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
-VALIDATING_CONFIGURATIONS = Res("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations")
-CRDS = Res("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+SECRETS = GroupVersionResource("", "v1", "secrets")
+MUTATING_CONFIGURATIONS = GroupVersionResource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations")
+VALIDATING_CONFIGURATIONS = GroupVersionResource(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"
+)
+CRDS = GroupVersionResource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 _KUEUE = "kueue.x-k8s.io"
 _ATTEMPTS = 5
 
@@ -118,7 +120,9 @@ def with_client_config(client_config: JSONDict, ca_bundle: str, webhook_url: str
     return out
 
 
-async def _rewrite(client: Client, res: Res, name: str, change: Callable[[JSONDict], JSONDict | None]) -> bool:
+async def _rewrite(
+    client: Client, res: GroupVersionResource, name: str, change: Callable[[JSONDict], JSONDict | None]
+) -> bool:
     """Read ``name``, apply ``change`` (None: nothing to do) and write it back; False if it does not exist."""
     for _ in range(_ATTEMPTS):
         try:

@@ -16,14 +16,14 @@ from tests.waiting import eventually
 from pykueue.api.meta.clock import SystemClock
 from pykueue.apiserver import serve
 from pykueue.apiserver.watch_limits import WatchLimits
-from pykueue.client import HttpClient, Informer, Res
+from pykueue.client import GroupVersionResource, HttpClient, Informer
 from pykueue.registry import Registry
 from pykueue.store import Store
 
 from .conftest import TOKEN, Api
 
 CM_PATH = "/api/v1/namespaces/default/configmaps"
-CONFIGMAPS = Res("", "v1", "configmaps")
+CONFIGMAPS = GroupVersionResource("", "v1", "configmaps")
 
 
 def configmap(name: str, size: int = 0) -> dict[str, Any]:

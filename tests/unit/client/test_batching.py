@@ -13,11 +13,11 @@ import aiohttp
 import orjson
 
 from pykueue.api.meta.errors import AlreadyExists, NotFound
-from pykueue.client import BatchingClient, HttpClient, Res
+from pykueue.client import BatchingClient, GroupVersionResource, HttpClient
 
 from .conftest import make_registry, start_server
 
-CONFIGMAPS = Res("", "v1", "configmaps")
+CONFIGMAPS = GroupVersionResource("", "v1", "configmaps")
 
 
 def _cm(name: str, value: str = "v") -> dict[str, object]:

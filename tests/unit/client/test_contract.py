@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from pykueue.api.meta.errors import AlreadyExists, BadRequest, Conflict, Gone, Invalid, NotFound
-from pykueue.client import Client, Res
+from pykueue.client import Client, GroupVersionResource
 
 from .conftest import make_registry, open_client
 
-CONFIGMAPS = Res("", "v1", "configmaps")
-PODS = Res("", "v1", "pods")
-NAMESPACES = Res("", "v1", "namespaces")
+CONFIGMAPS = GroupVersionResource("", "v1", "configmaps")
+PODS = GroupVersionResource("", "v1", "pods")
+NAMESPACES = GroupVersionResource("", "v1", "namespaces")
 
 
 def cm(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:

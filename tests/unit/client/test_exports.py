@@ -16,7 +16,7 @@ def test_client_exports() -> None:
         "Informer",
         "LocalClient",
         "QueueShutDown",
-        "Res",
+        "GroupVersionResource",
         "WatchEvent",
         "WorkQueue",
         "in_cluster_config",

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from tests.waiting import eventually, stays_true
 
-from pykueue.client import Client, Informer, LocalClient, Res
+from pykueue.client import Client, GroupVersionResource, Informer, LocalClient
 
 from .conftest import make_registry, open_client
 
-CONFIGMAPS = Res("", "v1", "configmaps")
+CONFIGMAPS = GroupVersionResource("", "v1", "configmaps")
 
 
 def cm(name: str, value: str = "1", labels: dict[str, str] | None = None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pykueue.api.meta.errors import Unauthorized
-from pykueue.client import HttpClient, Res, load_kubeconfig
+from pykueue.client import GroupVersionResource, HttpClient, load_kubeconfig
 
 from .conftest import make_registry, start_server
 
@@ -102,11 +102,11 @@ async def test_http_client_from_kubeconfig_talks_to_the_server_and_rejects_bad_t
     server, url, token = await start_server(make_registry())
     try:
         async with HttpClient.from_kubeconfig(write(tmp_path / "kc", server=url, user={"token": token})) as good:
-            items, _ = await good.list(Res("", "v1", "namespaces"))
+            items, _ = await good.list(GroupVersionResource("", "v1", "namespaces"))
             assert "default" in {i["metadata"]["name"] for i in items}
         async with HttpClient(url, token="wrong") as bad:
             with pytest.raises(Unauthorized):
-                await bad.list(Res("", "v1", "namespaces"))
+                await bad.list(GroupVersionResource("", "v1", "namespaces"))
     finally:
         await server.close()
 

@@ -12,8 +12,8 @@ from tests.unit.client.conftest import make_registry
 
 from pykueue.api.meta.errors import ApiError
 from pykueue.client import LocalClient
+from pykueue.client.group_version_resource import LEASES, NAMESPACES
 from pykueue.client.leader import LeaderElector, LeaseConfig
-from pykueue.client.res import LEASES, NAMESPACES
 
 FAST = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
 

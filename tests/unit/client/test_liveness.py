@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from pykueue.client import HttpClient, Res
+from pykueue.client import GroupVersionResource, HttpClient
 from pykueue.client import http as http_module
 from pykueue.client.http import keepalive_socket
 from pykueue.client.informer import full_jitter
@@ -54,7 +54,7 @@ async def test_a_silent_watch_is_dropped_by_the_read_timeout(monkeypatch: pytest
 
     async def drain() -> None:
         async with asyncio.timeout(30):  # only stops a hung test (with a plain TimeoutError)
-            async for _ in client.watch(Res("", "v1", "namespaces")):
+            async for _ in client.watch(GroupVersionResource("", "v1", "namespaces")):
                 pass
 
     try:

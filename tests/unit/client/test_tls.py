@@ -11,11 +11,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from pykueue.client import HttpClient, Res
+from pykueue.client import GroupVersionResource, HttpClient
 
 from .conftest import make_registry
 
-NAMESPACES = Res("", "v1", "namespaces")
+NAMESPACES = GroupVersionResource("", "v1", "namespaces")
 
 
 @pytest.fixture

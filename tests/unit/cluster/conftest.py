@@ -16,7 +16,7 @@ from tests.unit.client.conftest import open_client
 from pykueue.api.meta.clock import Clock, SystemClock
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.client import Client
-from pykueue.client.res import JOBS, PODS
+from pykueue.client.group_version_resource import JOBS, PODS
 from pykueue.cluster import EmbeddedCluster, NodeSpec
 from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store

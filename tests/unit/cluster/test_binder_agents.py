@@ -15,7 +15,7 @@ from pykueue.api.meta.clock import parse_time
 from pykueue.api.meta.errors import BadRequest, NotFound
 from pykueue.api.meta.json_types import JSONDict
 from pykueue.apiserver.pod_log_endpoint import PodLogOptions
-from pykueue.client.res import LEASES, NODES, PODS
+from pykueue.client.group_version_resource import LEASES, NODES, PODS
 from pykueue.cluster import NodeSpec
 
 from .conftest import has_condition, make_pod, running_cluster
@@ -337,11 +337,11 @@ async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_p
 async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_missing_ones(tmp_path: Path) -> None:
     import base64
 
-    from pykueue.client import Res
+    from pykueue.client import GroupVersionResource
 
     async with running_cluster([NodeSpec(name="proc", kind="process")], tmp_path) as env:
         await env.client.create(
-            Res("", "v1", "configmaps"),
+            GroupVersionResource("", "v1", "configmaps"),
             {
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
@@ -350,7 +350,7 @@ async def test_process_env_reads_configmaps_and_secrets_and_fails_clearly_on_mis
             },
         )
         await env.client.create(
-            Res("", "v1", "secrets"),
+            GroupVersionResource("", "v1", "secrets"),
             {
                 "apiVersion": "v1",
                 "kind": "Secret",

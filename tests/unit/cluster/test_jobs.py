@@ -11,7 +11,7 @@ from tests.waiting import eventually
 
 from pykueue.api.meta.clock import ManualClock, format_time
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client.res import EVENTS, JOBS, PODS
+from pykueue.client.group_version_resource import EVENTS, JOBS, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.cluster.jobs import INDEX_KEY, format_indexes, parse_indexes
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.waiting import eventually
 
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client.res import JOBS, JOBSETS
+from pykueue.client.group_version_resource import JOBS, JOBSETS
 from pykueue.cluster import NodeSpec
 
 from .conftest import Env, has_condition, running_cluster

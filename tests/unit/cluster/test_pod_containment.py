@@ -17,7 +17,7 @@ import pytest
 from tests.waiting import eventually
 
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client.res import PODS
+from pykueue.client.group_version_resource import PODS
 from pykueue.cluster import NodeSpec, container_runs, cri_log
 from pykueue.cluster.container_runs import ContainerFiles
 from pykueue.cluster.container_shim import RotatingLog

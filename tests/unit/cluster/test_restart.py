@@ -10,7 +10,7 @@ from tests.waiting import eventually
 from pykueue.api.meta.clock import ManualClock, SystemClock
 from pykueue.api.meta.errors import NotFound
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client.res import NODES, PODS
+from pykueue.client.group_version_resource import NODES, PODS
 from pykueue.cluster import NodeSpec
 from pykueue.registry.resource_registry import Registry
 from pykueue.store import Store

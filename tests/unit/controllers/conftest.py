@@ -17,7 +17,7 @@ from pykueue.api.catalogue import build_catalogue
 from pykueue.api.meta.clock import ManualClock
 from pykueue.api.meta.errors import NotFound
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client import LocalClient, Res
+from pykueue.client import GroupVersionResource, LocalClient
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
 from pykueue.controllers.resource_names import (
@@ -66,10 +66,10 @@ class Env:
 
     # -- objects -----------------------------------------------------------------------------------
 
-    async def create(self, res: Res, obj: JSONDict) -> JSONDict:
+    async def create(self, res: GroupVersionResource, obj: JSONDict) -> JSONDict:
         return await self.client.create(res, obj, (obj.get("metadata") or {}).get("namespace", ""))
 
-    async def get(self, res: Res, name: str, namespace: str = "") -> JSONDict | None:
+    async def get(self, res: GroupVersionResource, name: str, namespace: str = "") -> JSONDict | None:
         try:
             return await self.client.get(res, name, namespace)
         except NotFound:

@@ -11,7 +11,7 @@ from tests.unit.controllers.conftest import cond, make_job
 from tests.waiting import eventually
 
 from pykueue.api.meta.clock import ManualClock
-from pykueue.client import LocalClient, Res
+from pykueue.client import GroupVersionResource, LocalClient
 from pykueue.controllers.config import embedded_default
 from pykueue.controllers.manager import ControllerManager
 from pykueue.controllers.resource_names import (
@@ -45,7 +45,9 @@ class RecordingClient:
         self.inner = inner
         self.requests: list[Request] = []
 
-    def _record(self, verb: str, res: Res, namespace: str = "", name: str = "", subresource: str = "") -> None:
+    def _record(
+        self, verb: str, res: GroupVersionResource, namespace: str = "", name: str = "", subresource: str = ""
+    ) -> None:
         self.requests.append(
             Request(
                 user=SA,
@@ -58,34 +60,34 @@ class RecordingClient:
             )
         )
 
-    async def get(self, res: Res, name: str, namespace: str = "") -> JSONDict:
+    async def get(self, res: GroupVersionResource, name: str, namespace: str = "") -> JSONDict:
         self._record("get", res, namespace, name)
         return await self.inner.get(res, name, namespace)
 
-    async def list(self, res: Res, namespace: str = "", **kw: Any) -> tuple[list[JSONDict], str]:
+    async def list(self, res: GroupVersionResource, namespace: str = "", **kw: Any) -> tuple[list[JSONDict], str]:
         self._record("list", res, namespace)
         return await self.inner.list(res, namespace, **kw)
 
-    async def create(self, res: Res, obj: JSONDict, namespace: str = "") -> JSONDict:
+    async def create(self, res: GroupVersionResource, obj: JSONDict, namespace: str = "") -> JSONDict:
         self._record("create", res, namespace)
         return await self.inner.create(res, obj, namespace)
 
-    async def update(self, res: Res, obj: JSONDict, *, subresource: str = "") -> JSONDict:
+    async def update(self, res: GroupVersionResource, obj: JSONDict, *, subresource: str = "") -> JSONDict:
         meta = obj.get("metadata") or {}
         self._record("update", res, meta.get("namespace", ""), meta.get("name", ""), subresource)
         return await self.inner.update(res, obj, subresource=subresource)
 
     async def patch(
-        self, res: Res, name: str, patch: Any, *, namespace: str = "", subresource: str = "", **kw: Any
+        self, res: GroupVersionResource, name: str, patch: Any, *, namespace: str = "", subresource: str = "", **kw: Any
     ) -> JSONDict:
         self._record("patch", res, namespace, name, subresource)
         return await self.inner.patch(res, name, patch, namespace=namespace, subresource=subresource, **kw)
 
-    async def delete(self, res: Res, name: str, namespace: str = "", **kw: Any) -> None:
+    async def delete(self, res: GroupVersionResource, name: str, namespace: str = "", **kw: Any) -> None:
         self._record("delete", res, namespace, name)
         await self.inner.delete(res, name, namespace, **kw)
 
-    def watch(self, res: Res, namespace: str = "", **kw: Any) -> AsyncIterator[tuple[str, JSONDict]]:
+    def watch(self, res: GroupVersionResource, namespace: str = "", **kw: Any) -> AsyncIterator[tuple[str, JSONDict]]:
         self._record("watch", res, namespace)
         return self.inner.watch(res, namespace, **kw)
 

@@ -14,8 +14,8 @@ from tests.unit.registry.conftest import kind
 from tests.unit.registry.test_registry_crds import install, widget
 
 from pykueue.api.meta.errors import ApiError
+from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.local import LocalClient
-from pykueue.client.res import Res
 from pykueue.registry import Registry
 from pykueue.registry.suspend import RequestContext, reset_request, run_suspendable, set_request
 
@@ -330,7 +330,7 @@ def test_an_in_process_client_write_waits_for_its_webhook_without_blocking_the_l
         [_hook("https://h/slow", [_rule([""], ["v1"], ["configmaps"])])],
     )
     client = LocalClient(registry)
-    configmaps = Res("", "v1", "configmaps")
+    configmaps = GroupVersionResource("", "v1", "configmaps")
 
     async def scenario() -> None:
         write = asyncio.ensure_future(client.create(configmaps, _configmap("in-process"), "default"))

@@ -127,7 +127,7 @@ def finish_apply_body(
 ) -> dict[str, Any]:
     """The apply configuration Kueue's runner sends to ``/status``: identity, the resourceVersion it
     read (so a stale write is a 409, not a silent overwrite) and the one condition it owns."""
-    from pykueue.client.res import WORKLOADS
+    from pykueue.client.group_version_resource import WORKLOADS
 
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if uid:
@@ -150,7 +150,7 @@ def _cond(obj: dict[str, Any], kind: str) -> bool:
 
 class _Driver:
     def __init__(self, client: Any, plan: Plan, out: Callable[[str], None], finish_with: str = "patch") -> None:
-        from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
+        from pykueue.client.group_version_resource import CLUSTER_QUEUES, WORKLOADS
 
         self.client = client
         self.finish_with = finish_with
@@ -242,7 +242,7 @@ class _Driver:
 
     async def setup(self) -> None:
         from pykueue.api.meta.errors import AlreadyExists
-        from pykueue.client.res import CLUSTER_QUEUES, LOCAL_QUEUES, NAMESPACES, RESOURCE_FLAVORS
+        from pykueue.client.group_version_resource import CLUSTER_QUEUES, LOCAL_QUEUES, NAMESPACES, RESOURCE_FLAVORS
 
         with contextlib.suppress(AlreadyExists):
             await self.client.create(RESOURCE_FLAVORS, resource_flavor(self.plan.resource_flavor))
@@ -392,8 +392,8 @@ async def _drive(
     progress: bool = False,
     finish_with: str = "patch",
 ) -> dict[str, Any]:
+    from pykueue.client.group_version_resource import CLUSTER_QUEUES, WORKLOADS
     from pykueue.client.informer import Informer
-    from pykueue.client.res import CLUSTER_QUEUES, WORKLOADS
 
     d = _Driver(client, plan, out, finish_with)
     await d.setup()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pykueue.api.meta.json_types import JSONDict
-from pykueue.client import Client, Informer, Res
+from pykueue.client import Client, GroupVersionResource, Informer
 from pykueue.controllers.config import KueueConfig
 
 __all__ = [
@@ -223,7 +223,7 @@ class Integration:
 
     name: str
     """Kueue's framework name ("batch/job", "jobset.x-k8s.io/jobset", "pod")."""
-    res: Res
+    res: GroupVersionResource
     owner_kinds: frozenset[tuple[str, str]]
     """(apiVersion group, kind) of objects that own this integration's Workloads."""
     key_of: Callable[[JSONDict], JobKey | None]

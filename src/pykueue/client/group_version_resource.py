@@ -1,7 +1,7 @@
 """Resource coordinates (group, version, plural) and the URL paths they map to.
 
-Owned by ``client/``; every controller names the resources it reads and writes with a :class:`Res`.
-Invariant: a ``Res`` is immutable and hashable, so it can key informer and cache maps.
+Owned by ``client/``; every controller names the resources it reads and writes with a :class:`GroupVersionResource`.
+Invariant: a ``GroupVersionResource`` is immutable and hashable, so it can key informer and cache maps.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ __all__ = [
     "PRIORITY_CLASSES",
     "RESOURCE_FLAVORS",
     "WORKLOADS",
-    "Res",
+    "GroupVersionResource",
     "key_of",
     "split_key",
 ]
 
 
 @dataclass(frozen=True, slots=True)
-class Res:
-    """A served resource, e.g. ``Res("kueue.x-k8s.io", "v1beta2", "workloads")``; group "" is core."""
+class GroupVersionResource:
+    """A served resource, e.g. ``GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloads")``; group "" is core."""
 
     group: str
     version: str
@@ -71,15 +71,15 @@ def split_key(key: str) -> tuple[str, str]:
     return namespace, name
 
 
-PODS = Res("", "v1", "pods")
-NODES = Res("", "v1", "nodes")
-NAMESPACES = Res("", "v1", "namespaces")
-EVENTS = Res("", "v1", "events")
-JOBS = Res("batch", "v1", "jobs")
-LEASES = Res("coordination.k8s.io", "v1", "leases")
-PRIORITY_CLASSES = Res("scheduling.k8s.io", "v1", "priorityclasses")
-JOBSETS = Res("jobset.x-k8s.io", "v1alpha2", "jobsets")
-WORKLOADS = Res("kueue.x-k8s.io", "v1beta2", "workloads")
-CLUSTER_QUEUES = Res("kueue.x-k8s.io", "v1beta2", "clusterqueues")
-LOCAL_QUEUES = Res("kueue.x-k8s.io", "v1beta2", "localqueues")
-RESOURCE_FLAVORS = Res("kueue.x-k8s.io", "v1beta2", "resourceflavors")
+PODS = GroupVersionResource("", "v1", "pods")
+NODES = GroupVersionResource("", "v1", "nodes")
+NAMESPACES = GroupVersionResource("", "v1", "namespaces")
+EVENTS = GroupVersionResource("", "v1", "events")
+JOBS = GroupVersionResource("batch", "v1", "jobs")
+LEASES = GroupVersionResource("coordination.k8s.io", "v1", "leases")
+PRIORITY_CLASSES = GroupVersionResource("scheduling.k8s.io", "v1", "priorityclasses")
+JOBSETS = GroupVersionResource("jobset.x-k8s.io", "v1alpha2", "jobsets")
+WORKLOADS = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "workloads")
+CLUSTER_QUEUES = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "clusterqueues")
+LOCAL_QUEUES = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "localqueues")
+RESOURCE_FLAVORS = GroupVersionResource("kueue.x-k8s.io", "v1beta2", "resourceflavors")
