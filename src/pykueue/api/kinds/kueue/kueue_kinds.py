@@ -36,6 +36,33 @@ def _both(
     return {"v1beta2": columns, "v1beta1": columns if v1beta1 is None else v1beta1}
 
 
+def _cohort_column(path: str) -> PrinterColumn:
+    """The ClusterQueue's Cohort column: v1beta1 names the field ``cohort``, v1beta2 ``cohortName``."""
+    return PrinterColumn("Cohort", "string", path, description="Cohort that this ClusterQueue belongs to")
+
+
+_CLUSTER_QUEUE_COLUMNS = (
+    PrinterColumn(
+        "Strategy",
+        "string",
+        ".spec.queueingStrategy",
+        priority=1,
+        description="The queueing strategy used to prioritize workloads",
+    ),
+    PrinterColumn(
+        "Pending Workloads", "integer", ".status.pendingWorkloads", description="Number of pending workloads"
+    ),
+    PrinterColumn(
+        "Admitted Workloads",
+        "integer",
+        ".status.admittedWorkloads",
+        priority=1,
+        description="Number of admitted workloads that haven't finished yet",
+    ),
+)
+"""The ClusterQueue's columns after Cohort, the same in both versions."""
+
+
 def _schema(kind: str, version: str) -> JSONDict:
     # deferred, not a cycle: the typed models take ~0.5 s to import; only a schema read needs them
     from pykueue.api.kinds.kueue import kueue_schemas
@@ -110,56 +137,10 @@ def kinds() -> list[KindInfo]:
             namespaced=False,
             short_names=("cq",),
             status=True,
-            columns=_both(
-                PrinterColumn(
-                    "Cohort", "string", ".spec.cohortName", description="Cohort that this ClusterQueue belongs to"
-                ),
-                PrinterColumn(
-                    "Strategy",
-                    "string",
-                    ".spec.queueingStrategy",
-                    priority=1,
-                    description="The queueing strategy used to prioritize workloads",
-                ),
-                PrinterColumn(
-                    "Pending Workloads",
-                    "integer",
-                    ".status.pendingWorkloads",
-                    description="Number of pending workloads",
-                ),
-                PrinterColumn(
-                    "Admitted Workloads",
-                    "integer",
-                    ".status.admittedWorkloads",
-                    priority=1,
-                    description="Number of admitted workloads that haven't finished yet",
-                ),
-                v1beta1=(
-                    PrinterColumn(
-                        "Cohort", "string", ".spec.cohort", description="Cohort that this ClusterQueue belongs to"
-                    ),
-                    PrinterColumn(
-                        "Strategy",
-                        "string",
-                        ".spec.queueingStrategy",
-                        priority=1,
-                        description="The queueing strategy used to prioritize workloads",
-                    ),
-                    PrinterColumn(
-                        "Pending Workloads",
-                        "integer",
-                        ".status.pendingWorkloads",
-                        description="Number of pending workloads",
-                    ),
-                    PrinterColumn(
-                        "Admitted Workloads",
-                        "integer",
-                        ".status.admittedWorkloads",
-                        priority=1,
-                        description="Number of admitted workloads that haven't finished yet",
-                    ),
-                ),
-            ),
+            columns={
+                "v1beta2": (_cohort_column(".spec.cohortName"), *_CLUSTER_QUEUE_COLUMNS),
+                "v1beta1": (_cohort_column(".spec.cohort"), *_CLUSTER_QUEUE_COLUMNS),
+            },
         ),
         _kueue("Cohort", "cohorts", namespaced=False, short_names=("co",), status=True),
         _kueue(
