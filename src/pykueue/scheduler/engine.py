@@ -249,6 +249,7 @@ class Scheduler:
         old = self.workloads.get(key)
         if old is not None:
             was_admitted, was_ready = old.admitted, old.pods_ready
+            was_evicted, was_reserved_at = old.evicted, old.quota_reserved_time
             try:  # malformed input raises before anything changed
                 quick = status_only_update(
                     old,
@@ -268,6 +269,8 @@ class Scheduler:
                     self.assumed.pop(key, None)
                 if old.admitted != was_admitted or old.pods_ready != was_ready:
                     self.cache.refreshed(old, was_admitted)
+                if old.quota_reserved_time != was_reserved_at or old.evicted != was_evicted:
+                    self.cache.reranked(old)  # its place among preemption candidates moved
                 return
         try:
             wl = parse_workload(
@@ -322,6 +325,7 @@ class Scheduler:
 
     def _leave_queues(self, key: WorkloadKey, old: WorkloadInfo | None) -> None:
         self.queues.remove(key)
+        self.preemptor.forget(key)
         if old is not None:
             self.queues.untrack(old)
         if self._arrived:

@@ -130,7 +130,12 @@ class Round:
 
     # -- step 1: heads -------------------------------------------------------------------------
     def run(self, cq_names: Iterable[str]) -> None:
-        entries = [self._nominate(wl, cq) for wl, cq in self._heads(cq_names)]
+        preemptor = self.ctx.preemptor
+        preemptor.committed = True  # nothing of this round is on the quota tree before the first process
+        try:
+            entries = [self._nominate(wl, cq) for wl, cq in self._heads(cq_names)]
+        finally:
+            preemptor.committed = False
         settle_each = self.ctx.config.fair_sharing is not None  # the tournament reads usage between entries
         for entry in self._order(entries):
             self._process(entry)
@@ -468,6 +473,8 @@ class Round:
             new += 1
             ctx.expectations.add(victim.key)
             victim_cq = ctx.cache.cqs.get(victim.cq_name)
+            if victim_cq is not None:
+                victim_cq.touched()  # issued victims go first in the next searches of the tree
             message = preemption_message(e.wl, t.reason, preemptor_path, queue_path(victim_cq) if victim_cq else "")
             self.preempted.append(
                 Preempt(victim.namespace, victim.name, e.wl.namespace, e.wl.name, t.reason, message, e.cq.name)
@@ -500,6 +507,7 @@ class Round:
         )
         admission = e.assignment.to_admission(cq.name)
         ctx.queues.forget_taken(wl)  # popped as this round's head: only its location is left
+        ctx.preemptor.forget(wl.key)
         meta = wl.obj.get("metadata")
         version = meta.get("resourceVersion") if meta else None
         if version:

@@ -206,6 +206,13 @@ class Cache:
         if cq is not None:
             cq.admitted_flipped(wl, was_admitted)
 
+    def reranked(self, wl: WorkloadInfo) -> None:
+        """A reserved record was updated in place with another reservation time or eviction mark:
+        both order it among preemption candidates, so its ClusterQueue re-ranks."""
+        cq = self.cqs.get(wl.cq_name)
+        if cq is not None and cq.workloads.get(wl.key) is wl:
+            cq.touched()
+
     def remove_reserved(self, key: WorkloadKey) -> WorkloadInfo | None:
         wl = self.reserved.pop(key, None)
         if wl is None:

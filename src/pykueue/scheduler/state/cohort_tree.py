@@ -31,11 +31,16 @@ class Quota:
 class ResourceNode:
     """A node of the quota tree (CQ or cohort)."""
 
-    __slots__ = ("fair_weight", "local", "name", "parent", "quotas", "subtree", "usage")
+    __slots__ = ("epoch", "fair_weight", "local", "name", "parent", "quotas", "subtree", "usage")
 
     is_cq = False
 
     def __init__(self, name: str) -> None:
+        self.epoch = 0
+        """On a tree's root: bumped whenever the workloads holding quota anywhere in the tree change
+        (admitted, released, replaced, re-marked) or a preemption is issued against one of them. A
+        preemption search that ran at the same epoch (and the same shape, ``Cache.version``) saw the
+        same candidates and the same usage."""
         self.name = name
         self.parent: CohortNode | None = None
         self.quotas: dict[FlavorResource, Quota] = {}

@@ -21,6 +21,9 @@ from .fair import fair_targets
 
 __all__ = ["PreemptionCtx", "Preemptor", "Target", "preemption_message", "queue_path"]
 
+_ANSWERS_KEPT = 50_000
+"""Preemptors with remembered answers before the memory is dropped (a safety bound)."""
+
 
 class Preemptor:
     def __init__(
@@ -42,6 +45,18 @@ class Preemptor:
         """Set by the cycle around one nomination, while the quota tree cannot change: the flavor
         assigner's oracle and the nomination's own target search ask the same question for a
         single-resource preemptor, and the second asking reuses the first answer."""
+        self.committed = False
+        """Set by the cycle while it nominates: the quota tree holds exactly the cache's workloads
+        (no round overlay, no victims lifted), so a search's answer depends only on the preemptor,
+        the shape (``cache.version``) and the tree's ``epoch``."""
+        self.answers: dict[WorkloadKey, dict[tuple[object, ...], tuple[WorkloadInfo, int, int, list[Target]]]] = {}
+        """The last answer to each question asked while a round nominated, with the preemptor's record,
+        ``cache.version`` and the tree's epoch it was found at. Asked again with all three unchanged,
+        the answer is the same (no candidates, or the same victims): a head without candidates in a
+        StrictFIFO queue, or a preemptor waiting for its victims to leave, is not searched again at
+        every cycle. Any admission, release, re-marked workload or issued preemption in the tree, or
+        a shape change, makes the next asking search again. Kept per preemptor until it leaves the
+        queues (``forget``)."""
 
     def context(
         self, wl: WorkloadInfo, cq: ClusterQueue, requests: dict[FlavorResource, int], frs_need: set[FlavorResource]
@@ -69,12 +84,41 @@ class Preemptor:
             return []
         memo = self.memo
         if memo is None:
-            return self._search(ctx)
+            return self._fresh(ctx)
         key = (ctx.wl.key, ctx.cq.name, frozenset(ctx.requests.items()), frozenset(ctx.frs_need))
         found = memo.get(key)
         if found is None:
-            found = memo[key] = self._search(ctx)
+            found = memo[key] = self._fresh(ctx, key)
         return found
+
+    def _fresh(self, ctx: PreemptionCtx, key: tuple[object, ...] | None = None) -> list[Target]:
+        """The search's answer, or the remembered one when nothing the search reads has changed.
+
+        Only classic preemption without Admission Fair Sharing is remembered (fair sharing and AFS
+        read usage that decays with time), and only while the round nominates (``committed``): then
+        the quota tree holds the cache's workloads and nothing else."""
+        if not self.committed or self.fair_sharing is not None or ctx.afs_usage is not None or ctx.excluded:
+            return self._search(ctx)
+        if key is None:
+            key = (ctx.wl.key, ctx.cq.name, frozenset(ctx.requests.items()), frozenset(ctx.frs_need))
+        epoch = ctx.cq.root().epoch
+        version = self.cache.version
+        mine = self.answers.get(ctx.wl.key)
+        if mine is None:
+            if len(self.answers) >= _ANSWERS_KEPT:  # a safety bound: ``forget`` keeps it small
+                self.answers.clear()
+            mine = self.answers[ctx.wl.key] = {}
+        seen = mine.get(key)
+        if seen is not None and seen[0] is ctx.wl and seen[1] == version and seen[2] == epoch:
+            return seen[3]
+        found = self._search(ctx)
+        mine[key] = (ctx.wl, version, epoch, found)
+        return found
+
+    def forget(self, key: WorkloadKey) -> None:
+        """``key`` left the queues (admitted, finished, deleted): its remembered answers go."""
+        if self.answers:
+            self.answers.pop(key, None)
 
     def _search(self, ctx: PreemptionCtx) -> list[Target]:
         if self.fair_sharing is not None:
