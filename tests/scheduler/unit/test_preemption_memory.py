@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pykueue.scheduler.algorithm import preemption
+from pykueue.scheduler.algorithm.flavor_assigner import FlavorAssigner, Mode
 from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
@@ -126,3 +127,64 @@ def test_a_preemptor_waiting_for_its_victim_is_not_searched_again(searches: list
     s.delete_workload("ns", "low")
     s.upsert_workload(_running("low2", 1))
     assert [p.name for p in s.schedule().preempted] == ["low2"]
+
+
+def _borrowed_cohort() -> list[dict[str, Any]]:
+    """cq (nominal 2, reclaimWithinCohort Any) and other (nominal 0) in cohort co: other's 1-cpu
+    workloads a and b borrow all of cq's quota."""
+    objs: list[dict[str, Any]] = [flavor("f")]
+    for name, nominal in (("cq", 2), ("other", 0)):
+        objs += [
+            CQ(name).set("cohortName", "co").flavor("f", cpu=nominal).preemption(reclaim="Any").obj(),
+            local_queue("ns", f"lq-{name}", name),
+        ]
+    return objs
+
+
+def _borrower(name: str, reserved_at: float, evicted: bool = False) -> dict[str, Any]:
+    return admitted(
+        workload(name, queue="lq-other", cpu="1", priority=0),
+        "other",
+        {"cpu": "f"},
+        {"cpu": "1"},
+        at=reserved_at,
+        evicted=evicted,
+    )
+
+
+def _asked(s: Any) -> list[str]:
+    """The victims of w as a round's nomination asks for them (answers may be remembered)."""
+    s.cache.ensure_fresh()
+    cq = s.cache.cqs["cq"]
+    wl = s.workloads[("ns", "w")]
+    s.preemptor.committed = True
+    try:
+        assigner = FlavorAssigner(wl, cq, s.cache.flavors, s.preemptor.oracle, eligibility=s.eligibility)
+        assignment = assigner.assign()
+        assert assignment.mode == Mode.PREEMPT
+        found = s.preemptor.targets(s.preemptor.context(wl, cq, assignment.usage, assignment.preempt_frs()))
+    finally:
+        s.preemptor.committed = False
+    return [t.wl.name for t in found]
+
+
+@pytest.mark.parametrize(
+    ("change", "victim"),
+    [
+        (_borrower("a", T0 + 30), "a"),  # the echo of a's reservation moves its time after b's
+        (_borrower("a", T0 + 10, evicted=True), "a"),  # a marked evicted (still holding quota) goes first
+    ],
+)
+def test_a_record_changed_in_place_is_searched_for(searches: list[str], change: dict[str, Any], victim: str) -> None:
+    """A held record updated in place (no new record, no usage moved) still reorders the candidates:
+    the most recently reserved, or one marked evicted, is the first victim."""
+    s = make_scheduler(
+        *_borrowed_cohort(), _borrower("a", T0 + 10), _borrower("b", T0 + 20), workload("w", queue="lq-cq", priority=5)
+    )
+    assert _asked(s) == ["b"]  # b reserved last
+    assert _asked(s) == ["b"]
+    assert searches == ["w"]  # the second asking was answered from memory
+    record = s.workloads[("ns", "a")]
+    s.upsert_workload(change)
+    assert s.workloads[("ns", "a")] is record  # refreshed in place
+    assert _asked(s) == [victim]

@@ -208,7 +208,8 @@ class Cache:
 
     def reranked(self, wl: WorkloadInfo) -> None:
         """A reserved record was updated in place with another reservation time or eviction mark:
-        both order it among preemption candidates, so its ClusterQueue re-ranks."""
+        both order it among preemption candidates, so remembered preemption answers of its tree go
+        stale (``ClusterQueue.touched``)."""
         cq = self.cqs.get(wl.cq_name)
         if cq is not None and cq.workloads.get(wl.key) is wl:
             cq.touched()

@@ -9,7 +9,6 @@ it. Invariant: ``usage`` == Σ ``usage`` of ``workloads`` (+ this cycle's assume
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import itemgetter
 from typing import Any
 
 from pykueue.api.meta.quantity import to_amount
@@ -18,15 +17,7 @@ from .cohort_tree import Quota, ResourceNode
 from .resource_amounts import FlavorResource
 from .workload_info import WorkloadInfo, WorkloadKey
 
-__all__ = ["ClusterQueue", "Rank", "Ranked", "ResourceGroup", "parse_weight"]
-
-Rank = tuple[int, float, str]
-"""(priority, minus the quota reservation time, UID): the order in which preemption tries the victims
-of one ClusterQueue, lowest first (Kueue's CandidatesOrdering once the eviction and ClusterQueue terms
-are equal)."""
-Ranked = list[tuple[Rank, WorkloadInfo]]
-
-_RANK = itemgetter(0)
+__all__ = ["ClusterQueue", "ResourceGroup", "parse_weight"]
 
 NEVER = "Never"
 LOWER_PRIORITY = "LowerPriority"
@@ -90,7 +81,6 @@ class ClusterQueue(ResourceNode):
         "namespace_selector",
         "plans",
         "preference",
-        "ranking",
         "reclaim_within_cohort",
         "resource_groups",
         "rg_by_resource",
@@ -132,9 +122,6 @@ class ClusterQueue(ResourceNode):
         self.tree_key = "cq/" + name
         self.plans: dict[int, tuple[Any, Any]] = {}
         """flavorassigner.plain_fit's per-pod-set plans for this spec (cleared by ``load``)."""
-        self.ranking: tuple[Ranked, bool] | None = None
-        """``ranked()``'s answer and whether any of these workloads is marked evicted; None after a
-        change to the workloads held here (dropped by every method below that changes them)."""
 
     def load(self, obj: Mapping[str, Any]) -> None:
         """Parse the spec; usage and workloads are kept (they do not depend on the spec)."""
@@ -183,30 +170,10 @@ class ClusterQueue(ResourceNode):
         return sorted({name for name, on in self.admission_checks if not on or flavors.intersection(on)})
 
     # -- workloads ---------------------------------------------------------------------------
-    def ranked(self) -> Ranked:
-        """The workloads holding quota here, lowest ``Rank`` first, ties in the order they were added.
-
-        Kept between changes: a preemption search draws victims from a cohort's ClusterQueues in
-        this order and usually stops after a few, so it no longer classifies and sorts every
-        workload of the cohort per head (docs/performance.md, "A thousand saturated ClusterQueues")."""
-        ranking = self.ranking
-        if ranking is None:
-            ranked = sorted(
-                (((wl.priority, -wl.quota_reserved_time, wl.uid), wl) for wl in self.workloads.values()), key=_RANK
-            )
-            ranking = self.ranking = (ranked, any(wl.evicted for _, wl in ranked))
-        return ranking[0]
-
-    def holds_evicted(self) -> bool:
-        """Is any workload held here marked evicted (still holding its quota)?"""
-        self.ranked()
-        assert self.ranking is not None
-        return self.ranking[1]
-
     def touched(self) -> None:
         """The workloads held here changed (or one changed in place: its reservation time or eviction
-        mark, or a preemption was issued against it): re-rank on demand, and bump the tree's epoch."""
-        self.ranking = None
+        mark, or a preemption was issued against it): bump the tree's epoch (remembered preemption
+        answers of the tree go stale)."""
         self.root().epoch += 1
 
     def add_workload(self, wl: WorkloadInfo) -> None:
