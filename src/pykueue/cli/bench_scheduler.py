@@ -8,9 +8,8 @@ alone. Exit codes: 0 success, 1 a range of ``--check`` violated (or the real-tim
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -21,8 +20,6 @@ if TYPE_CHECKING:
     from pykueue.scheduler import SchedulerConfig
 
 __all__ = ["CONFIGS", "resolve", "scheduler"]
-
-_T = TypeVar("_T")
 
 CONFIGS = Path(__file__).resolve().parent.parent / "bench" / "configs"
 
@@ -124,9 +121,10 @@ def scheduler(
         Path | None,
         typer.Option(
             "--profile",
-            help="Virtual time: run the simulation under "
-            "cProfile (CPU time), write its stats to this file and print "
-            "the top functions by cumulative time.",
+            help="Run under cProfile (CPU time) and write its stats to this file: "
+            "in virtual time the simulation (the top functions are printed), in real time the "
+            "pykueue up server the benchmark starts (its own process: API server, store and "
+            "in-process controllers; roughly doubles the server's CPU per request).",
         ),
     ] = None,
 ) -> None:
@@ -160,8 +158,8 @@ def scheduler(
 
             run_growth(generator, sched_config, typer.echo)
             return
-        if profile is not None and not virtual_time:
-            typer.echo("error: --profile profiles the virtual-time run; add --virtual-time", err=True)
+        if profile is not None and not virtual_time and kubeconfig is not None:
+            typer.echo("error: --profile profiles the pykueue up this command starts, not a running cluster", err=True)
             raise typer.Exit(2)
         summary = _run(
             generator,
@@ -201,6 +199,7 @@ def _run(
 ) -> dict[str, Any]:
     from pykueue.bench.scheduler import expand, simulate, theoretical_bound
     from pykueue.bench.scheduler.report import RunStats, format_report, summarize
+    from pykueue.cli.cpu_profile import profiled
 
     plan = expand(generator)
     bound = theoretical_bound(plan)
@@ -212,7 +211,7 @@ def _run(
         r = (
             simulate(plan, sched_config)
             if profile is None
-            else _profiled(profile, lambda: simulate(plan, sched_config))
+            else profiled(profile, lambda: simulate(plan, sched_config), typer.echo)
         )
         stats = RunStats(
             "virtual-time",
@@ -242,32 +241,13 @@ def _run(
                 controllers=controllers,
                 progress=wanted(progress, sys.stderr),
                 finish_with=finish_with,
+                server_profile=profile,
             )
         except RealtimeError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
     format_report(summary, typer.echo)
     return summary
-
-
-def _profiled(path: Path, run: Callable[[], _T]) -> _T:
-    """``run()`` under cProfile on the CPU clock (the machine is shared: wall time counts others)."""
-    import cProfile
-    import io
-    import pstats
-    import time
-
-    profiler = cProfile.Profile(time.process_time)
-    profiler.enable()
-    try:
-        return run()
-    finally:
-        profiler.disable()
-        profiler.dump_stats(str(path))
-        text = io.StringIO()
-        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
-        typer.echo(text.getvalue().rstrip())
-        typer.echo(f"cProfile stats: {path} (python -m pstats {path})")
 
 
 if __name__ == "__main__":

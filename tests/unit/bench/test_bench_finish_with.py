@@ -163,6 +163,8 @@ def test_profile_writes_stats_of_the_virtual_run(tmp_path: Any) -> None:
     assert "cProfile stats:" in result.output
     names = {func[2] for func in pstats.Stats(str(out)).stats}  # type: ignore[attr-defined]
     assert "schedule" in names
-    refused = CliRunner().invoke(app, ["--config", "smoke", "--profile", str(out)])
+    refused = CliRunner().invoke(
+        app, ["--config", "smoke", "--kubeconfig", str(tmp_path / "kubeconfig"), "--profile", str(out)]
+    )
     assert refused.exit_code == 2
-    assert "--profile profiles the virtual-time run" in refused.output
+    assert "--profile profiles the pykueue up this command starts" in refused.output

@@ -481,7 +481,8 @@ def test_realtime_feed_reads_cluster_queue_status() -> None:
 
 
 def test_realtime_run_against_a_real_pykueue_up(tmp_path: Path) -> None:
-    """End to end: `pykueue up` as a subprocess, objects over HTTP, the runner finishing workloads."""
+    """End to end: `pykueue up` as a subprocess, objects over HTTP, the runner finishing workloads;
+    ``--profile`` leaves the server's cProfile stats (its write paths, not the benchmark's client)."""
     gen = tmp_path / "gen.yaml"
     gen.write_text(
         yaml.safe_dump(
@@ -497,9 +498,15 @@ def test_realtime_run_against_a_real_pykueue_up(tmp_path: Path) -> None:
             )
         )
     )
-    result = _cli("--config", str(gen), "--output", str(tmp_path / "out"), "--timeout", "60")
+    profile = tmp_path / "server.prof"
+    result = _cli("--config", str(gen), "--output", str(tmp_path / "out"), "--timeout", "60", "--profile", str(profile))
     assert result.exit_code == 0, result.output
     assert "pykueue is up at https://127.0.0.1:" in result.output
+    import pstats
+
+    functions = {(Path(func[0]).name, func[2]) for func in pstats.Stats(str(profile)).stats}  # type: ignore[attr-defined]
+    assert {("resource_registry.py", "update_stored"), ("resource_registry.py", "create_stored")} <= functions
+    assert ("realtime.py", "_finish") not in functions  # the benchmark's own process is not profiled
     summary = yaml.safe_load((tmp_path / "out" / "summary.yaml").read_text())
     assert summary["mode"] == "real-time"
     assert summary["timedOut"] is False

@@ -455,9 +455,10 @@ async def _drive(
 
 
 def _start_server(
-    workdir: Path, out: Callable[[str], None], controllers: str = "in-process"
+    workdir: Path, out: Callable[[str], None], controllers: str = "in-process", profile: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], Path, float]:
-    """Start ``pykueue up`` with its output in a log file (a pipe nobody reads would block it)."""
+    """Start ``pykueue up`` with its output in a log file (a pipe nobody reads would block it);
+    with ``profile``, under cProfile (``pykueue up --profile``)."""
     kubeconfig = workdir / "kubeconfig"
     (workdir / "data").mkdir(exist_ok=True)
     log_path = workdir / "server.log"
@@ -477,6 +478,7 @@ def _start_server(
                 str(kubeconfig),
                 "--controllers",
                 controllers,
+                *(["--profile", str(profile.resolve())] if profile is not None else []),
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -524,8 +526,10 @@ def run_realtime(
     controllers: str = "in-process",
     progress: bool = False,
     finish_with: str = "patch",
+    server_profile: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark in real time; the summary has the same fields as the virtual-time one."""
+    """Run the benchmark in real time; the summary has the same fields as the virtual-time one.
+    ``server_profile``: the ``pykueue up`` it starts runs under cProfile and writes its stats there."""
     from pykueue.client.http import HttpClient
 
     async def main(path: Path, start_ms: float, server: subprocess.Popen[bytes] | None = None) -> dict[str, Any]:
@@ -539,7 +543,7 @@ def run_realtime(
     if kubeconfig is not None:
         return run_loop(main(kubeconfig, 0.0))
     with tempfile.TemporaryDirectory(prefix="pykueue-bench-") as tmp:
-        proc, path, start_ms = _start_server(Path(tmp), out, controllers)
+        proc, path, start_ms = _start_server(Path(tmp), out, controllers, server_profile)
         try:
             summary = run_loop(main(path, start_ms, proc))
         except RealtimeError as exc:
@@ -549,4 +553,6 @@ def run_realtime(
             server = _stop_server(proc)
         summary.update(server)
         summary["controllers"] = controllers
+        if server_profile is not None:
+            out(f"cProfile stats of the server: {server_profile} (python -m pstats {server_profile})")
         return summary
