@@ -22,7 +22,6 @@ from pykueue.api.meta.kind_info import KindInfo
 
 from . import objectmeta as om
 from . import patch as patches
-from .admission import clone
 from .bodies import decode_bytes, unsupported
 from .decode import check_fields, typed_body
 from .fieldmanager import list_keys_of, server_side_apply
@@ -202,11 +201,13 @@ class Patcher:
         expected = metadata.get("resourceVersion")
         if expected and expected != current["metadata"].get("resourceVersion"):
             raise Conflict.stale(kind.plural, name, kind.group)
-        visible = clone(self._to_version(kind, current, version))
+        # server_side_apply never mutates its inputs (and ``current`` is this call's own decode), and
+        # its result is built for this call: neither needs a deep copy (each cost ~5 % of the write)
+        visible = self._to_version(kind, current, version)
         result = server_side_apply(
             visible, obj, manager=field_manager, force=force, merge_keys=merge_keys, now=now, subresource=subresource
         )
-        new = self._to_storage(kind, typed_body(kind, result, version), version)
+        new = self._to_storage(kind, typed_body(kind, result, version, owned=True), version)
         stored = self._update_stored(
             kind, current, new, subresource=subresource, dry_run=dry_run, field_manager=None, managed=True
         )

@@ -17,6 +17,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from pykueue.registry.patch.strategic import METADATA_MERGE_KEYS
 
 __all__ = [
@@ -54,7 +56,24 @@ def list_kind(merge_keys: Mapping[str, str], dotted: str) -> ListKind:
 
 
 def _dump(value: Any) -> str:
+    """Go's JSON of a key or set item, as in FieldsV1 (compact, sorted keys, UTF-8).
+
+    Item keys are strings, integers and booleans: orjson writes exactly what ``json.dumps`` writes
+    for those (tested over the characters and the 64-bit range), ~10x faster, and a server-side
+    apply names every keyed list item several times (its conditions in each comparison). Anything
+    else (floats, nested values, integers past 64 bits) takes ``json.dumps``.
+    """
+    if _plain(value) or (type(value) is dict and all(type(k) is str and _plain(v) for k, v in value.items())):
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+def _plain(value: Any) -> bool:
+    kind = type(value)
+    return kind is str or kind is bool or value is None or (kind is int and _INT64_MIN <= value <= _UINT64_MAX)
 
 
 def item_element(item: Any, kind: tuple[str, ...]) -> str | None:
