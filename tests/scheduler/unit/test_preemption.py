@@ -10,6 +10,7 @@ import pytest
 from pykueue.scheduler import SchedulerConfig
 from pykueue.scheduler.algorithm.preemption.common import satisfies_policy
 from pykueue.scheduler.state.workload_info import parse_workload
+from pykueue.testing.builders import make_cohort
 from pykueue.testing.builders.scheduler_shortcuts import (
     CQ,
     T0,
@@ -340,6 +341,74 @@ def test_overlap_that_fits_after_the_preemptions_is_deferred() -> None:
         "Workload has overlapping preemption targets with another workload, but will fit "
         "after these preemptions complete"
     )
+
+
+def test_a_borrowing_preemptor_leaves_queues_within_nominal_alone() -> None:
+    # "other" holds exactly its nominal 2: it lends nothing, so even a lower-priority workload of
+    # it is no candidate for p, which must borrow (its nominal is 0)
+    s = make_scheduler(
+        RF,
+        CQ("cq").cohort("co").flavor("f", cpu=0).preemption(reclaim="Any", borrow="LowerPriority").obj(),
+        CQ("other").cohort("co").flavor("f", cpu=2).obj(),
+        LQ,
+        LQ_OTHER,
+        running("within-nominal", cq="other", cpu=2, priority=0),
+        workload("p", cpu="1", priority=5, created=T0 + 10),
+    )
+    result = s.schedule()
+    assert result.preempted == []
+    assert by_name(result.pending)["p"].reason == "WaitingForQuota"
+
+
+def _claim_world(with_own_preemptor: bool) -> Any:
+    """Cohort "root" lends 2 cpu; "mine" (nominal 1) and "lender" (nominal 1) are full, "lender" by
+    borrowing 2. "wide" (nominal 0) wants 3; "mine" may also have a head of its own that borrows 1.
+    Both heads first pick the same victim, lender-w, so the later one (wide-x) is recomputed."""
+    objs = [
+        RF,
+        make_cohort("root").quota("f", "cpu", 2).obj(),
+        CQ("mine").cohort("root").flavor("f", cpu=1).preemption(reclaim="LowerPriority", borrow="LowerPriority").obj(),
+        CQ("wide").cohort("root").flavor("f", cpu=0).preemption(reclaim="LowerPriority", borrow="LowerPriority").obj(),
+        CQ("lender").cohort("root").flavor("f", cpu=1).obj(),
+        *[local_queue("ns", f"lq-{n}", n) for n in ("mine", "wide", "lender")],
+        running("mine-w", cq="mine", cpu=1, priority=0),
+        running("lender-w", cq="lender", cpu=3, priority=0),
+        workload("wide-x", queue="lq-wide", cpu="1", count=3, priority=2, created=T0 + 2),
+    ]
+    if with_own_preemptor:
+        objs.append(workload("mine-x", queue="lq-mine", cpu="1", priority=2, created=T0 + 1))
+    return make_scheduler(*objs)
+
+
+@pytest.mark.parametrize(
+    ("with_own_preemptor", "want"),
+    [
+        # "mine" holds exactly its nominal quota: not borrowing, its workload is no candidate
+        pytest.param(False, [("lender-w", "wide-x", "InCohortReclaimWhileBorrowing")], id="no-claim-only-the-borrower"),
+        # mine-x goes first (older, same borrowing and priority), preempts lender-w and waits: its
+        # claim counts in the cycle's snapshot, so "mine" now uses 2 of its nominal 1 and borrows.
+        # wide-x, recomputed without lender-w, may take mine-w (as Kueue's
+        # RecomputeAssignmentUponPreemptionTargetsOverlap does).
+        pytest.param(
+            True,
+            [
+                ("lender-w", "mine-x", "InCohortReclaimWhileBorrowing"),
+                ("mine-w", "wide-x", "InCohortReclaimWhileBorrowing"),
+            ],
+            id="queue-with-a-waiting-preemptor-borrows",
+        ),
+    ],
+)
+def test_a_waiting_preemptors_claim_counts_when_judging_its_queue_borrowing(
+    with_own_preemptor: bool, want: list[tuple[str, str, str]]
+) -> None:
+    s = _claim_world(with_own_preemptor)
+    result = s.schedule()
+    assert sorted((p.name, p.preemptor_name, p.reason) for p in result.preempted) == want
+    for victim, _by, _reason in want:
+        s.delete_workload("ns", victim)
+    admitted_next = sorted(a.name for a in s.schedule().admitted)
+    assert admitted_next == sorted({by for _victim, by, _reason in want})
 
 
 def test_hierarchical_reclaim_in_the_worked_example_tree() -> None:
