@@ -50,6 +50,71 @@ class World:
     extra_workloads: list[dict[str, Any]]
     ops: list[tuple[str, int]]
 
+    def __repr__(self) -> str:
+        """One line per object, so a failing example reads as a table (and can be rewritten as a test)."""
+        lines = [f"World(fair_sharing={self.fair_sharing}, ops={' '.join(_op(o, a) for o, a in self.ops)})"]
+        lines += [f"  {_describe_quota_owner(c)}" for c in self.cohorts]
+        lines += [f"  {_describe_quota_owner(cq)}" for cq in self.cqs]
+        lq_to_cq = {o["metadata"]["name"]: o["spec"]["clusterQueue"] for o in self.objects if o["kind"] == "LocalQueue"}
+        initial = [o for o in self.objects if o["kind"] == "Workload"]
+        lines += [f"  {_describe_workload(w, lq_to_cq)}" for w in initial]
+        lines += [f"  later {_describe_workload(w, lq_to_cq)}" for w in self.extra_workloads]
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis's printer uses this (it would list the raw dicts field by field otherwise)."""
+        for i, line in enumerate(repr(self).splitlines()):
+            if i:
+                printer.break_()
+            printer.text(line)
+
+
+def _op(op: str, arg: int) -> str:
+    return op if op in ("cycle", "evict", "add") else f"{op}({arg})"
+
+
+def _describe_quota_owner(obj: dict[str, Any]) -> str:
+    spec = obj.get("spec") or {}
+    parent = spec.get("cohortName") or spec.get("parentName")
+    quotas = []
+    for group in spec.get("resourceGroups") or []:
+        for flavor in group["flavors"]:
+            for res in flavor["resources"]:
+                limits = "".join(
+                    f" {short}={res[key]}"
+                    for key, short in (("borrowingLimit", "bl"), ("lendingLimit", "ll"))
+                    if res.get(key) is not None
+                )
+                quotas.append(f"{flavor['name']}/{res['name']}={res['nominalQuota']}{limits}")
+    text = f"{obj['kind']} {obj['metadata']['name']}" + (f" in {parent}" if parent else "")
+    text += ": " + (", ".join(quotas) or "no quota")
+    if "preemption" in spec:
+        p = spec["preemption"]
+        bwc = p.get("borrowWithinCohort") or {}
+        threshold = bwc.get("maxPriorityThreshold")
+        text += (
+            f"; within={p.get('withinClusterQueue', 'Never')} reclaim={p.get('reclaimWithinCohort', 'Never')}"
+            f" borrow={bwc.get('policy', 'Never')}" + (f"<={threshold}" if threshold is not None else "")
+        )
+    if obj["kind"] == "ClusterQueue":
+        text += f"; {spec.get('queueingStrategy', 'BestEffortFIFO')}"
+        if "flavorFungibility" in spec:
+            fung = spec["flavorFungibility"]
+            text += f"; fungibility {fung.get('whenCanBorrow')}/{fung.get('whenCanPreempt')}"
+    weight = (spec.get("fairSharing") or {}).get("weight")
+    return text + (f"; weight {weight}" if weight is not None else "")
+
+
+def _describe_workload(wl: dict[str, Any], lq_to_cq: dict[str, str]) -> str:
+    ps = wl["spec"]["podSets"][0]
+    cpu = ps["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+    min_count = f" (min {ps['minCount']})" if ps.get("minCount") is not None else ""
+    queue = wl["spec"]["queueName"]
+    return (
+        f"Workload {wl['metadata']['name']} -> {queue}/{lq_to_cq.get(queue)}: priority {_priority(wl)}, "
+        f"{ps['count']}{min_count} x {cpu} cpu"
+    )
+
 
 def _limits(draw: st.DrawFn, with_parent: bool, nominal: int, is_cq: bool) -> dict[str, int | None]:
     if not with_parent:
@@ -150,6 +215,13 @@ def _timestamp(wl: dict[str, Any]) -> float:
 
 def _priority(wl: dict[str, Any]) -> int:
     return int(wl["spec"].get("priority") or 0)
+
+
+def _cpu_request(wl: dict[str, Any]) -> int:
+    """The cpu the workload's full count asks for (the generated worlds have one pod set, cpu only)."""
+    ps = wl["spec"]["podSets"][0]
+    per_pod = to_amount("cpu", ps["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"])
+    return per_pod * int(ps["count"])
 
 
 def _fr_usage(driver: ScenarioDriver, *, include_evicting: bool = True) -> dict[str, dict[tuple[str, str], int]]:
@@ -277,11 +349,9 @@ def _check_work_conserving(driver: ScenarioDriver, world: World, lq_to_cq: dict[
         for key, wl in driver.workloads.items():
             if workload_state(wl) != "pending" or lq_to_cq.get(wl["spec"]["queueName"]) != name:
                 continue
-            ps = wl["spec"]["podSets"][0]
-            per_pod = to_amount("cpu", ps["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"])
             # the full count: with a smaller minCount, a full count that can preempt wins over a
             # partial fit (partial admission searches only when the full count is NoFit / Preempt without targets)
-            need = per_pod * int(ps["count"])
+            need = _cpu_request(wl)
             if any(need <= f for f in free.values()):
                 problems.append(f"{key} needs {need} but {name} has free {free} and it stays pending")
     return problems
@@ -323,7 +393,9 @@ def run_world(world: World) -> None:
             problems += _check_accounting(driver, world, lq_to_cq)
             if settled:
                 problems += _check_work_conserving(driver, world, lq_to_cq)
-            assert not problems, f"step {step} ({op}): " + "\n".join(problems)
+            # the world goes into the message: the schemathesis pytest plugin (loaded in every session)
+            # swaps Hypothesis's printer for one that prints nothing, so "Failing test case" is empty
+            assert not problems, f"step {step} ({op}): " + "\n".join(problems) + f"\nin {world!r}"
         elif op == "finish":
             holders = sorted(k for k, wl in driver.workloads.items() if workload_state(wl) in HOLDING)
             if holders:
