@@ -10,7 +10,9 @@ admissions the driver wrote (``quota_model``), never the engine's own numbers:
 * no ClusterQueue or cohort uses more than its quota plus what it may borrow, lending limits hold
   (counting every workload that holds quota except preempted victims still being evicted);
 * a workload is admitted at most once while it holds quota;
-* every preemption is allowed by the preemptor's policies (priority relations per policy and reason);
+* every preemption is allowed by the preemptor's policies (priority relations per policy and reason),
+  and a victim in another ClusterQueue comes from one that borrows, judged like Kueue on the cycle's
+  snapshot: what the queue holds plus what its own pending head may claim there;
 * every workload is accounted for: finished, holding quota, or pending in its CQ's queue — and the
   engine's counts and reserved amounts agree with the driver's.
 """
@@ -224,6 +226,24 @@ def _cpu_request(wl: dict[str, Any]) -> int:
     return per_pod * int(ps["count"])
 
 
+def _pending_claims(driver: ScenarioDriver, result: Any, lq_to_cq: dict[str, str]) -> dict[str, int]:
+    """Per ClusterQueue, the most cpu one of its heads left pending this call may have claimed.
+
+    Kueue decides whether a ClusterQueue borrows on the cycle's snapshot, not on what its workloads
+    hold: a head that preempts and waits for its victims, or one without candidates that reserves
+    quota, already counts in its own ClusterQueue there. A Kueue cycle takes one head per
+    ClusterQueue and forgets those claims at its end, so in any one of the cycles a multi-head
+    schedule() runs, a ClusterQueue's claim is at most the largest request among its pending heads.
+    """
+    claims: dict[str, int] = {}
+    for pend in result.pending:
+        key = f"{pend.namespace}/{pend.name}"
+        cq = _cq_of(driver, key, lq_to_cq)
+        if cq is not None:
+            claims[cq] = max(claims.get(cq, 0), _cpu_request(driver.workloads[key]))
+    return claims
+
+
 def _fr_usage(driver: ScenarioDriver, *, include_evicting: bool = True) -> dict[str, dict[tuple[str, str], int]]:
     usage = driver.usage(include_evicting=include_evicting)
     return {cq: {(f, r): a for f, res in per.items() for r, a in res.items()} for cq, per in usage.items()}
@@ -240,6 +260,7 @@ def _check_preemptions(
 ) -> list[str]:
     problems = []
     cq_spec = {cq["metadata"]["name"]: cq["spec"] for cq in world.cqs}
+    claims = _pending_claims(driver, result, lq_to_cq)
     allowed = (
         {"InClusterQueue", "InCohortReclamation", "InCohortFairSharing"}
         if world.fair_sharing
@@ -287,9 +308,17 @@ def _check_preemptions(
             threshold = bwc.get("maxPriorityThreshold")
             if bwc.get("policy", "Never") == "Never" or not vp < bp or (threshold is not None and vp > threshold):
                 problems.append(f"{where}: borrowWithinCohort={bwc} forbids it (prio {vp} vs {bp})")
+        # Kueue's rule: a victim in another ClusterQueue only while that queue borrows. What it holds
+        # after the cycle (victims still counted) plus what its own pending head may have claimed
+        # bounds its usage in the snapshot Kueue judged it on, so below nominal here means never borrowing.
         nominal = tree.nodes["ClusterQueue/" + victim_cq].nominal
-        if not any(used > nominal.get(fr, 0) for fr, used in usage_now.get(victim_cq, {}).items()):
-            problems.append(f"{where}: victim's CQ {victim_cq} is not above nominal")
+        held = usage_now.get(victim_cq, {})
+        claim = claims.get(victim_cq, 0)
+        if not any(held.get(fr, 0) + (claim if fr[1] == "cpu" else 0) > nominal.get(fr, 0) for fr in {*nominal, *held}):
+            problems.append(
+                f"{where}: victim's CQ {victim_cq} is not above nominal "
+                f"(holds {held}, its pending heads claim at most {claim})"
+            )
     return problems
 
 
@@ -418,6 +447,49 @@ def run_world(world: World) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 def test_scheduler_invariants_hold_on_random_clusters(world: World) -> None:
+    run_world(world)
+
+
+def _world_with_a_waiting_preemptor_in_the_victims_queue() -> World:
+    """The first counterexample Hypothesis found for the borrowing check, written out.
+
+    Cohort root lends 2 cpu. After the first cycle cq0 holds w0 (its nominal 1) and cq3 holds w1
+    (3: its nominal 1 plus the 2 root lends). Then x0 (cq0) and x3 (cq2, nominal 0) arrive, both
+    priority 2. In the next cycle both first pick w1; x0 goes first (same borrowing and priority,
+    older), preempts w1 and waits, its claim counted in cq0. x3 is recomputed without w1 (Kueue's
+    RecomputeAssignmentUponPreemptionTargetsOverlap) and finds cq0 using 2 of its nominal 1, so it
+    preempts w0 while borrowing. After the cycle cq0 holds only w0 again: the check must count x0.
+    """
+    flavor = make_flavor("f0").obj()
+    root = make_cohort("root").quota("f0", "cpu", 2).obj()
+    cq_objs = [
+        make_cluster_queue("cq0")
+        .cohort("root")
+        .quota("f0", "cpu", 1)
+        .preemption(reclaim_within_cohort="LowerPriority", borrow_within_cohort="LowerPriority")
+        .obj(),
+        make_cluster_queue("cq1").quota("f0", "cpu", 0).obj(),
+        make_cluster_queue("cq2")
+        .cohort("root")
+        .quota("f0", "cpu", 0)
+        .preemption(reclaim_within_cohort="LowerPriority", borrow_within_cohort="LowerPriority")
+        .obj(),
+        make_cluster_queue("cq3").cohort("root").quota("f0", "cpu", 1).obj(),
+    ]
+    queues = [make_local_queue(f"lq{i}", "ns", f"cq{i}").obj() for i in range(4)]
+
+    def wl(name: str, queue: str, priority: int, count: int = 1) -> dict[str, Any]:
+        return make_workload(name, "ns").queue(queue).priority(priority).pod_set("main", count, cpu=1).obj()
+
+    initial = [wl("w0", "lq0", 0), wl("w1", "lq3", 0, count=3), wl("w2", "lq0", 0), wl("w3", "lq0", 0)]
+    later = [wl("x0", "lq0", 2), wl("x1", "lq0", 2), wl("x2", "lq0", 2), wl("x3", "lq2", 2, count=3)]
+    ops = [("cycle", 0), ("add", 0), ("add", 0), ("add", 0), ("add", 0), ("cycle", 0)]
+    objects = [make_namespace("ns"), flavor, *queues, root, *cq_objs, *initial]
+    return World(False, objects, [root], cq_objs, later, ops)
+
+
+def test_invariants_hold_when_the_victims_queue_has_a_waiting_preemptor() -> None:
+    world = _world_with_a_waiting_preemptor_in_the_victims_queue()
     run_world(world)
 
 
