@@ -217,6 +217,24 @@ def run(
             "(a real cluster's; --realtime measures it as measuredLatencies.finishTraceSeconds).",
         ),
     ] = 0.0,
+    jitter: Annotated[
+        float,
+        typer.Option(
+            "--jitter",
+            min=0.0,
+            help="Replay: delay each creation by a random 0 to SECONDS trace seconds, as a real cluster's "
+            "varying reaction time does (see docs/simulate.md, Fidelity); seeded, so repeatable.",
+        ),
+    ] = 0.0,
+    samples: Annotated[
+        int,
+        typer.Option(
+            "--samples",
+            min=1,
+            help="Replay: with --jitter, replay N seeds and add each figure's mean/min/max over them "
+            "(the band a real-time run is compared with); the rest of the output is seed 0's.",
+        ),
+    ] = 1,
 ) -> None:
     """Replay a trace on the scheduler engine in virtual time, for each configuration; print waits,
     utilisation, admitted / preempted / never-admitted counts and shares."""
@@ -225,11 +243,16 @@ def run(
     from pykueue.simulate.objects import load_objects
     from pykueue.simulate.replay import replay
     from pykueue.simulate.report import dump_json, text_table, write_report
+    from pykueue.simulate.samples import spread
 
     if output not in ("text", "json"):
         raise fail(f"--output must be text or json, not {output!r}")
     if fmt not in FORMATS:
         raise fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
+    if samples > 1 and jitter == 0:
+        raise fail("--samples needs --jitter: without it every sample replays the same instants")
+    if realtime and (jitter > 0 or samples > 1):
+        raise fail("--jitter and --samples are for the replay; a real-time run has its own")
     try:
         fmt = _detect(trace) if fmt == "auto" else fmt
         tasks, own, queues = _load_trace(trace, fmt, mapping)
@@ -248,11 +271,28 @@ def run(
             if len(configs) != 1 or from_cluster:
                 raise SimulateError("--realtime plays one --objects configuration against --kubeconfig's cluster")
             replays = [_realtime(kubeconfig, configs[0], tasks, time_scale)]
+            docs = [summarize(r) for r in replays]
         else:
-            replays = [
-                replay(c, tasks, queues=queues, eviction_s=eviction_latency, finish_s=finish_latency) for c in configs
-            ]
-        docs = [summarize(r) for r in replays]
+            replays, docs = [], []
+            for c in configs:
+                runs = [
+                    replay(
+                        c,
+                        tasks,
+                        queues=queues,
+                        eviction_s=eviction_latency,
+                        finish_s=finish_latency,
+                        jitter_s=jitter,
+                        seed=seed,
+                    )
+                    for seed in range(samples)
+                ]
+                summaries = [summarize(r) for r in runs]
+                doc = summaries[0]
+                if samples > 1:
+                    doc["samples"] = spread(summaries, jitter)
+                replays.append(runs[0])
+                docs.append(doc)
     except SimulateError as exc:
         raise fail(str(exc)) from None
     typer.echo(dump_json(docs) if output == "json" else text_table(docs), nl=False)

@@ -6,13 +6,24 @@ resolved to values) and running them through :class:`~pykueue.bench.scheduler.vc
 runtime after admission, preempted workloads requeued and restarted), with a
 :class:`~pykueue.simulate.recorder.ReplayRecorder` watching.
 
+A real cluster does not act on a creation at the trace's instant: the API server, the watch and
+the scheduler loop take a few milliseconds each, a few trace seconds at the time scales a real-time
+run uses, and the amount varies from one workload to the next. On a saturated configuration that
+matters more than it seems: whether a queued ``low`` task or a just-created ``high`` one gets a slot
+freed a second earlier flips on it, and one flip changes every decision after it. ``jitter_s``
+models that: each creation is delayed by its own uniform draw between 0 and ``jitter_s`` trace seconds
+(its wait still counts from the trace's submission, as a real run's does), drawn from ``seed``;
+replaying several seeds gives the spread of outcomes a real cluster can produce (``samples``).
+
 Who calls it: the CLI (``simulate run``) and the ETA accuracy measurement. Invariant:
-deterministic: the same configuration and trace give the same records (tasks are submitted in
-trace order, queue assignment is a stable hash, nothing reads the wall clock but the meters).
+deterministic: the same configuration, trace, jitter and seed give the same records (tasks are
+submitted in trace order, queue assignment is a stable hash, the jitter comes from a seeded
+generator, nothing reads the wall clock but the meters).
 """
 
 from __future__ import annotations
 
+import random
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -75,12 +86,16 @@ def replay(
     queues: tuple[str, ...] = (),
     eviction_s: float = 0.0,
     finish_s: float = 0.0,
+    jitter_s: float = 0.0,
+    seed: int = 0,
 ) -> Replay:
     """Replay ``tasks`` against ``conf`` to the end; ``queues`` restricts where queue-less tasks go.
 
     ``eviction_s`` and ``finish_s`` model a real cluster's latencies (trace seconds): how long a
     preempted workload keeps its quota, and how long past its runtime a workload holds its quota
-    (see :class:`~pykueue.bench.scheduler.vcluster.VirtualCluster`); 0 is the ideal cluster."""
+    (see :class:`~pykueue.bench.scheduler.vcluster.VirtualCluster`); 0 is the ideal cluster.
+    ``jitter_s`` delays each creation by a uniform draw between 0 and ``jitter_s`` trace seconds from a
+    generator seeded with ``seed`` (see the module's docstring); 0 replays the trace's instants."""
     w0 = time.perf_counter()
     targets = _targets(conf, tasks, queues)
     priorities = conf.priorities()
@@ -97,6 +112,7 @@ def replay(
     conf.feed(cluster.engine, cluster.apply)
     pending: list[tuple[int, dict[str, Any], int]] = []
     objects: dict[str, dict[str, Any]] = {}
+    draws = random.Random(seed)
     for task in tasks:
         ns, lq = assign_queue(task, targets)
         priority = task.priority if task.priority is not None else priorities.get(task.priority_class or "", 0)
@@ -114,7 +130,8 @@ def replay(
             round(task.submit_s * 1000),
             round(task.runtime_s * 1000),
         )
-        pending.append((round(task.submit_s * 1000), obj, round(task.runtime_s * 1000)))
+        delay_s = draws.uniform(0.0, jitter_s) if jitter_s > 0 else 0.0
+        pending.append((round((task.submit_s + delay_s) * 1000), obj, round(task.runtime_s * 1000)))
         objects[key] = obj
     for at_ms, obj, runtime_ms in pending:
         cluster.submit(at_ms, obj, runtime_ms)

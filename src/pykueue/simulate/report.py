@@ -80,6 +80,37 @@ def _rows(docs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     reasons = sorted({r for d in docs for r in d["neverAdmittedByReason"]})
     for reason in reasons:
         add(f"never admitted: {reason}", [d["neverAdmittedByReason"].get(reason, 0) for d in docs])
+    if any("samples" in d for d in docs):
+        rows.extend(_sample_rows(docs))
+    return rows
+
+
+def _band(band: dict[str, float] | None) -> str:
+    if not band:
+        return "-"
+    return f"{_fmt(band['mean'])} [{_fmt(band['min'])}-{_fmt(band['max'])}]"
+
+
+def _sample_rows(docs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """The ``samples`` band (``--samples N --jitter S``): mean [min-max] over the seeds."""
+    bands = [d.get("samples") or {} for d in docs]
+    rows = [
+        (
+            "samples (jitter s): mean [min-max]",
+            [f"{b['count']} ({b['jitterSeconds']:g})" if b else "-" for b in bands],
+        ),
+        ("  mean wait s", [_band(b.get("meanWaitSeconds")) for b in bands]),
+    ]
+    for name in sorted({n for b in bands for n in b.get("priorityClassMeanWaitSeconds", {})}):
+        rows.append(
+            (
+                f"  mean wait s, priority class {name}",
+                [_band(b.get("priorityClassMeanWaitSeconds", {}).get(name)) for b in bands],
+            )
+        )
+    rows.append(("  preemptions", [_band(b.get("preemptions")) for b in bands]))
+    for name in sorted({n for b in bands for n in b.get("flavorUtilisation", {})}):
+        rows.append((f"  utilisation {name}", [_band(b.get("flavorUtilisation", {}).get(name)) for b in bands]))
     return rows
 
 
