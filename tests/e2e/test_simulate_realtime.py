@@ -73,6 +73,10 @@ def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: P
     assert abs(measured["finishTraceSeconds"] - measured["finishRealSeconds"] * 4) <= 0.001  # both rounded
     assert 0 <= measured["createLagRealSecondsMedian"] <= measured["createLagRealSecondsMax"]
     assert "evictionSamples" not in measured  # nothing was preempted
+    # how late the scheduler acted on each creation (admitted or pending), for the replay's --jitter
+    assert measured["reactionSamples"] == 9
+    assert 0 < measured["reactionRealSeconds"] < 5
+    assert measured["reactionTraceSeconds"] <= measured["reactionTraceSecondsP90"]
 
     def order(report: Path) -> list[str]:
         rows = list(csv.DictReader((report / "one-queue" / "workloads.csv").read_text().splitlines()))

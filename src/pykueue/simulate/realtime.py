@@ -48,6 +48,10 @@ def _true(obj: dict[str, Any], kind: str) -> bool:
     )
 
 
+def _has(obj: dict[str, Any], kind: str) -> bool:
+    return any(c.get("type") == kind for c in (obj.get("status") or {}).get("conditions") or ())
+
+
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
     meta = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace", "labels", "annotations")}
     return {k: v for k, v in obj.items() if k != "status"} | {"metadata": meta}
@@ -93,6 +97,10 @@ class _Driver:
         """Per eviction: from seeing Evicted=True to seeing the quota released (the workload controller)."""
         self.create_lag_s: list[float] = []
         """Per creation: how late the create returned against its scheduled instant (does the machine keep up?)."""
+        self.create_sent: dict[str, float] = {}
+        self.reaction_s: list[float] = []
+        """Per workload: from sending its creation to seeing the scheduler's first word on it (its
+        admission or its pending condition): how late the cluster acts on a creation."""
         self.finish_sent: dict[str, float] = {}
         self.finish_s: list[float] = []
         self.settled = asyncio.Event()
@@ -123,6 +131,8 @@ class _Driver:
         if key not in self.records or kind == "DELETED" or key not in self.state:
             return
         before, now = self.state[key], self.trace_ms()
+        if key in self.create_sent and _has(obj, "QuotaReserved"):
+            self.reaction_s.append(time.monotonic() - self.create_sent.pop(key))
         if _true(obj, "Finished"):
             if (sent := self.finish_sent.pop(key, None)) is not None:
                 self.finish_s.append(time.monotonic() - sent)
@@ -219,6 +229,7 @@ class _Driver:
                 await slots.acquire()
                 key = f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
                 self.state[key] = "pending"
+                self.create_sent[key] = time.monotonic()
                 self.recorder.created(key, self.trace_ms())
                 if failed:
                     raise failed[0]
@@ -296,14 +307,24 @@ def _latencies(driver: _Driver) -> dict[str, float]:
     this driver, its ``Finished`` reaching the scheduler); one trip is measured as the time from
     sending ``Finished`` to seeing it in the watch, and the figure is twice that. ``createLag``: how
     late creations returned against the schedule; a machine that keeps up with the time scale keeps
-    it far below the trace's waits ÷ the time scale."""
+    it far below the trace's waits ÷ the time scale. ``reaction``: from sending a creation to seeing
+    the scheduler's first word on it (admitted, or its pending condition), with its 90th percentile
+    too: it varies from workload to workload, and the replay's ``--jitter`` models that spread (a
+    uniform delay between 0 and J has the median J ÷ 2)."""
     out: dict[str, float] = {"timeScale": driver.scale}
-    for name, values, trips in (("eviction", driver.eviction_s, 1), ("finish", driver.finish_s, 2)):
+    for name, values, trips in (
+        ("eviction", driver.eviction_s, 1),
+        ("finish", driver.finish_s, 2),
+        ("reaction", driver.reaction_s, 1),
+    ):
         if values:
             mid = statistics.median(values) * trips
             out[f"{name}RealSeconds"] = round(mid, 4)
             out[f"{name}TraceSeconds"] = round(mid * driver.scale, 3)
             out[f"{name}Samples"] = len(values)
+    if driver.reaction_s:
+        ordered = sorted(driver.reaction_s)
+        out["reactionTraceSecondsP90"] = round(ordered[int(0.9 * (len(ordered) - 1))] * driver.scale, 3)
     if driver.create_lag_s:
         lags = sorted(driver.create_lag_s)
         out["createLagRealSecondsMedian"] = round(statistics.median(lags), 4)
