@@ -49,3 +49,38 @@ def test_unit_lists_skips_and_test_prints_coverage() -> None:
     test = recipe("test")
     assert any("--cov=pykueue" in c for c in test)
     assert any("coverage report --format=total" in c for c in test)
+
+
+def test_a_failing_hypothesis_test_prints_its_example(tmp_path: Path) -> None:
+    """schemathesis's pytest plugin (loaded by its entry point in every session) replaces Hypothesis's
+    printer with one that prints nothing, which blanked the failing example of every property test;
+    the fuzz test drives schemathesis itself and needs no plugin, so pyproject disables it."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_prop.py").write_text(
+        "from hypothesis import given, strategies as st\n\n"
+        "@given(st.integers())\n"
+        "def test_small(x):\n"
+        "    assert x < 5\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(REPO / "pyproject.toml"),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "x=5," in done.stdout, done.stdout
