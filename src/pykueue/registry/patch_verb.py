@@ -27,7 +27,15 @@ from .decode import check_fields, typed_body
 from .fieldmanager import list_keys_of, server_side_apply
 from .shape import check_shape
 
-__all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "PATCH_TYPES", "STRATEGIC_PATCH", "Patcher"]
+__all__ = [
+    "APPLY_PATCH",
+    "JSON_PATCH",
+    "MAX_PATCH_CONFLICT_RETRIES",
+    "MERGE_PATCH",
+    "PATCH_TYPES",
+    "STRATEGIC_PATCH",
+    "Patcher",
+]
 
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
@@ -75,6 +83,10 @@ class CreateStored(Protocol):
     ) -> JSONDict: ...
 
 
+MAX_PATCH_CONFLICT_RETRIES = 5
+"""kube-apiserver's maxRetryWhenPatchConflicts: how often a patch is re-applied to a newer object."""
+
+
 class Patcher:
     """Turns a PATCH into an update (or, for apply, a create) through the write paths it is given."""
 
@@ -96,6 +108,47 @@ class Patcher:
         self._now = now
 
     def patch(
+        self,
+        kind: KindInfo,
+        namespace: str,
+        name: str,
+        patch: bytes,
+        content_type: str,
+        *,
+        version: str,
+        subresource: str,
+        dry_run: bool,
+        field_manager: str | None,
+        force: bool,
+        field_validation: str | None,
+    ) -> tuple[JSONDict, list[str]]:
+        """Apply the patch to the stored object and write the result.
+
+        Another write can land between the read and the write (this call may wait for a webhook in
+        between): kube-apiserver then applies the patch again to the new object, up to
+        ``MAX_PATCH_CONFLICT_RETRIES`` times, instead of answering 409. A patch that names a
+        resourceVersion still gets its 409: on the retry its precondition no longer holds."""
+        for attempt in range(MAX_PATCH_CONFLICT_RETRIES + 1):
+            try:
+                return self._patch_once(
+                    kind,
+                    namespace,
+                    name,
+                    patch,
+                    content_type,
+                    version=version,
+                    subresource=subresource,
+                    dry_run=dry_run,
+                    field_manager=field_manager,
+                    force=force,
+                    field_validation=field_validation,
+                )
+            except Conflict:
+                if attempt == MAX_PATCH_CONFLICT_RETRIES:
+                    raise
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _patch_once(
         self,
         kind: KindInfo,
         namespace: str,
