@@ -12,6 +12,7 @@ resource's from its schema). Both are computed by :mod:`pykueue.registry.patch`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -128,21 +129,23 @@ class Patcher:
         between): kube-apiserver then applies the patch again to the new object, up to
         ``MAX_PATCH_CONFLICT_RETRIES`` times, instead of answering 409. A patch that names a
         resourceVersion still gets its 409: on the retry its precondition no longer holds."""
+        attempt_patch = functools.partial(
+            self._patch_once,
+            kind,
+            namespace,
+            name,
+            patch,
+            content_type,
+            version=version,
+            subresource=subresource,
+            dry_run=dry_run,
+            field_manager=field_manager,
+            force=force,
+            field_validation=field_validation,
+        )
         for attempt in range(MAX_PATCH_CONFLICT_RETRIES + 1):
             try:
-                return self._patch_once(
-                    kind,
-                    namespace,
-                    name,
-                    patch,
-                    content_type,
-                    version=version,
-                    subresource=subresource,
-                    dry_run=dry_run,
-                    field_manager=field_manager,
-                    force=force,
-                    field_validation=field_validation,
-                )
+                return attempt_patch()
             except Conflict:
                 if attempt == MAX_PATCH_CONFLICT_RETRIES:
                     raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,62 @@ kind: LocalQueue
 metadata: {name: lq, namespace: team}
 spec: {clusterQueue: cq}
 """
+
+FOUR_CPU_QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}{preemption}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {{name: cpu, nominalQuota: 4}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: team}}
+spec: {{clusterQueue: cq}}
+"""
+
+
+def write_four_cpu_case(
+    directory: Path, tasks: Iterable[tuple[str, float, float, int]], *, preempt_lower_priority: bool
+) -> tuple[Path, Path]:
+    """Write one ClusterQueue of 4 cpu (LocalQueue ``team/lq``) and a JSONL trace of whole-queue tasks.
+
+    The latency and jitter tests reason by hand about who holds the only slot when; they differ
+    only in whether the queue preempts lower priorities. ``tasks`` are (name, submit s, runtime s,
+    priority), each asking for all 4 cpu."""
+    preemption = "\n  preemption: {withinClusterQueue: LowerPriority}" if preempt_lower_priority else ""
+    objects = directory / "objects.yaml"
+    objects.write_text(FOUR_CPU_QUEUE.format(preemption=preemption))
+    trace = directory / "trace.jsonl"
+    trace.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "name": name,
+                    "submit": submit,
+                    "runtime": runtime,
+                    "namespace": "team",
+                    "queue": "lq",
+                    "priority": priority,
+                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": "4"}}],
+                }
+            )
+            + "\n"
+            for name, submit, runtime, priority in tasks
+        )
+    )
+    return objects, trace
+
 
 # (name, cpu, submit s, runtime s): hand-computed in test_metrics.py
 TEN_TASKS = [

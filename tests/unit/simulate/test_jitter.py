@@ -23,55 +23,18 @@ from pykueue.simulate.objects import load_objects
 from pykueue.simulate.replay import replay
 from pykueue.simulate.samples import spread
 
-OBJECTS = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default
-      resources:
-      - {name: cpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team}
-spec: {clusterQueue: cq}
-"""
+from .conftest import write_four_cpu_case
 
 TASKS = (("run", 0, 100, 0), ("low", 50, 1000, 10), ("high", 100, 10, 100))
 """(name, submit s, runtime s, priority)."""
 
 
 def _write(tmp_path: Path, high_submit: float = 100) -> tuple[Path, Path]:
-    objects = tmp_path / "objects.yaml"
-    objects.write_text(OBJECTS)
-    trace = tmp_path / "trace.jsonl"
-    trace.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "name": name,
-                    "submit": high_submit if name == "high" else submit,
-                    "runtime": runtime,
-                    "namespace": "team",
-                    "queue": "lq",
-                    "priority": priority,
-                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": "4"}}],
-                }
-            )
-            + "\n"
-            for name, submit, runtime, priority in TASKS
-        )
-    )
-    return objects, trace
+    tasks = [
+        (name, high_submit if name == "high" else submit, runtime, priority)
+        for name, submit, runtime, priority in TASKS
+    ]
+    return write_four_cpu_case(tmp_path, tasks, preempt_lower_priority=False)
 
 
 def _waits(objects: Path, trace: Path, **kwargs: float) -> dict[str, float]:

@@ -23,54 +23,13 @@ from pykueue.simulate.generic import read_jsonl
 from pykueue.simulate.objects import load_objects
 from pykueue.simulate.replay import replay
 
-OBJECTS = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default
-      resources:
-      - {name: cpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team}
-spec: {clusterQueue: cq}
-"""
+from .conftest import write_four_cpu_case
 
 
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[Path, Path]:
-    objects = tmp_path / "objects.yaml"
-    objects.write_text(OBJECTS)
-    trace = tmp_path / "trace.jsonl"
-    trace.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "name": name,
-                    "submit": submit,
-                    "runtime": runtime,
-                    "namespace": "team",
-                    "queue": "lq",
-                    "priority": priority,
-                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": "4"}}],
-                }
-            )
-            + "\n"
-            for name, submit, runtime, priority in (("low", 0, 100, 10), ("high", 10, 30, 100))
-        )
-    )
-    return objects, trace
+    tasks = (("low", 0, 100, 10), ("high", 10, 30, 100))
+    return write_four_cpu_case(tmp_path, tasks, preempt_lower_priority=True)
 
 
 def _times(files: tuple[Path, Path], eviction_s: float, finish_s: float) -> dict[str, tuple[int, int, int]]:
