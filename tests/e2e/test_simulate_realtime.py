@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e.harness import Pykueue
-from tests.unit.simulate.conftest import OBJECTS, TEN_TASKS
-from tests.unit.simulate.test_latencies import OBJECTS as PREEMPTING
+from tests.unit.simulate.conftest import OBJECTS, TEN_TASKS, write_four_cpu_case
 
 
 def _simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -95,25 +94,8 @@ def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: P
 
 
 def test_realtime_run_measures_the_eviction_latency(pykueue: Pykueue, tmp_path: Path) -> None:
-    objects = tmp_path / "preempting.yaml"
-    objects.write_text(PREEMPTING)
-    trace = tmp_path / "two.jsonl"
-    trace.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "name": name,
-                    "submit": submit,
-                    "runtime": runtime,
-                    "namespace": "team",
-                    "queue": "lq",
-                    "priority": priority,
-                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": "4"}}],
-                }
-            )
-            + "\n"
-            for name, submit, runtime, priority in (("low", 0, 20, 10), ("high", 4, 4, 100))
-        )
+    objects, trace = write_four_cpu_case(
+        tmp_path, (("low", 0, 20, 10), ("high", 4, 4, 100)), preempt_lower_priority=True
     )
     real = _simulate(
         "run", "--realtime", "--kubeconfig", pykueue.kubeconfig, "--time-scale", "4",
