@@ -44,6 +44,7 @@ __all__ = [
     "RequeuingStrategy",
     "WaitForPodsReady",
     "embedded_default",
+    "embedded_default_document",
     "load_config",
     "parse_config",
 ]
@@ -177,6 +178,17 @@ def embedded_default() -> KueueConfig:
     ones Kueue's Helm chart enables that pykueue implements (Job, JobSet, pod groups), so a labelled
     JobSet or pod group is queued, never silently run outside every quota."""
     return KueueConfig(integrations=IntegrationsConfig(frameworks=DEFAULT_FRAMEWORKS))
+
+
+def embedded_default_document() -> dict[str, Any]:
+    """:func:`embedded_default` as the ``Configuration`` document that loads as it (a test checks),
+    which ``pykueue up`` stores in the cluster so that tools can read what it runs with."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "namespace": KueueConfig().namespace,
+        "integrations": {"frameworks": list(DEFAULT_FRAMEWORKS)},
+    }
 
 
 # --------------------------------------------------------------------------- parsing
