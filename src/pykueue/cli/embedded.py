@@ -8,15 +8,18 @@ that knows every layer; each layer below knows only the ones beneath it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
 from prometheus_client import CollectorRegistry
 
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.meta.clock import SystemClock
+from pykueue.api.meta.errors import AlreadyExists, ApiError
 from pykueue.apiserver import Server, serve
 from pykueue.apiserver.audit import AuditLog
 from pykueue.apiserver.bearer_token import load_or_create_token
@@ -24,16 +27,21 @@ from pykueue.apiserver.certs import ensure_certificates
 from pykueue.apiserver.visibility import EngineBackend, RemoteBackend
 from pykueue.cli.controller_process import ControllerProcess
 from pykueue.cli.kubeconfig import write_kubeconfig
+from pykueue.cli.running_config import CONFIG_MAPS, stored_config_map
 from pykueue.client import LocalClient
+from pykueue.client.group_version_resource import NAMESPACES
 from pykueue.cluster import EmbeddedCluster, NodeSpec, default_nodes
-from pykueue.controllers.config import KueueConfig, embedded_default
+from pykueue.controllers.config import KueueConfig, embedded_default, embedded_default_document
 from pykueue.controllers.manager import ControllerManager
+from pykueue.install.options import CONFIG_MAP
 from pykueue.metrics import MetricsEndpoint, RemoteSource
 from pykueue.registry import Registry
 from pykueue.registry.suspend import UserInfo
 from pykueue.store import Store
 
 __all__ = ["Embedded", "EmbeddedOptions", "is_loopback"]
+
+log = logging.getLogger(__name__)
 
 
 def is_loopback(address: str) -> bool:
@@ -60,6 +68,10 @@ class EmbeddedOptions:
     their own (:mod:`pykueue.cli.controller_process`), on the machine's other core."""
     config_path: Path | None = None
     """Where ``config`` was read from: the controller process reads it again."""
+    config_text: str = ""
+    """The YAML ``config`` was parsed from (``--config``); empty when ``config`` is the embedded
+    default. Stored at start in the ConfigMap ``pykueue-manager-config`` of the Configuration's
+    namespace, where ``explain`` and ``simulate eta`` read what the scheduler runs with."""
     cluster: bool = True
     """False skips the embedded Job controller, binder and node agents."""
     access_log: bool = False
@@ -75,6 +87,23 @@ class EmbeddedOptions:
     """Further bearer tokens and their users (``--token-auth-file``, already parsed)."""
     audit_log: Path | None = None
     """Write one ``audit.k8s.io/v1`` Event per API request here, as JSON lines (``--audit-log``)."""
+
+
+async def _record_configuration(client: LocalClient, opts: EmbeddedOptions) -> None:
+    """Store the Configuration the controllers run with as a cluster installed by ``pykueue install``
+    holds it (ConfigMap ``pykueue-manager-config`` in the Configuration's namespace, created if
+    missing), replacing what an earlier start with another Configuration left (in any namespace).
+    Like ``kubeadm-config``, it records what runs: editing it changes nothing until a restart."""
+    text = opts.config_text or yaml.safe_dump(embedded_default_document(), sort_keys=False)
+    config_map = stored_config_map(text, opts.config)
+    namespace = opts.config.namespace
+    with contextlib.suppress(AlreadyExists):
+        await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    earlier, _ = await client.list(CONFIG_MAPS, field_selector=f"metadata.name={CONFIG_MAP}")
+    for stale in earlier:
+        if stale["metadata"].get("namespace") != namespace:
+            await client.delete(CONFIG_MAPS, CONFIG_MAP, stale["metadata"].get("namespace", ""))
+    await client.patch(CONFIG_MAPS, CONFIG_MAP, config_map, namespace=namespace, patch_type="apply", force=True)
 
 
 def _free_port(address: str) -> int:
@@ -135,6 +164,16 @@ class Embedded:
             )
             for hook in self._manager.admission_hooks():
                 registry.add_admission_hook(hook)
+            try:
+                await _record_configuration(LocalClient(registry, field_manager="pykueue-up"), opts)
+            except ApiError as exc:  # e.g. a webhook on ConfigMaps that is down: serve anyway, and say so
+                log.warning(
+                    "could not store the Configuration in ConfigMap %s/%s (explain and simulate eta do not "
+                    "see the one in use; pass them --config): %s",
+                    opts.config.namespace,
+                    CONFIG_MAP,
+                    exc,
+                )
         self._server = await serve(
             registry,
             opts.address,

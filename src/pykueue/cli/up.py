@@ -160,7 +160,8 @@ def up(
             typer.echo(f"error: {what} {path}: no such file", err=True)
             raise typer.Exit(2)
     try:
-        kueue_config = load_config(config.read_text()) if config is not None else embedded_default()
+        config_text = config.read_text() if config is not None else ""
+        kueue_config = load_config(config_text) if config is not None else embedded_default()
         node_specs = load_nodes(nodes)
         users = load_token_file(token_auth_file) if token_auth_file is not None else {}
         if audit_log is not None and not audit_log.parent.is_dir():
@@ -187,6 +188,7 @@ def up(
         kueue=not no_kueue,
         controllers=controllers,
         config_path=config.resolve() if config is not None else None,
+        config_text=config_text,
         durability=durability,
         allow_root_pods=allow_root_pods,
         access_log=access_log,
