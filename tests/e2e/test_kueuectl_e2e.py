@@ -372,6 +372,10 @@ def test_explain_through_kubectl(server: Pykueue) -> None:
     assert "Flavor cq-why-rf, cpu: requests 1; ClusterQueue cq-why uses 2 of nominal 2; 0 available — 1 short." in text
     assert "held by default/why-holder (2 in ClusterQueue cq-why, priority 10)" in text
     assert "Smallest change: admitted when 1 cpu are freed in ClusterQueue cq-why (flavor cq-why-rf)." in text
+    # the engine ran with what pykueue up runs with, which it stored where a pykueue install keeps it
+    assert text.splitlines()[-1] == (
+        "Scheduler configuration: ConfigMap kueue-system/pykueue-manager-config (fair sharing off)"
+    )
     answer = json.loads(kueue(server, "explain", "workload", "why-holder", "-o", "json").stdout)
     assert answer["state"] == "admitted"
     assert answer["admission"]["clusterQueue"] == "cq-why"

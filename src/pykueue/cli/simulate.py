@@ -5,9 +5,9 @@ Owns the command line only (typer sub-app ``simulate_app``); the work lives in
 
 * ``init --nodes NODES.csv [--teams N] -o OBJECTS.yaml``
 * ``run --objects OBJECTS.yaml [--objects ...] --trace TRACE [--format openb|jsonl|csv|kueue]
-  [--mapping MAP.yaml] [--from-cluster --kubeconfig K] [--report DIR] [-o text|json]
+  [--mapping MAP.yaml] [--from-cluster --kubeconfig K [--config CONFIG.yaml]] [--report DIR] [-o text|json]
   [--realtime --kubeconfig K --time-scale S] [--eviction-latency S] [--finish-latency S]``
-* ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--annotate [--every S [--rounds N]]]``
+* ``eta --kubeconfig K [-n NS] [WORKLOAD] [-o text|json] [--config CONFIG.yaml] [--annotate [--every S [--rounds N]]]``
 * ``accuracy --objects OBJECTS.yaml --trace TRACE [--samples N] [--waited-only]``
 
 Exit codes: 0 success, 2 bad input (a one-line ``error: ...`` on stderr, never a traceback),
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from pykueue.cli.running_config import RunningConfig
     from pykueue.client.http import HttpClient
     from pykueue.simulate.model import Task
     from pykueue.simulate.objects import Configuration
@@ -186,6 +187,15 @@ def run(
         ),
     ] = False,
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="Kubeconfig for --from-cluster.")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="With --from-cluster: the Kueue Configuration (config.kueue.x-k8s.io) the cluster's controller "
+            "runs with. Default: the one in the cluster's ConfigMap pykueue-manager-config or kueue-manager-config, "
+            "else Kueue's defaults. (For --objects files, put the Configuration document in the file.)",
+        ),
+    ] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write CSV/JSON, plots and index.html here.")] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="text | json")] = "text",
     realtime: Annotated[
@@ -253,12 +263,16 @@ def run(
         raise fail("--samples needs --jitter: without it every sample replays the same instants")
     if realtime and (jitter > 0 or samples > 1):
         raise fail("--jitter and --samples are for the replay; a real-time run has its own")
+    if config is not None and not from_cluster:
+        raise fail("--config is the cluster's Configuration, for --from-cluster; put it in an --objects file instead")
+    cluster_settings: RunningConfig | None = None
     try:
         fmt = _detect(trace) if fmt == "auto" else fmt
         tasks, own, queues = _load_trace(trace, fmt, mapping)
         configs = [load_objects([p]) for p in objects or ()]
         if from_cluster:
-            configs.append(_cluster_configuration(kubeconfig))
+            from_the_cluster, cluster_settings = _cluster_configuration(kubeconfig, config)
+            configs.append(from_the_cluster)
         if not configs and own is not None:
             configs = [own]
         if not configs:
@@ -295,6 +309,11 @@ def run(
                 docs.append(doc)
     except SimulateError as exc:
         raise fail(str(exc)) from None
+    if cluster_settings is not None:
+        typer.echo(f"Scheduler configuration of cluster: {cluster_settings.describe()}", err=True)
+        for doc in docs:
+            if doc.get("configuration") == "cluster":
+                doc["schedulerConfiguration"] = cluster_settings.as_json()
     typer.echo(dump_json(docs) if output == "json" else text_table(docs), nl=False)
     if report is not None:
         try:
@@ -361,26 +380,33 @@ def client_for(kubeconfig: Path | None) -> HttpClient:
         raise SimulateError(f"kubeconfig: {' '.join(str(exc).split())}") from exc
 
 
-def _cluster_configuration(kubeconfig: Path | None) -> Configuration:
+def _cluster_configuration(kubeconfig: Path | None, config: Path | None) -> tuple[Configuration, RunningConfig]:
+    """The cluster's objects, with the scheduler settings its controller runs with (``config``, else
+    the Configuration in its ConfigMap, else the defaults), and where those came from."""
+    from pykueue.cli.running_config import ConfigLookupError, from_file, read_running_config
     from pykueue.simulate.model import SimulateError
     from pykueue.simulate.objects import read_cluster
 
-    async def read() -> Configuration:
+    async def read() -> tuple[Configuration, RunningConfig]:
         client = client_for(kubeconfig)
         try:
+            settings = from_file(config) if config is not None else await read_running_config(client)
             conf, _ = await read_cluster(client)
-            return conf
+            conf.scheduler = settings.scheduler
+            return conf, settings
         finally:
             await client.close()
 
     try:
-        conf = asyncio.run(read())
+        conf, settings = asyncio.run(read())
     except SimulateError:
         raise
+    except ConfigLookupError as exc:
+        raise SimulateError(str(exc)) from exc
     except Exception as exc:
         raise SimulateError(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}") from exc
     conf.check()
-    return conf
+    return conf, settings
 
 
 def _realtime(kubeconfig: Path | None, conf: Configuration, tasks: list[Task], time_scale: float) -> Replay:

@@ -2,8 +2,14 @@
 
 Owns the command line of the estimate (registered on ``simulate_app`` by ``cli/simulate.py``); the
 estimating lives in ``pykueue.simulate.eta``. Exit codes: 0 success, 1 the cluster could not be
-read or the named workload is not pending, 2 bad options. ``--annotate --every S`` keeps the
-annotations fresh: a round every ``S`` seconds (``--rounds N`` stops after N).
+read, its Configuration is unusable or the named workload is not pending, 2 bad options (an
+unusable ``--config`` file included). ``--annotate --every S`` keeps the annotations fresh: a round
+every ``S`` seconds (``--rounds N`` stops after N).
+
+The forward run uses the scheduler settings the cluster runs with: ``--config FILE``, else the
+Configuration in the cluster's ConfigMap, else Kueue's defaults (:mod:`pykueue.cli.running_config`).
+Which one is said on stderr (``Scheduler configuration: ...``) and, with ``-o json``, in each
+estimate's ``schedulerConfiguration``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import typer
 from pykueue.cli.simulate import client_for, fail
 
 if TYPE_CHECKING:
+    from pykueue.cli.running_config import RunningConfig
     from pykueue.simulate.eta import Estimate
 
 __all__ = ["eta"]
@@ -49,44 +56,62 @@ def eta(
         ),
     ] = None,
     rounds: Annotated[int, typer.Option("--rounds", min=0, help="With --every: stop after this many (0: never).")] = 0,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The Kueue Configuration (config.kueue.x-k8s.io) the cluster's controller runs with. Default: the "
+            "one in the cluster's ConfigMap pykueue-manager-config or kueue-manager-config, else Kueue's defaults.",
+        ),
+    ] = None,
 ) -> None:
     """Estimated start of pending workloads: the live state forked and simulated forward with runtime
     estimates (annotation pykueue.io/expected-runtime, maximumExecutionTimeSeconds, or the LocalQueue's
-    observed runtimes)."""
+    observed runtimes), run with the scheduler configuration the cluster runs with (fair sharing,
+    admission fair sharing; see --config)."""
+    from pykueue.cli.running_config import ConfigLookupError, from_file, read_running_config
     from pykueue.simulate.eta import annotate_estimates, cluster_estimates
     from pykueue.simulate.eta import when_text as _when
     from pykueue.simulate.model import SimulateError
 
     if output not in ("text", "json"):
         raise fail(f"--output must be text or json, not {output!r}")
+    try:
+        given = from_file(config) if config is not None else None
+    except ConfigLookupError as exc:
+        raise fail(str(exc)) from None
     if every is not None:
         if not annotate:
             raise fail("--every keeps the annotations fresh: give --annotate too")
-        _keep_fresh(kubeconfig, every, rounds)
+        _keep_fresh(kubeconfig, every, rounds, given)
         return
     now = float(int(time.time()))  # whole seconds, like the timestamps it is compared with
 
     def wanted(e: Estimate) -> bool:
         return (namespace is None or e.namespace == namespace) and (workload is None or e.name == workload)
 
-    async def read() -> list[Estimate]:
+    async def read() -> tuple[list[Estimate], RunningConfig]:
         client = client_for(kubeconfig)
         try:
-            found = [e for e in await cluster_estimates(client, now) if wanted(e)]
+            settings = given or await read_running_config(client)
+            found = [e for e in await cluster_estimates(client, now, settings.scheduler) if wanted(e)]
             if annotate:
                 await annotate_estimates(client, found)
-            return found
+            return found, settings
         finally:
             await client.close()
 
     try:
-        chosen = asyncio.run(read())
+        chosen, settings = asyncio.run(read())
     except SimulateError as exc:
         raise fail(str(exc)) from None
+    except ConfigLookupError as exc:  # the cluster's Configuration is unusable: never a silent fall-back
+        raise fail(str(exc), 1) from None
     except Exception as exc:  # any failure to reach the cluster is one line for the user
         raise fail(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}", 1) from None
     if workload is not None and not chosen:
         raise fail(f"no pending workload {workload!r}" + (f" in namespace {namespace}" if namespace else ""), 1)
+    typer.echo(f"Scheduler configuration: {settings.describe()}", err=True)
     if output == "json":
         from pykueue.api.meta.clock import format_time
 
@@ -103,6 +128,7 @@ def eta(
                         "runtimeSeconds": e.runtime_s,
                         "runtimeBasis": e.basis,
                         "reason": e.reason,
+                        "schedulerConfiguration": settings.as_json(),
                     }
                     for e in chosen
                 ],
@@ -134,20 +160,28 @@ def eta(
         typer.echo(f"{e.namespace}/{e.name}: {e.reason}", err=True)
 
 
-def _keep_fresh(kubeconfig: Path | None, every: float, rounds: int) -> None:
-    """``--annotate --every``: one line per round; a cluster that cannot be read ends it (exit 1)."""
+def _keep_fresh(kubeconfig: Path | None, every: float, rounds: int, given: RunningConfig | None) -> None:
+    """``--annotate --every``: one line per round; a cluster that cannot be read ends it (exit 1). The
+    cluster's Configuration is looked up each round (a restarted controller may run another one) and
+    said on stderr whenever it changes."""
     from pykueue.api.meta.clock import format_time
+    from pykueue.cli.running_config import ConfigLookupError, read_running_config
     from pykueue.simulate.eta import refresh_annotations
     from pykueue.simulate.model import SimulateError
 
     async def loop() -> None:
         client = client_for(kubeconfig)
+        said = ""
         try:
             done = 0
             while True:
                 started = time.monotonic()
                 now = float(int(time.time()))
-                found, cleared = await refresh_annotations(client, now)
+                settings = given or await read_running_config(client)
+                if settings.describe() != said:
+                    said = settings.describe()
+                    typer.echo(f"Scheduler configuration: {said}", err=True)
+                found, cleared = await refresh_annotations(client, now, settings.scheduler)
                 typer.echo(f"{format_time(now)} estimated {len(found)} pending workload(s), cleared {cleared}")
                 done += 1
                 if rounds and done >= rounds:
@@ -162,5 +196,7 @@ def _keep_fresh(kubeconfig: Path | None, every: float, rounds: int) -> None:
         return
     except SimulateError as exc:
         raise fail(str(exc)) from None
+    except ConfigLookupError as exc:
+        raise fail(str(exc), 1) from None
     except Exception as exc:  # any failure to reach the cluster is one line for the user
         raise fail(f"cannot read the cluster: {' '.join(str(exc).split()) or type(exc).__name__}", 1) from None

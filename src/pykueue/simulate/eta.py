@@ -14,6 +14,9 @@ estimate comes, in this order, from:
    ``history``; for the accuracy measurement, the runtimes observed so far are passed in;
 4. the median of all finished workloads, else one hour — ``default``.
 
+The engine runs with the settings the cluster runs with (fair sharing, admission fair sharing),
+which the caller looks up (``pykueue.cli.running_config``) and passes in as a ``SchedulerConfig``.
+
 Who calls it: ``simulate eta`` (via :func:`cluster_estimates`, any kubeconfig, the project's
 ``HttpClient``; with ``--annotate --every`` :func:`refresh_annotations` each round), ``explain``
 (:func:`estimate_one`) and the accuracy measurement (``accuracy``). Invariant: the live cluster is only
@@ -33,7 +36,7 @@ from pykueue.api.meta.clock import format_time, parse_time
 from pykueue.bench.scheduler.vcluster import Observer, VirtualCluster
 from pykueue.client.group_version_resource import GroupVersionResource
 from pykueue.client.http import HttpClient
-from pykueue.scheduler import Admit, Pending
+from pykueue.scheduler import Admit, Pending, SchedulerConfig
 from pykueue.simulate.model import EXPECTED_RUNTIME_ANNOTATION
 from pykueue.simulate.objects import KINDS, Configuration, read_cluster
 
@@ -218,10 +221,13 @@ def when_text(start: float | None, now: float) -> str:
     return f"{format_time(start)} (in {delta:.0f}s)"
 
 
-def estimate_one(objects: list[dict[str, Any]], namespace: str, name: str, now_s: float) -> Estimate | None:
+def estimate_one(
+    objects: list[dict[str, Any]], namespace: str, name: str, now_s: float, scheduler: SchedulerConfig | None = None
+) -> Estimate | None:
     """The estimate for one pending Workload, from the objects ``explain`` read (each with its
-    ``kind``: the configuration's kinds and every Workload); None when it is not pending."""
-    conf = Configuration("cluster")
+    ``kind``: the configuration's kinds and every Workload) and the engine settings the cluster runs
+    with (``scheduler``; None: the defaults); None when it is not pending."""
+    conf = Configuration("cluster", scheduler=scheduler or SchedulerConfig())
     workloads: list[dict[str, Any]] = []
     for obj in objects:
         kind = obj.get("kind")
@@ -233,17 +239,25 @@ def estimate_one(objects: list[dict[str, Any]], namespace: str, name: str, now_s
     return found[0] if found else None
 
 
-async def cluster_estimates(client: HttpClient, now_s: float | None = None) -> list[Estimate]:
+async def cluster_estimates(
+    client: HttpClient, now_s: float | None = None, scheduler: SchedulerConfig | None = None
+) -> list[Estimate]:
+    """Every pending workload's estimate, the engine run with ``scheduler`` (the settings the cluster
+    runs with, which the caller looked up; None: the defaults)."""
     conf, workloads = await read_cluster(client, with_workloads=True)
+    conf.scheduler = scheduler or SchedulerConfig()
     return estimate(conf, workloads, time.time() if now_s is None else now_s)
 
 
-async def refresh_annotations(client: HttpClient, now_s: float | None = None) -> tuple[list[Estimate], int]:
+async def refresh_annotations(
+    client: HttpClient, now_s: float | None = None, scheduler: SchedulerConfig | None = None
+) -> tuple[list[Estimate], int]:
     """One round of keeping the annotations fresh: every pending workload's estimate written anew,
     and the two annotations removed from workloads that are no longer pending (admitted, finished,
     deactivated), so none shows a stale estimate. Returns the estimates and how many were cleared."""
     now = time.time() if now_s is None else now_s
     conf, workloads = await read_cluster(client, with_workloads=True)
+    conf.scheduler = scheduler or SchedulerConfig()
     found = estimate(conf, workloads, now)
     await annotate_estimates(client, found, now)
     pending = {(e.namespace, e.name) for e in found}
