@@ -203,6 +203,10 @@ def test_annotations_are_kept_fresh(pykueue: Pykueue) -> None:
     lines = fresh.stdout.splitlines()
     assert len(lines) == 2
     assert all(line.endswith(" estimated 1 pending workload(s), cleared 0") for line in lines)
+    # what the forward runs used, said once (and again only if it changes)
+    assert fresh.stderr.splitlines() == [
+        "Scheduler configuration: ConfigMap kueue-system/pykueue-manager-config (fair sharing off)"
+    ]
     first = annotations()
     assert first["pykueue.io/estimated-start-basis"].startswith("maximumExecutionTime, estimated at ")
 

@@ -12,6 +12,9 @@ import yaml
 from tests.unit.client.conftest import make_registry
 
 from pykueue.api.meta.errors import Forbidden, NotFound
+from pykueue.cli.embedded import EmbeddedOptions, _record_configuration
+from pykueue.cli.explain import running_config
+from pykueue.cli.kueuectl.connection import ApiFailure, CommandError
 from pykueue.cli.running_config import (
     CONFIG_MAPS,
     Answer,
@@ -245,3 +248,61 @@ async def test_read_over_the_embedded_registry() -> None:
     found = await read_running_config(client)
     assert (found.source, found.name) == ("configMap", "kueue-system/kueue-manager-config")
     assert found.scheduler.fair_sharing is not None
+
+
+async def test_pykueue_up_records_what_it_runs_with_and_replaces_an_earlier_start() -> None:
+    client = LocalClient(make_registry())
+    await _record_configuration(client, EmbeddedOptions())
+    found = await read_running_config(client)
+    assert (found.source, found.name) == ("configMap", "kueue-system/pykueue-manager-config")
+    assert found.config == embedded_default()
+    # a restart with a Configuration naming another namespace: the earlier one does not linger
+    elsewhere = FAIR + "namespace: platform\n"
+    await _record_configuration(client, EmbeddedOptions(config=load_config(elsewhere), config_text=elsewhere))
+    found = await read_running_config(client)
+    assert (found.source, found.name) == ("configMap", "platform/pykueue-manager-config")
+    assert found.scheduler.fair_sharing is not None
+    assert (await client.get(CONFIG_MAPS, "pykueue-manager-config", "platform"))["data"] == {
+        "controller_manager_config.yaml": elsewhere
+    }
+
+
+class _KueuectlCluster:
+    """The kueuectl connection's two calls the lookup makes, over ``cluster_of``-style answers."""
+
+    def __init__(self, answer_for: Callable[[Lookup], Answer]) -> None:
+        self.answer_for = answer_for
+
+    def _answer(self, lookup: Lookup) -> list[dict[str, Any]]:
+        answer = self.answer_for(lookup)
+        if answer.status != 200:
+            raise ApiFailure(answer.status, "Forbidden" if answer.status == 403 else "NotFound", "refused")
+        return answer.items
+
+    def list_all(self, path: str, *, query: dict[str, str]) -> list[dict[str, Any]]:
+        assert path == "/api/v1/configmaps"
+        return self._answer(Lookup(query["fieldSelector"].removeprefix("metadata.name=")))
+
+    def request(self, method: str, path: str) -> dict[str, Any]:
+        _, _, namespace, _, name = path.strip("/").split("/")[1:]
+        (found,) = self._answer(Lookup(name, namespace))
+        return found
+
+
+def test_explain_drives_the_lookup_over_the_kubectl_connection() -> None:
+    held = config_map("kueue-system", "kueue-manager-config", FAIR)
+    found = running_config(_KueuectlCluster(cluster_of(held, list_status=403)))  # type: ignore[arg-type]
+    assert (found.source, found.name) == ("configMap", "kueue-system/kueue-manager-config")
+    refused = running_config(
+        _KueuectlCluster(cluster_of(list_status=403, forbidden=("kueue-system/kueue-manager-config",)))  # type: ignore[arg-type]
+    )
+    assert (
+        refused.why_defaults
+        == "no Configuration readable: not allowed to read ConfigMap kueue-system/kueue-manager-config"
+    )
+    broken = config_map("kueue-system", "kueue-manager-config", "fairSharing: 3\n")
+    with pytest.raises(CommandError) as err:
+        running_config(_KueuectlCluster(cluster_of(broken)))  # type: ignore[arg-type]
+    assert str(err.value) == (
+        "error: ConfigMap kueue-system/kueue-manager-config: invalid Configuration: fairSharing: must be a mapping"
+    )

@@ -67,6 +67,7 @@ def test_init_writes_objects_that_run(openb_nodes: Path, openb_pods: Path, tmp_p
         (["--trace", "{noext}"], "cannot tell the trace format"),
         (["--trace", "{trace}", "--objects", "{badyaml}"], "not valid YAML"),
         (["--trace", "{trace}", "-o", "yaml"], "--output must be text or json"),
+        (["--trace", "{trace}", "--config", "{badyaml}"], "--config is the cluster's Configuration"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
