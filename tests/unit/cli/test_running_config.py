@@ -185,6 +185,10 @@ def test_config_file(tmp_path: Path) -> None:
     found = from_file(path)
     assert (found.source, found.name) == ("file", str(path))
     assert found.describe() == f"file {path} (fair sharing on, admission fair sharing on)"
+    path.write_text("waitForPodsReady: {requeuingStrategy: {timestamp: Creation}}\n")
+    creation = from_file(path)
+    assert creation.scheduler.pods_ready_requeue_by_eviction is False
+    assert creation.describe() == f"file {path} (fair sharing off, requeued by creation time)"
     path.write_text("waitForPodsReady: {timeout: soon}\n")
     with pytest.raises(ConfigLookupError) as err:
         from_file(path)
