@@ -236,13 +236,24 @@ def run(
             "varying reaction time does (see docs/simulate.md, Fidelity); seeded, so repeatable.",
         ),
     ] = 0.0,
+    timestamp_resolution: Annotated[
+        float,
+        typer.Option(
+            "--timestamp-resolution",
+            min=0.0,
+            help="Replay: stamp creations (and the conditions queues order by) in steps of SECONDS trace "
+            "seconds, ties in queue order broken by random (seeded) uids, as a real-time run at "
+            "--time-scale S does (whole real seconds: S trace seconds; measuredLatencies.timeScale).",
+        ),
+    ] = 0.0,
     samples: Annotated[
         int,
         typer.Option(
             "--samples",
             min=1,
-            help="Replay: with --jitter, replay N seeds and add each figure's mean/min/max over them "
-            "(the band a real-time run is compared with); the rest of the output is seed 0's.",
+            help="Replay: with --jitter or --timestamp-resolution, replay N seeds and add each figure's "
+            "mean/min/max over them (the band a real-time run is compared with); the rest of the output "
+            "is seed 0's.",
         ),
     ] = 1,
 ) -> None:
@@ -259,10 +270,12 @@ def run(
         raise fail(f"--output must be text or json, not {output!r}")
     if fmt not in FORMATS:
         raise fail(f"--format must be one of {', '.join(FORMATS[1:])}, not {fmt!r}")
-    if samples > 1 and jitter == 0:
-        raise fail("--samples needs --jitter: without it every sample replays the same instants")
-    if realtime and (jitter > 0 or samples > 1):
-        raise fail("--jitter and --samples are for the replay; a real-time run has its own")
+    if samples > 1 and jitter == 0 and timestamp_resolution == 0:
+        raise fail(
+            "--samples needs --jitter or --timestamp-resolution: without them every sample replays the same instants"
+        )
+    if realtime and (jitter > 0 or samples > 1 or timestamp_resolution > 0):
+        raise fail("--jitter, --timestamp-resolution and --samples are for the replay; a real-time run has its own")
     if config is not None and not from_cluster:
         raise fail("--config is the cluster's Configuration, for --from-cluster; put it in an --objects file instead")
     cluster_settings: RunningConfig | None = None
@@ -297,6 +310,7 @@ def run(
                         eviction_s=eviction_latency,
                         finish_s=finish_latency,
                         jitter_s=jitter,
+                        stamp_s=timestamp_resolution,
                         seed=seed,
                     )
                     for seed in range(samples)
@@ -304,7 +318,7 @@ def run(
                 summaries = [summarize(r) for r in runs]
                 doc = summaries[0]
                 if samples > 1:
-                    doc["samples"] = spread(summaries, jitter)
+                    doc["samples"] = spread(summaries, jitter, timestamp_resolution)
                 replays.append(runs[0])
                 docs.append(doc)
     except SimulateError as exc:

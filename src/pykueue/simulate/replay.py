@@ -15,6 +15,13 @@ models that: each creation is delayed by its own uniform draw between 0 and ``ji
 (its wait still counts from the trace's submission, as a real run's does), drawn from ``seed``;
 replaying several seeds gives the spread of outcomes a real cluster can produce (``samples``).
 
+A real-time run at a time scale of S also stamps each Workload's ``creationTimestamp`` in whole
+real seconds, S trace seconds: workloads of one priority created within one such second tie in
+queue order (priority, then that timestamp), and the tie is broken by their uids, which a real API
+server draws at random. ``stamp_s`` models that: creation timestamps in steps of ``stamp_s`` trace
+seconds (starting at a seeded offset, as a real run's seconds start wherever its clock was) and
+random (seeded) uids; 0 keeps the trace's own instants and uids that follow the names.
+
 Who calls it: the CLI (``simulate run``) and the ETA accuracy measurement. Invariant:
 deterministic: the same configuration, trace, jitter and seed give the same records (tasks are
 submitted in trace order, queue assignment is a stable hash, the jitter comes from a seeded
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +95,7 @@ def replay(
     eviction_s: float = 0.0,
     finish_s: float = 0.0,
     jitter_s: float = 0.0,
+    stamp_s: float = 0.0,
     seed: int = 0,
 ) -> Replay:
     """Replay ``tasks`` against ``conf`` to the end; ``queues`` restricts where queue-less tasks go.
@@ -95,7 +104,9 @@ def replay(
     preempted workload keeps its quota, and how long past its runtime a workload holds its quota
     (see :class:`~pykueue.bench.scheduler.vcluster.VirtualCluster`); 0 is the ideal cluster.
     ``jitter_s`` delays each creation by a uniform draw between 0 and ``jitter_s`` trace seconds from a
-    generator seeded with ``seed`` (see the module's docstring); 0 replays the trace's instants."""
+    generator seeded with ``seed`` (see the module's docstring); 0 replays the trace's instants.
+    ``stamp_s`` coarsens creation timestamps to steps of that many trace seconds and draws the uids
+    that break the ties from ``seed`` too (the module's docstring); 0 stamps each creation's instant."""
     w0 = time.perf_counter()
     targets = _targets(conf, tasks, queues)
     priorities = conf.priorities()
@@ -108,7 +119,10 @@ def replay(
         meter_cpu=False,
         eviction_ms=round(eviction_s * 1000),
         finish_ms=round(finish_s * 1000),
+        stamp_ms=round(stamp_s * 1000),
+        stamp_phase_ms=random.Random(f"stamp-phase/{seed}").randrange(max(1, round(stamp_s * 1000))),
     )
+    uids = random.Random(f"uids/{seed}") if stamp_s > 0 else None
     conf.feed(cluster.engine, cluster.apply)
     pending: list[tuple[int, dict[str, Any], int]] = []
     objects: dict[str, dict[str, Any]] = {}
@@ -117,6 +131,8 @@ def replay(
         ns, lq = assign_queue(task, targets)
         priority = task.priority if task.priority is not None else priorities.get(task.priority_class or "", 0)
         obj = workload_object(task, ns, lq, priority)
+        if uids is not None:
+            obj["metadata"]["uid"] = str(uuid.UUID(int=uids.getrandbits(128), version=4))
         key = f"{ns}/{task.name}"
         if key in records:
             raise SimulateError(f"task {task.name} appears twice in namespace {ns}")

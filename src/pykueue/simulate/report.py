@@ -92,12 +92,15 @@ def _band(band: dict[str, float] | None) -> str:
 
 
 def _sample_rows(docs: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
-    """The ``samples`` band (``--samples N --jitter S``): mean [min-max] over the seeds."""
+    """The ``samples`` band (``--samples N``, ``--jitter``, ``--timestamp-resolution``): mean [min-max] over seeds."""
     bands = [d.get("samples") or {} for d in docs]
     rows = [
         (
-            "samples (jitter s): mean [min-max]",
-            [f"{b['count']} ({b['jitterSeconds']:g})" if b else "-" for b in bands],
+            "samples (jitter s, stamp s): mean [min-max]",
+            [
+                f"{b['count']} ({b['jitterSeconds']:g}, {b.get('timestampResolutionSeconds', 0):g})" if b else "-"
+                for b in bands
+            ],
         ),
         ("  mean wait s", [_band(b.get("meanWaitSeconds")) for b in bands]),
     ]

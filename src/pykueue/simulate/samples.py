@@ -6,7 +6,8 @@ compares: the mean wait (overall, per priority class, per ClusterQueue), the pre
 cluster-wide utilisation of each flavor.
 
 Why: on a saturated configuration one replay is one sample of a chaotic process. A few trace
-seconds' difference in when a creation is seen decides which workload gets a freed slot, and that
+seconds' difference in when a creation is seen (``--jitter``), or the random uid that orders two
+workloads stamped in the same second (``--timestamp-resolution``), decides which workload gets a freed slot, and that
 decision changes every later one, so two runs that differ only in such timing can disagree by tens
 of percent on a class's mean wait (docs/simulate.md, "Fidelity"). A real-time run is one more
 sample of the same process; it is compared with the band, not with one replay.
@@ -54,9 +55,9 @@ def _mean_waits(docs: list[dict[str, Any]], section: str) -> dict[str, Any]:
     return out
 
 
-def spread(docs: list[dict[str, Any]], jitter_s: float) -> dict[str, Any]:
+def spread(docs: list[dict[str, Any]], jitter_s: float, stamp_s: float = 0.0) -> dict[str, Any]:
     """Mean / min / max over ``docs`` (one summary per seed) of the figures a fidelity check uses."""
-    out: dict[str, Any] = {"count": len(docs), "jitterSeconds": jitter_s}
+    out: dict[str, Any] = {"count": len(docs), "jitterSeconds": jitter_s, "timestampResolutionSeconds": stamp_s}
     overall = _collect(docs, "waitSeconds", "mean")
     if overall is not None:
         out["meanWaitSeconds"] = overall

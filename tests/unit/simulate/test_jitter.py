@@ -117,7 +117,7 @@ def test_cli_samples_report_the_band_and_seed_zero(tmp_path: Path) -> None:
     assert high["min"] <= high["mean"] <= high["max"]
     text = CliRunner().invoke(app, [*args[:-4], "--jitter", "5", "--samples", "10"])
     assert text.exit_code == 0
-    assert "samples (jitter s): mean [min-max]" in text.stdout
+    assert "samples (jitter s, stamp s): mean [min-max]" in text.stdout
     assert "mean wait s, priority class priority-100" in text.stdout
 
 
@@ -125,7 +125,7 @@ def test_cli_samples_report_the_band_and_seed_zero(tmp_path: Path) -> None:
     ("extra", "message"),
     [
         (["--samples", "3"], "--samples needs --jitter"),
-        (["--realtime", "--jitter", "2"], "--jitter and --samples are for the replay"),
+        (["--realtime", "--jitter", "2"], "are for the replay; a real-time run has its own"),
         (["--jitter", "-1"], ""),
     ],
 )

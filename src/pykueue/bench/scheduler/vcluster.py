@@ -12,7 +12,12 @@ a real cluster adds are given (both 0 by default, which ``bench scheduler --virt
 reserved, as the engine sees it until the workload controller releases it; the preemptor waits
 meanwhile and is not given the victims again), and ``finish_ms``, how long past its runtime a
 workload holds its quota (a real runner sees the admission late and the scheduler sees the finish
-late).
+late). A third is how coarse a creation's timestamp is: Kubernetes stamps ``creationTimestamp`` in
+whole seconds, which is the trace's own resolution when a cluster runs at the trace's pace, but
+``stamp_ms`` (default 0: the creation's instant, at second precision) lets a replay stamp in
+coarser steps, as a real-time run at a time scale of S stamps S trace seconds (creations, and the
+conditions' transition times the engine orders by: evictions, admissions): workloads of one
+priority created within one step then tie in queue order, which their uids decide.
 
 Who calls it: ``bench scheduler --virtual-time`` (``virtual.py``) and ``pykueue simulate``
 (``pykueue.simulate.replay``). What they measure is theirs: an :class:`Observer` sees every
@@ -110,8 +115,13 @@ class VirtualCluster:
         meter_cpu: bool = True,
         eviction_ms: int = 0,
         finish_ms: int = 0,
+        stamp_ms: int = 0,
+        stamp_phase_ms: int = 0,
     ) -> None:
         self.eviction_ms = eviction_ms
+        self.stamp_ms = stamp_ms
+        self.stamp_phase_ms = stamp_phase_ms
+        """Where the steps of ``stamp_ms`` start: a real run's seconds begin wherever its clock was."""
         self.finish_ms = finish_ms
         self.evicting: dict[str, str] = {}
         """Preempted workloads still holding their quota (only with ``eviction_ms``), with the reason."""
@@ -175,10 +185,17 @@ class VirtualCluster:
         self.touched.add(key.partition("/")[0])
 
     # ------------------------------------------------------------------ events
+    def _stamp_s(self, now_ms: int) -> float:
+        """The time the cluster writes into timestamps at ``now_ms`` (in ``stamp_ms`` steps if given)."""
+        if self.stamp_ms <= 0:
+            return self.start_s + now_ms / 1000
+        step = (now_ms - self.stamp_phase_ms) // self.stamp_ms
+        return self.start_s + (step * self.stamp_ms + self.stamp_phase_ms) / 1000
+
     def _apply_event(self, now_ms: int, kind: int, key: str) -> None:
         if kind == _TICK:
             return
-        now_s = self.start_s + now_ms / 1000
+        now_s = self._stamp_s(now_ms)
         self.last_activity_ms = now_ms
         if kind == _RELEASE:
             self._release(key, now_s, self.evicting.pop(key))
@@ -201,7 +218,7 @@ class VirtualCluster:
     def _cycle(self, now_ms: int) -> bool:
         result = self.meter.call(self.engine.schedule)
         self.cycles += 1
-        now_s = self.start_s + now_ms / 1000
+        now_s = self._stamp_s(now_ms)
         evicted = False
         for pre in result.preempted:
             key = f"{pre.namespace}/{pre.name}"
