@@ -5,7 +5,8 @@ or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz[/<check>]`` (:m
 ``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
 ``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resource_handlers`),
-Kueue's visibility API once a backend is set (:mod:`.visibility`), pykueue's own write batches
+Kueue's visibility API once a backend is set (:mod:`.visibility`), ``TokenReview`` and
+``SubjectAccessReview`` creates (:mod:`.access_reviews`), pykueue's own write batches
 for its controller process (:mod:`.batch`), and ``/metrics`` when given a metrics endpoint
 (:mod:`.instrument`).
 
@@ -34,7 +35,7 @@ from pykueue.metrics import ApiServerMetrics, MetricsEndpoint
 from pykueue.registry import Registry
 from pykueue.registry.suspend import RequestContext, UserInfo, set_request
 
-from . import discovery, visibility
+from . import access_reviews, discovery, visibility
 from .audit import ADMIN, USER_KEY, AuditLog, audit_middleware
 from .batch import BATCH_PATH, BatchHandler
 from .commit import GroupCommitter
@@ -82,6 +83,13 @@ class _State:
         self.started = format_time(registry.clock.now())
         self.readiness = ReadinessChecks()
         self.readiness.add("shutdown", lambda: "the server is stopping" if self.stopping.is_set() else None)
+
+    def authenticate(self, token: str) -> UserInfo | None:
+        """Who ``token`` authenticates as (None: nobody): the kubeconfig's admin token, then the
+        ``--token-auth-file`` users. Used for every request and for TokenReviews."""
+        if hmac.compare_digest(token.encode(), self.token.encode()):
+            return ADMIN
+        return self.users.get(token) if self.users else None
 
     async def durable(self) -> None:
         if self.committer is not None:
@@ -132,12 +140,7 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
         given = given.strip()
-        user: UserInfo | None = None
-        if scheme.lower() == "bearer":
-            if hmac.compare_digest(given.encode(), state.token.encode()):
-                user = ADMIN
-            elif state.users:
-                user = state.users.get(given)
+        user = state.authenticate(given) if scheme.lower() == "bearer" else None
         if user is None:
             return error_response(Unauthorized("Unauthorized"))
         request[USER_KEY] = user
@@ -174,6 +177,8 @@ def _discovery_response(request: web.Request, *, legacy: bool, plain: dict[str, 
     registry = state.registry
     if accepts_aggregated(request.headers.get("Accept", "")):
         body = discovery.aggregated(registry.kinds(), legacy=legacy)
+        if not legacy:
+            body = access_reviews.add_to_aggregated(body)
         if not legacy and state.visibility is not None:
             body = visibility.add_to_aggregated(body)
         response = json_response(body, content_type=AGGREGATED_V2)
@@ -188,7 +193,7 @@ async def _api(request: web.Request) -> web.StreamResponse:
 
 async def _apis(request: web.Request) -> web.StreamResponse:
     state = _state(request)
-    plain = discovery.api_group_list(state.registry.kinds())
+    plain = access_reviews.add_to_group_list(discovery.api_group_list(state.registry.kinds()))
     if state.visibility is not None:
         plain = visibility.add_to_group_list(plain)
     return _discovery_response(request, legacy=False, plain=plain)
@@ -196,6 +201,8 @@ async def _apis(request: web.Request) -> web.StreamResponse:
 
 async def _api_group(request: web.Request) -> web.StreamResponse:
     group = request.match_info["group"]
+    if group in access_reviews.GROUPS:
+        return json_response(access_reviews.api_group(group))
     versions = discovery.group_versions(_state(request).registry.kinds()).get(group)
     if not group or not versions:
         raise NotFound("the server could not find the requested resource")
@@ -214,7 +221,12 @@ async def _core_v1(request: web.Request) -> web.StreamResponse:
 
 
 async def _group_version(request: web.Request) -> web.StreamResponse:
-    return _resource_list(request, request.match_info["group"], request.match_info["version"])
+    group, version = request.match_info["group"], request.match_info["version"]
+    if group in access_reviews.GROUPS:
+        if version != access_reviews.VERSION:
+            raise NotFound("the server could not find the requested resource")
+        return json_response(access_reviews.resource_list(group))
+    return _resource_list(request, group, version)
 
 
 async def _visibility_group(request: web.Request) -> web.StreamResponse:
@@ -335,6 +347,7 @@ def create_app(
     app.router.add_get(vis + "/{version}", _visibility_version)
     app.router.add_get(vis + "/{version}/", _visibility_version)
     app.router.add_route("*", vis + "/{version}/{tail:.+}", _visibility_resources)
+    access_reviews.review_routes(app, state.authenticate)
     app.router.add_get("/apis/{group}", _api_group)
     app.router.add_get("/apis/{group}/{version}", _group_version)
     app.router.add_get("/apis/{group}/{version}/", _group_version)

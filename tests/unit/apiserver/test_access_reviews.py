@@ -1,0 +1,274 @@
+"""TokenReview and SubjectAccessReview creates on the embedded server, answered as kube-apiserver answers them.
+
+A real server on a loopback port with an admin token and a ``--token-auth-file`` identity; every
+review goes over HTTP as controller-runtime's delegating authenticator and authorizer send it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+import yaml
+
+from pykueue.api.meta.clock import ManualClock
+from pykueue.apiserver import serve
+from pykueue.apiserver.access_reviews import ALLOWED_REASON, ANONYMOUS_REASON
+from pykueue.registry import Registry
+from pykueue.registry.suspend import UserInfo
+from pykueue.store import Store
+
+ADMIN_TOKEN = "admin-token-for-the-review-tests"
+ROBOT_TOKEN = "robot-token-for-the-review-tests"
+ROBOT = UserInfo(
+    "system:serviceaccount:monitoring:prometheus",
+    uid="uid-7",
+    groups=("system:serviceaccounts", "system:serviceaccounts:monitoring", "system:authenticated"),
+)
+TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+
+class Reviews:
+    def __init__(self, url: str, session: aiohttp.ClientSession) -> None:
+        self.url = url
+        self.session = session
+
+    async def post(
+        self, path: str, body: Any, *, content_type: str = "application/json", token: str | None = ADMIN_TOKEN
+    ) -> tuple[int, Any]:
+        headers = {"Content-Type": content_type}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        data = body if isinstance(body, bytes) else orjson.dumps(body)
+        async with self.session.post(self.url + path, data=data, headers=headers) as response:
+            return response.status, orjson.loads(await response.read())
+
+    async def get(self, path: str) -> tuple[int, Any]:
+        async with self.session.get(self.url + path, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as response:
+            return response.status, orjson.loads(await response.read())
+
+
+@pytest.fixture
+async def reviews() -> AsyncIterator[Reviews]:
+    store = Store(auto_flush=False)
+    server = await serve(
+        Registry(store, clock=ManualClock(1_800_000_000.0)),
+        "127.0.0.1",
+        0,
+        token=ADMIN_TOKEN,
+        users={ROBOT_TOKEN: ROBOT},
+    )
+    session = aiohttp.ClientSession()
+    try:
+        yield Reviews(server.url, session)
+    finally:
+        await session.close()
+        await server.close()
+        store.close()
+
+
+def token_review(token: Any, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token, **spec}}
+
+
+def access_review(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+
+
+async def test_a_known_token_is_authenticated_with_its_user(reviews: Reviews) -> None:
+    status, body = await reviews.post(TOKEN_REVIEWS, token_review(ROBOT_TOKEN))
+    assert status == 201
+    assert body == {
+        "kind": "TokenReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": None},
+        "spec": {"token": ROBOT_TOKEN},
+        "status": {
+            "authenticated": True,
+            "user": {
+                "username": "system:serviceaccount:monitoring:prometheus",
+                "uid": "uid-7",
+                "groups": ["system:serviceaccounts", "system:serviceaccounts:monitoring", "system:authenticated"],
+            },
+        },
+    }
+    status, body = await reviews.post(TOKEN_REVIEWS, token_review(ADMIN_TOKEN), token=ROBOT_TOKEN)
+    assert status == 201
+    assert body["status"]["user"] == {
+        "username": "kubernetes-admin",
+        "groups": ["system:masters", "system:authenticated"],
+    }
+
+
+async def test_an_unknown_token_is_not_authenticated(reviews: Reviews) -> None:
+    status, body = await reviews.post(TOKEN_REVIEWS, token_review("no-such-token"))
+    assert status == 201
+    assert body["status"] == {"user": {}}  # authenticated false is omitted, the empty user is not (kube's JSON)
+    assert body["spec"] == {"token": "no-such-token"}
+
+
+async def test_audiences_the_server_does_not_have_are_not_authenticated(reviews: Reviews) -> None:
+    status, body = await reviews.post(TOKEN_REVIEWS, token_review(ROBOT_TOKEN, audiences=["vault"]))
+    assert status == 201
+    assert body["status"] == {"user": {}}
+
+
+async def test_a_yaml_body_is_read_like_json(reviews: Reviews) -> None:
+    status, body = await reviews.post(
+        TOKEN_REVIEWS, yaml.safe_dump(token_review(ROBOT_TOKEN)).encode(), content_type="application/yaml"
+    )
+    assert status == 201
+    assert body["status"]["authenticated"] is True
+
+
+@pytest.mark.parametrize(
+    ("review", "message"),
+    [
+        (token_review(""), "token is required for TokenReview in authentication"),
+        ({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview"}, "token is required"),
+        (token_review(5), "spec.token: expected a string, got int"),
+        (token_review("t", audiences="api"), "spec.audiences: expected a list of strings, got str"),
+        ({**token_review("t"), "spec": ["t"]}, "spec: expected an object, got list"),
+        ({**token_review("t"), "apiVersion": "authentication.k8s.io/v1beta1"}, "does not match the expected API"),
+        ({**token_review("t"), "kind": "SubjectAccessReview"}, "does not match the expected kind (TokenReview)"),
+    ],
+)
+async def test_a_bad_token_review_is_a_400(reviews: Reviews, review: dict[str, Any], message: str) -> None:
+    status, body = await reviews.post(TOKEN_REVIEWS, review)
+    assert status == 400
+    assert body["kind"] == "Status"
+    assert body["reason"] == "BadRequest"
+    assert message in body["message"]
+
+
+async def test_reviews_need_an_authenticated_caller_and_are_create_only(reviews: Reviews) -> None:
+    status, body = await reviews.post(TOKEN_REVIEWS, token_review(ROBOT_TOKEN), token=None)
+    assert (status, body["reason"]) == (401, "Unauthorized")
+    status, body = await reviews.post(TOKEN_REVIEWS, token_review(ROBOT_TOKEN), token="wrong")
+    assert (status, body["reason"]) == (401, "Unauthorized")
+    for path in (TOKEN_REVIEWS, SUBJECT_ACCESS_REVIEWS):
+        status, body = await reviews.get(path)
+        assert (status, body["reason"]) == (405, "MethodNotAllowed")
+    status, body = await reviews.post(TOKEN_REVIEWS, b"\x08\x01", content_type="application/vnd.kubernetes.protobuf")
+    assert status == 415
+
+
+async def test_an_access_review_is_allowed_for_any_named_user(reviews: Reviews) -> None:
+    review = access_review(
+        user="system:serviceaccount:monitoring:prometheus",
+        uid="uid-7",
+        groups=["system:serviceaccounts", "system:authenticated"],
+        extra={"scopes": ["a"]},
+        nonResourceAttributes={"path": "/metrics", "verb": "get"},
+    )
+    status, body = await reviews.post(SUBJECT_ACCESS_REVIEWS, review)
+    assert status == 201
+    assert body == {
+        **review,
+        "metadata": {"creationTimestamp": None},
+        "status": {"allowed": True, "reason": ALLOWED_REASON},
+    }
+    resource = access_review(
+        groups=["ops"], resourceAttributes={"verb": "list", "group": "kueue.x-k8s.io", "resource": "workloads"}
+    )
+    status, body = await reviews.post(SUBJECT_ACCESS_REVIEWS, resource)
+    assert (status, body["status"]["allowed"]) == (201, True)
+
+
+@pytest.mark.parametrize(
+    "subject", [{"user": "system:anonymous"}, {"user": "someone", "groups": ["system:unauthenticated"]}]
+)
+async def test_an_anonymous_subject_is_not_allowed(reviews: Reviews, subject: dict[str, Any]) -> None:
+    review = access_review(**subject, nonResourceAttributes={"path": "/metrics", "verb": "get"})
+    status, body = await reviews.post(SUBJECT_ACCESS_REVIEWS, review)
+    assert status == 201
+    assert body["status"] == {"allowed": False, "reason": ANONYMOUS_REASON}
+
+
+@pytest.mark.parametrize(
+    ("review", "field", "message"),
+    [
+        (
+            access_review(user="u", resourceAttributes={"verb": "get"}, nonResourceAttributes={"path": "/x"}),
+            "spec.nonResourceAttributes",
+            "cannot be specified in combination with resourceAttributes",
+        ),
+        (
+            access_review(user="u"),
+            "spec.resourceAttributes",
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        ),
+        (
+            access_review(nonResourceAttributes={"path": "/metrics", "verb": "get"}),
+            "spec.user",
+            "at least one of user or group must be specified",
+        ),
+        (
+            {**access_review(user="u", nonResourceAttributes={"path": "/x"}), "metadata": {"name": "n"}},
+            "metadata",
+            "must be empty",
+        ),
+    ],
+)
+async def test_an_invalid_access_review_is_a_422_naming_the_field(
+    reviews: Reviews, review: dict[str, Any], field: str, message: str
+) -> None:
+    status, body = await reviews.post(SUBJECT_ACCESS_REVIEWS, review)
+    assert status == 422
+    assert body["reason"] == "Invalid"
+    assert body["details"]["kind"] == "SubjectAccessReview"
+    assert body["details"]["group"] == "authorization.k8s.io"
+    assert [(c["field"], message in c["message"]) for c in body["details"]["causes"]] == [(field, True)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"user": 5, "nonResourceAttributes": {}}, "spec.user: expected a string, got int"),
+        ({"user": "u", "groups": ["a", 1], "nonResourceAttributes": {}}, "spec.groups[1]: expected a string"),
+        ({"user": "u", "nonResourceAttributes": {"path": ["/"]}}, "spec.nonResourceAttributes.path: expected a"),
+        ({"user": "u", "extra": {"k": "v"}, "nonResourceAttributes": {}}, "spec.extra.k: expected a list"),
+    ],
+)
+async def test_a_wrongly_typed_access_review_is_a_400_naming_the_field(
+    reviews: Reviews, spec: dict[str, Any], message: str
+) -> None:
+    status, body = await reviews.post(SUBJECT_ACCESS_REVIEWS, access_review(**spec))
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert message in body["message"]
+
+
+async def test_both_groups_are_discoverable(reviews: Reviews) -> None:
+    status, groups = await reviews.get("/apis")
+    assert status == 200
+    names = [g["name"] for g in groups["groups"]]
+    assert "authentication.k8s.io" in names
+    assert "authorization.k8s.io" in names
+    status, group = await reviews.get("/apis/authorization.k8s.io")
+    assert (status, group["preferredVersion"]["groupVersion"]) == (200, "authorization.k8s.io/v1")
+    for group_version, resource, kind in (
+        ("authentication.k8s.io/v1", "tokenreviews", "TokenReview"),
+        ("authorization.k8s.io/v1", "subjectaccessreviews", "SubjectAccessReview"),
+    ):
+        status, listing = await reviews.get(f"/apis/{group_version}")
+        assert status == 200
+        assert listing["resources"] == [
+            {"name": resource, "singularName": resource[:-1], "namespaced": False, "kind": kind, "verbs": ["create"]}
+        ]
+    status, _ = await reviews.get("/apis/authentication.k8s.io/v1beta1")
+    assert status == 404
+    async with reviews.session.get(
+        reviews.url + "/apis",
+        headers={
+            "Authorization": f"Bearer {ADMIN_TOKEN}",
+            "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        },
+    ) as response:
+        aggregated = orjson.loads(await response.read())
+    by_name = {item["metadata"]["name"]: item for item in aggregated["items"]}
+    resources = by_name["authentication.k8s.io"]["versions"][0]["resources"]
+    assert [(r["resource"], r["verbs"], r["scope"]) for r in resources] == [("tokenreviews", ["create"], "Cluster")]
