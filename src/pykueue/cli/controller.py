@@ -10,7 +10,8 @@ Kueue's ``Configuration`` (``--config``), then on every replica
    seconds so configurations applied later get it too; otherwise use the certificate
    mounted in ``--cert-dir`` (cert-manager's);
 2. serve the webhooks over HTTPS (``--webhook-port``, or the ``--webhook-url`` address), the probes
-   ``/healthz`` and ``/readyz`` (``--health-port``) and Kueue's metrics (``--metrics-port``);
+   ``/healthz`` and ``/readyz`` (``--health-port``) and Kueue's metrics over HTTPS (``--metrics-port``),
+   each scrape authenticated and authorised with the API server (:mod:`pykueue.cli.controller_metrics`);
 3. wait to lead on the Lease ``pykueue-controller-leader`` (``--no-leader-elect``: lead at once),
    then run the scheduler and the controllers; a leader that cannot renew its Lease exits with code 1
    at once, as controller-runtime's managers do, so its replacement starts clean.
@@ -30,8 +31,10 @@ from urllib.parse import urlsplit
 import typer
 import yaml
 
+from pykueue.cli.controller_metrics import cert_dir_problem, parse_bool
 from pykueue.cli.controller_settings import read_settings
 from pykueue.cli.option_checks import port_error
+from pykueue.metrics.secure_endpoint import unauthenticated_bind_problem
 
 __all__ = ["controller"]
 
@@ -80,7 +83,24 @@ def controller(
         int | None, typer.Option(help="Port of /healthz and /readyz (plain HTTP) [default: 8081; 0 = any free port].")
     ] = None,
     metrics_port: Annotated[
-        int | None, typer.Option(help="Port of /metrics [default: 8443; 0 = any free port].")
+        int | None,
+        typer.Option(help="HTTPS port of /metrics [default: 8443, or metrics.bindAddress's; 0 = any free port]."),
+    ] = None,
+    metrics_authentication: Annotated[
+        str,
+        typer.Option(
+            metavar="true|false",
+            help="Authenticate and authorise /metrics requests with the API server (TokenReview, "
+            "SubjectAccessReview; scrapers need get on the non-resource URL /metrics). false needs "
+            "metrics.bindAddress to be an explicit loopback IP and port; HTTPS either way.",
+        ),
+    ] = "true",
+    metrics_cert_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the metrics certificate files are (tls.crt, tls.key), read at start "
+            "[default: a self-signed certificate made at start]."
+        ),
     ] = None,
     cert_dir: Annotated[
         Path | None,
@@ -135,6 +155,11 @@ def controller(
         )
         if (problem := timings.problem()) is not None:
             raise ValueError(f"leaderElection: {problem}")
+        authenticate_metrics = parse_bool(metrics_authentication, "--metrics-authentication")
+        if not authenticate_metrics and (problem := unauthenticated_bind_problem(settings.metrics_host)):
+            raise ValueError(problem)
+        if metrics_cert_dir is not None and (problem := cert_dir_problem(metrics_cert_dir)):
+            raise ValueError(problem)
     except (ConfigError, ValueError) as exc:
         raise _fail(str(exc), 2) from None
     if not settings.internal_certs and cert_dir is None:
@@ -154,6 +179,9 @@ def controller(
         cert_host=cert_host,
         health_port=health_port if health_port is not None else settings.health_port,
         metrics_port=metrics_port if metrics_port is not None else settings.metrics_port,
+        metrics_host=settings.metrics_host,
+        metrics_authentication=authenticate_metrics,
+        metrics_cert_dir=metrics_cert_dir,
         cert_dir=cert_dir,
         leader_elect=settings.leader_elect and not no_leader_elect,
         probe_host="127.0.0.1" if webhook_url is not None else "0.0.0.0",

@@ -2,7 +2,8 @@
 
 Owned by ``cli/``; :mod:`pykueue.cli.controller` parses and checks the command line, then runs
 :func:`run_controller` on the event loop. Order on every replica: client, certificate (Secret, CA
-injected), the configuration informers the webhooks read, the webhook server, the probes and metrics;
+injected), the configuration informers the webhooks read, the webhook server, the probes and the
+metrics (HTTPS, each scrape reviewed by the API server: :mod:`pykueue.cli.controller_metrics`);
 then leader election (on a client of its own, so renewals never wait behind the controllers'
 requests in the QPS limiter); the leader alone starts the scheduler and the controllers. ``/readyz``
 is 200 once the webhooks are served with synced caches; ``/healthz`` while the process runs (a leader
@@ -25,8 +26,9 @@ import uuid
 from pathlib import Path
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 
+from pykueue.cli.controller_metrics import start_metrics
 from pykueue.cli.controller_settings import ClusterSettings
 from pykueue.client import HttpClient
 from pykueue.client.kubeconfig import ConnectionConfig
@@ -64,6 +66,9 @@ class ControllerOptions:
         health_port: int,
         metrics_port: int,
         cert_dir: Path | None,
+        metrics_host: str = "",
+        metrics_authentication: bool = True,
+        metrics_cert_dir: Path | None = None,
         leader_elect: bool,
         probe_host: str,
     ) -> None:
@@ -75,6 +80,10 @@ class ControllerOptions:
         self.cert_host = cert_host
         self.health_port = health_port
         self.metrics_port = metrics_port
+        self.metrics_host = metrics_host or probe_host
+        """Where /metrics is served: metrics.bindAddress's host, else where the probes are."""
+        self.metrics_authentication = metrics_authentication
+        self.metrics_cert_dir = metrics_cert_dir
         self.cert_dir = cert_dir
         self.leader_elect = leader_elect
         self.probe_host = probe_host
@@ -123,15 +132,6 @@ def _probes(ready: asyncio.Event) -> web.Application:
     app = web.Application()
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    return app
-
-
-def _metrics(registry: CollectorRegistry) -> web.Application:
-    async def metrics(_: web.Request) -> web.StreamResponse:
-        return web.Response(body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
     return app
 
 
@@ -211,9 +211,17 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
         runner, port = await _serve(_probes(ready), options.probe_host, options.health_port)
         runners.append(runner)
         print(f"{HEALTH_LINE}http://{options.probe_host}:{port}", flush=True)
-        runner, port = await _serve(_metrics(registry), options.probe_host, options.metrics_port)
+        runner, port = await start_metrics(
+            registry,
+            client,
+            host=options.metrics_host,
+            port=options.metrics_port,
+            cert_dir=options.metrics_cert_dir,
+            authentication=options.metrics_authentication,
+        )
         runners.append(runner)
-        print(f"{METRICS_LINE}http://{options.probe_host}:{port}/metrics", flush=True)
+        shown = f"[{options.metrics_host}]" if ":" in options.metrics_host else options.metrics_host
+        print(f"{METRICS_LINE}https://{shown}:{port}/metrics", flush=True)
         if options.leader_elect:
             lease = LeaseConfig(
                 name=settings.lease_name,

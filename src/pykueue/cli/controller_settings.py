@@ -6,7 +6,8 @@ waitForPodsReady, fairSharing, ...) goes through the same loader as ``pykueue up
 without interpreting: ``clientConnection`` (qps, burst), ``leaderElection`` (leaderElect,
 leaseDuration, renewDeadline, retryPeriod, resourceName, resourceNamespace), ``internalCertManagement``
 (enable, webhookServiceName, webhookSecretName), ``health.healthProbeBindAddress``,
-``metrics.bindAddress`` and ``webhook.port``. Command-line flags win over the file.
+``metrics.bindAddress`` (its host too: ``127.0.0.1:8443`` serves on loopback only) and ``webhook.port``.
+Command-line flags win over the file.
 
 Fails closed: a wrong type or an unparsable duration is a ``ValueError`` naming the field.
 """
@@ -45,6 +46,8 @@ class ClusterSettings:
     service_name: str = "pykueue-webhook-service"
     health_port: int = 8081
     metrics_port: int = 8443
+    metrics_host: str = ""
+    """The host part of ``metrics.bindAddress`` ("" = every address, or loopback with ``--webhook-url``)."""
     webhook_port: int = 9443
 
 
@@ -65,6 +68,13 @@ def _port(address: Any, field: str, default: int) -> int:
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"{field}: {text!r} is not an address with a port (like :8081)")
     return int(port)
+
+
+def _host(address: Any) -> str:
+    """The host of ``HOST:PORT`` without IPv6 brackets ("" for ``:PORT`` or no address)."""
+    if address is None:
+        return ""
+    return str(address).rpartition(":")[0].strip("[]")
 
 
 def _number(section: dict[str, Any], key: str, field: str, default: float) -> float:
@@ -107,5 +117,6 @@ def read_settings(doc: dict[str, Any]) -> ClusterSettings:
             _section(doc, "health").get("healthProbeBindAddress"), "health.healthProbeBindAddress", base.health_port
         ),
         metrics_port=_port(_section(doc, "metrics").get("bindAddress"), "metrics.bindAddress", base.metrics_port),
+        metrics_host=_host(_section(doc, "metrics").get("bindAddress")),
         webhook_port=int(_number(_section(doc, "webhook"), "port", "webhook.port", base.webhook_port)),
     )

@@ -4,8 +4,9 @@ Owns the metric definitions and their exposition; knows nothing of HTTP routes o
 The process that runs a component creates a ``prometheus_client.CollectorRegistry`` and hands it
 to :class:`KueueMetrics` / :class:`QueueGauges` (the controllers) and :class:`ApiServerMetrics`
 (the API server); :class:`MetricsEndpoint` renders one or more registries for ``/metrics``. No
-module-level registry: the embedded server, its controller process and a future cluster-mode
-controller each serve their own.
+module-level registry: the embedded server, its controller process and ``pykueue controller`` each
+serve their own; the last over HTTPS behind the API server's reviews (:mod:`.secure_endpoint`,
+:mod:`.delegated_auth`).
 """
 
 from .apiserver import ApiServerMetrics, request_labels

@@ -5,8 +5,9 @@ remote source (another process's metrics port: the controller process of ``pykue
 --controllers process``) answers at that moment, so a scrape of the API server sees every metric
 of the installation, fresh, in one document. The families of the sources never overlap (the
 server's registry holds the ``apiserver_*`` metrics, the controllers' the ``kueue_*`` ones), so
-their text can be joined as is. Also :func:`serve_metrics`, the small HTTP server a controller
-process (or a future cluster-mode controller) serves its registry on, behind a bearer token.
+their text can be joined as is. Also :func:`serve_metrics`, the small loopback HTTP server the
+controller process of ``--controllers process`` serves its registry on, behind a bearer token
+(``pykueue controller``'s port is :mod:`.secure_endpoint`).
 
 Invariant: a scrape never fails because a source is down: that source's part is left out (and a
 warning logged), the rest is served.

@@ -41,6 +41,16 @@ def test_defaults_and_kueues_fields() -> None:
     assert not settings.internal_certs
     assert settings.service_name == "svc"
     assert (settings.health_port, settings.metrics_port, settings.webhook_port) == (9081, 9443, 10443)
+    assert settings.metrics_host == "0.0.0.0"
+
+
+@pytest.mark.parametrize(
+    ("address", "host", "port"),
+    [(":8443", "", 8443), ("127.0.0.1:9000", "127.0.0.1", 9000), ("[::1]:8443", "::1", 8443), (None, "", 8443)],
+)
+def test_the_metrics_bind_address_gives_host_and_port(address: str | None, host: str, port: int) -> None:
+    settings = read_settings({"metrics": {"bindAddress": address}} if address is not None else {})
+    assert (settings.metrics_host, settings.metrics_port) == (host, port)
 
 
 @pytest.mark.parametrize(
