@@ -4,9 +4,10 @@ Owned by ``install/``. The Deployment runs ``pykueue controller`` (2 replicas; o
 both serve the webhooks) as a non-root user on a read-only root filesystem with every capability
 dropped; ``/tmp`` is a writable ``emptyDir`` (the internal certificate files are written there). The
 probes are the controller's ``/healthz`` and ``/readyz`` on the health port; the Configuration is a
-ConfigMap mounted read-only and passed with ``--config``. With cert-manager, the Certificate's Secret
-is mounted where the controller reads its serving certificate (``--cert-dir``), with a self-signed
-Issuer.
+ConfigMap mounted read-only and passed with ``--config``. With cert-manager, the Certificates' Secrets
+are mounted where the controller reads its webhook certificate (``--cert-dir``) and its metrics
+certificate (``--metrics-cert-dir``), both from a self-signed Issuer; without, the metrics port serves
+a self-signed certificate the controller makes at start, as Kueue's.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from pykueue.install.options import (
     DEPLOYMENT,
     HEALTH_PORT,
     ISSUER,
+    METRICS_CERT_DIR,
+    METRICS_CERTIFICATE,
     METRICS_PORT,
+    METRICS_SECRET,
     METRICS_SERVICE,
     SECRET,
     SERVICE_ACCOUNT,
@@ -65,21 +69,24 @@ def _container(options: InstallOptions) -> JSONDict:
         {"name": "config", "mountPath": _CONFIG_DIR, "readOnly": True},
         {"name": "tmp", "mountPath": "/tmp"},
     ]
+    args = [
+        "controller",
+        f"--config={_CONFIG_DIR}/{CONFIG_KEY}",
+        f"--namespace={options.namespace}",
+        f"--cert-dir={CERT_DIR}",
+        f"--webhook-port={WEBHOOK_PORT}",
+        f"--health-port={HEALTH_PORT}",
+        f"--metrics-port={METRICS_PORT}",
+    ]
     if options.cert_manager:
         mounts.append({"name": "cert", "mountPath": CERT_DIR, "readOnly": True})
+        mounts.append({"name": "metrics-cert", "mountPath": METRICS_CERT_DIR, "readOnly": True})
+        args.append(f"--metrics-cert-dir={METRICS_CERT_DIR}")
     return {
         "name": "manager",
         "image": options.image,
         "imagePullPolicy": "IfNotPresent",
-        "args": [
-            "controller",
-            f"--config={_CONFIG_DIR}/{CONFIG_KEY}",
-            f"--namespace={options.namespace}",
-            f"--cert-dir={CERT_DIR}",
-            f"--webhook-port={WEBHOOK_PORT}",
-            f"--health-port={HEALTH_PORT}",
-            f"--metrics-port={METRICS_PORT}",
-        ],
+        "args": args,
         "ports": [
             {"name": "webhook-server", "containerPort": WEBHOOK_PORT, "protocol": "TCP"},
             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
@@ -102,6 +109,7 @@ def _deployment(options: InstallOptions) -> JSONDict:
     volumes: list[JSONDict] = [{"name": "config", "configMap": {"name": CONFIG_MAP}}, {"name": "tmp", "emptyDir": {}}]
     if options.cert_manager:
         volumes.append({"name": "cert", "secret": {"secretName": SECRET, "defaultMode": 420}})
+        volumes.append({"name": "metrics-cert", "secret": {"secretName": METRICS_SECRET, "defaultMode": 420}})
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -146,16 +154,18 @@ def controller_objects(options: InstallOptions) -> list[JSONDict]:
             "data": {CONFIG_KEY: config_text(options)},
         },
         _service(WEBHOOK_SERVICE, 443, WEBHOOK_PORT, "webhook", options),
-        _service(METRICS_SERVICE, METRICS_PORT, METRICS_PORT, "metrics", options),
+        _service(METRICS_SERVICE, METRICS_PORT, METRICS_PORT, "https", options),
         _deployment(options),
     ]
 
 
 def cert_manager_objects(options: InstallOptions) -> list[JSONDict]:
-    """A self-signed Issuer and the webhook Service's Certificate, stored in the Secret the Deployment mounts."""
+    """A self-signed Issuer, the webhook Service's and the metrics Service's Certificates, stored in the
+    Secrets the Deployment mounts."""
     if not options.cert_manager:
         return []
     service = f"{WEBHOOK_SERVICE}.{options.namespace}.svc"
+    metrics = f"{METRICS_SERVICE}.{options.namespace}.svc"
     return [
         {
             "apiVersion": "cert-manager.io/v1",
@@ -171,6 +181,16 @@ def cert_manager_objects(options: InstallOptions) -> list[JSONDict]:
                 "dnsNames": [service, f"{service}.cluster.local"],
                 "issuerRef": {"kind": "Issuer", "name": ISSUER},
                 "secretName": SECRET,
+            },
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": _meta(METRICS_CERTIFICATE, options),
+            "spec": {
+                "dnsNames": [metrics, f"{metrics}.cluster.local"],
+                "issuerRef": {"kind": "Issuer", "name": ISSUER},
+                "secretName": METRICS_SECRET,
             },
         },
     ]

@@ -33,7 +33,10 @@ __all__ = [
     "HEALTH_PORT",
     "ISSUER",
     "LEASE",
+    "METRICS_CERTIFICATE",
+    "METRICS_CERT_DIR",
     "METRICS_PORT",
+    "METRICS_SECRET",
     "METRICS_SERVICE",
     "MUTATING_CONFIGURATION",
     "SECRET",
@@ -58,6 +61,10 @@ CONFIG_KEY = "controller_manager_config.yaml"
 CERTIFICATE = "pykueue-serving-cert"
 ISSUER = "pykueue-selfsigned-issuer"
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+METRICS_CERTIFICATE = "pykueue-metrics-certs"
+METRICS_SECRET = "pykueue-metrics-server-cert"
+METRICS_CERT_DIR = "/tmp/k8s-metrics-server/serving-certs"
+"""With cert-manager, where the metrics certificate's Secret is mounted (``--metrics-cert-dir``)."""
 WEBHOOK_PORT = 9443
 HEALTH_PORT = 8081
 METRICS_PORT = 8443

@@ -5,7 +5,9 @@ controllers (informers list+watch; the writes of the workload, queue, scheduling
 events in any namespace) and, with internal certificate management, the CA injection into the two
 webhook configurations and Kueue's CRDs (by name). The Role in the install namespace covers the
 leader-election Lease and the webhook certificate Secret (by name; ``create`` cannot be limited to a
-name, as a create has none in its URL, so it is granted on its own).
+name, as a create has none in its URL, so it is granted on its own). The metrics port's reviews
+(TokenReview, SubjectAccessReview creates) are in the ClusterRole; who may scrape is the unbound
+ClusterRole ``pykueue-metrics-reader`` (``get`` on the non-resource URL ``/metrics``), as Kueue ships.
 
 The rules depend on the enabled integrations (a JobSet-less install grants nothing on JobSets) and on
 the certificate management (with cert-manager the controller touches no Secret, webhook configuration
@@ -31,6 +33,7 @@ __all__ = [
     "CLUSTER_ROLE",
     "EXPECTED_UNUSED",
     "INTEGRATION_RULES",
+    "METRICS_READER_ROLE",
     "ROLE",
     "controller_rules",
     "namespace_rules",
@@ -39,6 +42,9 @@ __all__ = [
 
 JSONDict = dict[str, Any]
 CLUSTER_ROLE = "pykueue-manager-role"
+METRICS_READER_ROLE = "pykueue-metrics-reader"
+"""Bound to nobody by the install: a platform team binds its Prometheus' ServiceAccount to it (Kueue's
+``kueue-metrics-reader``)."""
 ROLE = "pykueue-leader-election-role"
 _KUEUE = "kueue.x-k8s.io"
 _WATCH = ["list", "watch"]
@@ -68,6 +74,10 @@ _CONTROLLERS: list[JSONDict] = [
     # the scheduler loop (admission, eviction), the workload and job controllers and the queue
     # status writer patch status through the status subresource
     _rule(_KUEUE, ["clusterqueues/status", "cohorts/status", "localqueues/status", "workloads/status"], ["patch"]),
+    # the metrics port asks the API server who a scraper's bearer token belongs to (TokenReview) and
+    # whether that user may get /metrics (SubjectAccessReview), as controller-runtime's secure serving
+    _rule("authentication.k8s.io", ["tokenreviews"], ["create"]),
+    _rule("authorization.k8s.io", ["subjectaccessreviews"], ["create"]),
 ]
 
 INTEGRATION_RULES: dict[str, list[JSONDict]] = {
@@ -102,6 +112,9 @@ EXPECTED_UNUSED: tuple[tuple[str, str, str], ...] = (
     ("create", "coordination.k8s.io", "leases"),
     ("create", "", "secrets"),
     ("update", "", "secrets"),
+    # reviews are made only when something scrapes the metrics port
+    ("create", "authentication.k8s.io", "tokenreviews"),
+    ("create", "authorization.k8s.io", "subjectaccessreviews"),
 )
 """(verb, apiGroup, resource) grants a correct run may leave unused, each with its reason: the
 allow-list of the least-privilege check (:func:`pykueue.install.rbac_check.check_audit`)."""
@@ -154,7 +167,8 @@ def namespace_rules(options: InstallOptions) -> list[JSONDict]:
 
 
 def rbac_objects(options: InstallOptions) -> list[JSONDict]:
-    """ClusterRole + ClusterRoleBinding, Role + RoleBinding, all bound to the controller's ServiceAccount."""
+    """ClusterRole + ClusterRoleBinding, Role + RoleBinding, all bound to the controller's ServiceAccount;
+    and the metrics reader ClusterRole, unbound."""
     ns = options.namespace
     subject = [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": ns}]
     labels = {"app.kubernetes.io/name": "pykueue"}
@@ -185,5 +199,11 @@ def rbac_objects(options: InstallOptions) -> list[JSONDict]:
             "metadata": {"name": f"{ROLE}binding", "namespace": ns, "labels": labels},
             "roleRef": {"apiGroup": group, "kind": "Role", "name": ROLE},
             "subjects": subject,
+        },
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": METRICS_READER_ROLE, "labels": labels},
+            "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
         },
     ]

@@ -223,6 +223,25 @@ def test_every_authenticated_user_may_discover_as_on_every_cluster() -> None:
     assert all(g.role.startswith(("ClusterRole pykueue-", "Role pykueue-")) for g in authz.grants(SA))
 
 
+def test_the_metrics_port_may_review_scrapers_and_the_reader_role_is_for_scrapers() -> None:
+    rbac = _rendered(cert_manager=True)
+    authz = Authorizer(rbac)
+    assert authz.allows(_req("create", "tokenreviews", api_group="authentication.k8s.io"))
+    assert authz.allows(_req("create", "subjectaccessreviews", api_group="authorization.k8s.io"))
+    assert not authz.allows(Request(user=SA, verb="get", path="/metrics"))  # the reader role is bound to nobody
+    prometheus = "system:serviceaccount:monitoring:prometheus"
+    binding = _binding(
+        "ClusterRoleBinding",
+        "ClusterRole",
+        "pykueue-metrics-reader",
+        [{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"}],
+    )
+    bound = Authorizer([*rbac, binding])
+    assert bound.allows(Request(user=prometheus, verb="get", path="/metrics"))
+    assert not bound.allows(Request(user=prometheus, verb="post", path="/metrics"))
+    assert not bound.allows(Request(user=prometheus, verb="get", path="/metrics/extra"))
+
+
 def test_a_watch_logged_when_it_starts_and_ends_is_one_request() -> None:
     rbac = _rendered(integrations=["batch/job"], cert_manager=True)
     started = {**_event("watch", "jobs", group="batch"), "auditID": "a1", "stage": "ResponseStarted"}

@@ -137,6 +137,24 @@ def test_the_deployment_is_hardened_and_probed() -> None:
     services = {s["metadata"]["name"]: s["spec"]["ports"][0] for s in _by_kind(objects, "Service")}
     assert services["pykueue-webhook-service"]["port"] == 443
     assert services["pykueue-webhook-service"]["targetPort"] == 9443
+    metrics = services["pykueue-controller-manager-metrics-service"]
+    assert (metrics["name"], metrics["port"], metrics["targetPort"]) == ("https", 8443, 8443)  # Kueue's port name
+    assert not any(a.startswith("--metrics-cert-dir") for a in container["args"])  # self-signed, as Kueue's
+
+
+def test_the_metrics_reader_role_is_shipped_unbound() -> None:
+    objects = render(install_options())
+    roles = {r["metadata"]["name"]: r for r in _by_kind(objects, "ClusterRole")}
+    assert roles["pykueue-metrics-reader"]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    bound = [b["roleRef"]["name"] for b in _by_kind(objects, "ClusterRoleBinding") + _by_kind(objects, "RoleBinding")]
+    assert "pykueue-metrics-reader" not in bound
+    manager = roles["pykueue-manager-role"]["rules"]
+    assert {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]} in manager
+    assert {
+        "apiGroups": ["authorization.k8s.io"],
+        "resources": ["subjectaccessreviews"],
+        "verbs": ["create"],
+    } in manager
 
 
 def test_the_configuration_is_the_users_with_the_install_settings() -> None:
@@ -185,17 +203,28 @@ def test_cert_manager_mode() -> None:
     ]
     assert converting
     assert all(c["metadata"]["annotations"] == inject for c in converting)
-    certificate = _one(objects, "Certificate")
-    assert certificate["spec"]["secretName"] == "pykueue-webhook-server-cert"
-    assert certificate["spec"]["dnsNames"] == [
+    certificates = {c["metadata"]["name"]: c["spec"] for c in _by_kind(objects, "Certificate")}
+    assert certificates["pykueue-serving-cert"]["secretName"] == "pykueue-webhook-server-cert"
+    assert certificates["pykueue-serving-cert"]["dnsNames"] == [
         "pykueue-webhook-service.q.svc",
         "pykueue-webhook-service.q.svc.cluster.local",
+    ]
+    assert certificates["pykueue-metrics-certs"]["secretName"] == "pykueue-metrics-server-cert"
+    assert certificates["pykueue-metrics-certs"]["dnsNames"] == [
+        "pykueue-controller-manager-metrics-service.q.svc",
+        "pykueue-controller-manager-metrics-service.q.svc.cluster.local",
     ]
     assert _one(objects, "Issuer")["spec"] == {"selfSigned": {}}
     pod = _one(objects, "Deployment")["spec"]["template"]["spec"]
     assert {"name": "cert", "secret": {"secretName": "pykueue-webhook-server-cert", "defaultMode": 420}} in pod[
         "volumes"
     ]
+    secret = {"secretName": "pykueue-metrics-server-cert", "defaultMode": 420}
+    assert {"name": "metrics-cert", "secret": secret} in pod["volumes"]
+    (container,) = pod["containers"]
+    assert "--metrics-cert-dir=/tmp/k8s-metrics-server/serving-certs" in container["args"]
+    mount = {"name": "metrics-cert", "mountPath": "/tmp/k8s-metrics-server/serving-certs", "readOnly": True}
+    assert mount in container["volumeMounts"]
     assert _config(objects)["internalCertManagement"]["enable"] is False
 
 
