@@ -90,14 +90,14 @@ def test_scrapes_are_https_and_reviewed_by_the_api_server(cluster: tuple[Pykueue
         assert url.startswith("https://")
         status, text = scrape(url, PROMETHEUS_TOKEN)
         assert status == 200, text
-        assert "# TYPE kueue_admission_attempts counter" in text
+        assert "# TYPE kueue_admission_attempts_total counter" in text
         assert scrape(url, None) == (401, "Unauthorized\n")
         assert scrape(url, "not-a-token") == (401, "Unauthorized\n")
         assert scrape(url, server.token)[0] == 200  # the admin: every authenticated user may (no RBAC there)
         for _ in range(3):
             assert scrape(url, PROMETHEUS_TOKEN)[0] == 200
             assert scrape(url, "not-a-token")[0] == 401
-        with pytest.raises(urllib.error.URLError):  # plain HTTP is not served
+        with pytest.raises(OSError):  # plain HTTP is not served: the TLS port drops the connection
             urllib.request.urlopen(url.replace("https://", "http://"), timeout=10)
 
         # one TokenReview per token (three), one SubjectAccessReview per user (two): the rest from the caches
