@@ -1,9 +1,10 @@
 """Property-based fuzzing of a running ``pykueue up`` from the OpenAPI documents it serves, as served.
 
 schemathesis reads ``/openapi/v3/api/v1``, ``/openapi/v3/apis/batch/v1`` and
-``/openapi/v3/apis/kueue.x-k8s.io/v1beta2`` over HTTPS, unpatched (path parameters, request bodies
-and responses are whatever the server declares), and sends schema-valid and schema-violating requests
-to every operation of ConfigMaps, Pods, Namespaces, Jobs and Kueue's kinds. Every answer must be a
+``/openapi/v3/apis/kueue.x-k8s.io/v1beta2`` (and the TokenReview and SubjectAccessReview documents) over
+HTTPS, unpatched (path parameters, request bodies and responses are whatever the server declares), and
+sends schema-valid and schema-violating requests to every operation of ConfigMaps, Pods, Namespaces,
+Jobs, Kueue's kinds and the two reviews. Every answer must be a
 response (no dropped connection) below 500, and the server's log must hold no traceback.
 
 The server runs without controllers (``--no-kueue`` plus Kueue's CRDs): fuzzed Pods must never be
@@ -27,12 +28,15 @@ from tests.e2e.harness import Pykueue
 
 pytestmark = pytest.mark.timeout(600)
 
-DOCUMENTS = ("api/v1", "apis/batch/v1", "apis/kueue.x-k8s.io/v1beta2")
+REVIEWS = ("apis/authentication.k8s.io/v1", "apis/authorization.k8s.io/v1")
+DOCUMENTS = ("api/v1", "apis/batch/v1", "apis/kueue.x-k8s.io/v1beta2", *REVIEWS)
 CORE_KINDS = ("configmaps", "pods", "namespaces")
 CHEAP = 15
 """Examples per reads, patches and deletes (per generation mode and namespace choice)."""
 OBJECT_BODIES = 2
 """Examples per create or replace: drawing a whole Pod or Workload from its schema takes ~1 s."""
+REVIEW_BODIES = 25
+"""Examples per TokenReview or SubjectAccessReview create: small bodies, quick to draw."""
 MIN_REQUESTS = 2000
 
 
@@ -45,7 +49,7 @@ def _wanted(path: str) -> bool:
             else segments[3]
         )
         return plural in CORE_KINDS
-    return path.startswith(("/apis/batch/v1/", "/apis/kueue.x-k8s.io/v1beta2/"))
+    return path.startswith(("/apis/batch/v1/", "/apis/kueue.x-k8s.io/v1beta2/", *(f"/{r}/" for r in REVIEWS)))
 
 
 def test_fuzzing_the_served_openapi_finds_no_server_error(
@@ -104,7 +108,8 @@ def _plan(operation: Any) -> list[tuple[GenerationMode, dict[str, str] | None, i
     default = {"namespace": "default"} if "{namespace}" in operation.path else None
     positive, negative = GenerationMode.POSITIVE, GenerationMode.NEGATIVE
     if method in ("POST", "PUT"):
-        return [(positive, default, OBJECT_BODIES), (negative, default, OBJECT_BODIES)]
+        bodies = REVIEW_BODIES if operation.path.endswith("reviews") else OBJECT_BODIES
+        return [(positive, default, bodies), (negative, default, bodies)]
     plan = [(positive, None, CHEAP)] + ([(positive, default, CHEAP)] if default else [])
     if method in ("PATCH", "DELETE") or not operation.path.endswith("}"):
         plan.append((negative, default, CHEAP))

@@ -50,6 +50,7 @@ __all__ = [
     "add_to_aggregated",
     "add_to_group_list",
     "api_group",
+    "openapi_documents",
     "resource_list",
     "review_routes",
     "subject_access_review",
@@ -284,3 +285,116 @@ def add_to_aggregated(body: JSONDict) -> JSONDict:
             }
         )
     return {**body, "items": items}
+
+
+# ---------------------------------------------------------------------- OpenAPI v3
+
+_STRING = {"type": "string"}
+_STRINGS = {"type": "array", "items": _STRING}
+_EXTRA = {"type": "object", "additionalProperties": _STRINGS}
+_SCHEMAS: dict[str, JSONDict] = {
+    AUTHENTICATION: {
+        "spec": {
+            "type": "object",
+            "description": "TokenReviewSpec is a description of the token authentication request.",
+            "properties": {"token": _STRING, "audiences": _STRINGS},
+        },
+        "status": {
+            "type": "object",
+            "description": "TokenReviewStatus is the result of the token authentication request.",
+            "properties": {
+                "authenticated": {"type": "boolean"},
+                "user": {
+                    "type": "object",
+                    "properties": {"username": _STRING, "uid": _STRING, "groups": _STRINGS, "extra": _EXTRA},
+                },
+                "audiences": _STRINGS,
+                "error": _STRING,
+            },
+        },
+    },
+    AUTHORIZATION: {
+        "spec": {
+            "type": "object",
+            "description": "SubjectAccessReviewSpec names a user and groups and the request to authorize "
+            "(exactly one of resourceAttributes and nonResourceAttributes).",
+            "properties": {
+                "resourceAttributes": {
+                    "type": "object",
+                    "properties": {
+                        **{
+                            key: _STRING
+                            for key in ("namespace", "verb", "group", "version", "resource", "subresource", "name")
+                        },
+                        "fieldSelector": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                        "labelSelector": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                    },
+                },
+                "nonResourceAttributes": {"type": "object", "properties": {"path": _STRING, "verb": _STRING}},
+                "user": _STRING,
+                "groups": _STRINGS,
+                "extra": _EXTRA,
+                "uid": _STRING,
+            },
+        },
+        "status": {
+            "type": "object",
+            "required": ["allowed"],
+            "properties": {
+                "allowed": {"type": "boolean"},
+                "denied": {"type": "boolean"},
+                "reason": _STRING,
+                "evaluationError": _STRING,
+            },
+        },
+    },
+}
+
+
+def _openapi_document(group: str, object_meta: JSONDict) -> JSONDict:
+    plural, _, kind = _RESOURCES[group]
+    short = group.split(".", 1)[0]
+    name = f"io.k8s.api.{short}.{VERSION}.{kind}"
+    gvk = {"group": group, "version": VERSION, "kind": kind}
+    ref = {"$ref": f"#/components/schemas/{name}"}
+    content = {media: {"schema": ref} for media in ("application/json", "application/yaml")}
+    responses = {
+        "200": {"description": "OK", "content": content},
+        "201": {"description": "Created", "content": content},
+        "202": {"description": "Accepted", "content": content},
+        "401": {"description": "Unauthorized"},
+    }
+    parameters = [
+        {"name": key, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
+        for key in ("dryRun", "fieldManager", "fieldValidation")
+    ]
+    schema = {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": _STRING,
+            "kind": _STRING,
+            "metadata": object_meta,
+            **_SCHEMAS[group],
+        },
+        "x-kubernetes-group-version-kind": [gvk],
+    }
+    operation = {
+        "operationId": f"create{kind}",
+        "requestBody": {"content": content, "required": True},
+        "responses": responses,
+        "parameters": parameters,
+        "x-kubernetes-action": "post",
+        "x-kubernetes-group-version-kind": gvk,
+    }
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "paths": {f"/apis/{group}/{VERSION}/{plural}": {"post": operation}},
+        "components": {"schemas": {name: schema}},
+    }
+
+
+def openapi_documents(object_meta: JSONDict) -> dict[str, JSONDict]:
+    """The v3 documents of both groups (``apis/<group>/v1`` -> document): create only, as kube's."""
+    return {f"apis/{group}/{VERSION}": _openapi_document(group, object_meta) for group in GROUPS}

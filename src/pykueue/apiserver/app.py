@@ -106,7 +106,9 @@ class _State:
                     object_meta = pods.schema[pods.storage_version]["properties"]["metadata"]
                 except (KeyError, TypeError):
                     object_meta = None
-            self._openapi = OpenAPI(self.registry.kinds(), object_meta)
+            self._openapi = OpenAPI(
+                self.registry.kinds(), object_meta, access_reviews.openapi_documents(object_meta or {"type": "object"})
+            )
         return self._openapi
 
 

@@ -203,10 +203,14 @@ def _v2_refs(schema: JSONDict) -> JSONDict:
 
 
 class OpenAPI:
-    def __init__(self, kinds: Iterable[KindInfo], object_meta: JSONDict | None) -> None:
+    def __init__(
+        self, kinds: Iterable[KindInfo], object_meta: JSONDict | None, extra: dict[str, JSONDict] | None = None
+    ) -> None:
+        """``extra``: v3 documents of groups served without stored kinds (``apis/<g>/<v>`` -> document)."""
         self._kinds = list(kinds)
         self._object_meta = object_meta or {"type": "object"}
         self._docs: dict[str, bytes] = {}
+        self._extra = dict(extra or {})
 
     # ------------------------------------------------------------------ v3
 
@@ -215,11 +219,15 @@ class OpenAPI:
         return group_versions(self._kinds)
 
     def v3_paths(self) -> list[str]:
-        return [_gv_path(g, v) for g, vs in self._versions.items() for v in vs]
+        paths = [_gv_path(g, v) for g, vs in self._versions.items() for v in vs]
+        return [*paths, *(p for p in self._extra if p not in paths)]
 
     def v3_document(self, path: str) -> bytes | None:
         """The serialized document for ``api/v1`` / ``apis/<g>/<v>``, or None if unknown."""
         if path in self._docs:
+            return self._docs[path]
+        if path in self._extra:
+            self._docs[path] = orjson.dumps(self._extra[path])
             return self._docs[path]
         for group, versions in self._versions.items():
             for version in versions:

@@ -272,3 +272,21 @@ async def test_both_groups_are_discoverable(reviews: Reviews) -> None:
     by_name = {item["metadata"]["name"]: item for item in aggregated["items"]}
     resources = by_name["authentication.k8s.io"]["versions"][0]["resources"]
     assert [(r["resource"], r["verbs"], r["scope"]) for r in resources] == [("tokenreviews", ["create"], "Cluster")]
+
+
+async def test_both_groups_have_openapi_v3_documents_for_explain(reviews: Reviews) -> None:
+    status, root = await reviews.get("/openapi/v3")
+    assert status == 200
+    for group, kind, plural in (
+        ("authentication.k8s.io", "TokenReview", "tokenreviews"),
+        ("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews"),
+    ):
+        url = root["paths"][f"apis/{group}/v1"]["serverRelativeURL"]
+        status, document = await reviews.get(url)
+        assert status == 200
+        (schema,) = document["components"]["schemas"].values()
+        assert schema["x-kubernetes-group-version-kind"] == [{"group": group, "version": "v1", "kind": kind}]
+        assert {"spec", "status", "metadata"} <= set(schema["properties"])
+        (path,) = document["paths"]
+        assert path == f"/apis/{group}/v1/{plural}"
+        assert list(document["paths"][path]) == ["post"]  # create only, as kube-apiserver's document
