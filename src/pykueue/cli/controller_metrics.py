@@ -4,7 +4,8 @@ Owned by ``cli/``; :mod:`pykueue.cli.controller_run` calls :func:`start_metrics`
 controller-manager (controller-runtime's secure serving), the port is HTTPS only:
 
 - with ``--metrics-cert-dir`` its ``tls.crt`` and ``tls.key`` (cert-manager's, mounted; Kueue reads
-  them from ``/etc/kueue/metrics/certs`` when its internal certificate management is off), read at start;
+  them from ``/etc/kueue/metrics/certs`` when its internal certificate management is off), re-read when
+  they change (:mod:`pykueue.cli.cert_files`);
 - otherwise a self-signed certificate made at start for ``localhost``, ``127.0.0.1`` and ``::1``
   (controller-runtime's fallback, which Kueue serves with its internal certificate management): the
   connection is encrypted and a scraper skips verification, as Kueue's ServiceMonitor does then.
@@ -76,7 +77,10 @@ async def start_metrics(
     port: int,
     cert_dir: Path | None,
     authentication: bool,
-) -> tuple[web.AppRunner, int]:
-    """Serve ``registry`` at ``https://host:port/metrics``; the runner and the bound port."""
+) -> tuple[web.AppRunner, int, ssl.SSLContext]:
+    """Serve ``registry`` at ``https://host:port/metrics``; the runner, the bound port and the TLS context
+    (a certificate loaded into it is served from the next handshake)."""
     auth = DelegatedAuth(client) if authentication else None
-    return await serve_secure_metrics(registry, host, port, ssl_context=metrics_ssl_context(cert_dir), auth=auth)
+    context = metrics_ssl_context(cert_dir)
+    runner, bound = await serve_secure_metrics(registry, host, port, ssl_context=context, auth=auth)
+    return runner, bound, context

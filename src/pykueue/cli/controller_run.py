@@ -28,6 +28,7 @@ from pathlib import Path
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
+from pykueue.cli.cert_files import reload_when_changed
 from pykueue.cli.controller_metrics import start_metrics
 from pykueue.cli.controller_settings import ClusterSettings
 from pykueue.client import HttpClient
@@ -158,6 +159,10 @@ async def _keep_certificate(
 INJECT_EVERY_S = 10.0
 
 
+async def _reload(directory: Path, context: ssl.SSLContext, what: str) -> None:
+    await reload_when_changed(directory / "tls.crt", directory / "tls.key", context, what=what)
+
+
 async def run_controller(connection: ConnectionConfig, config: KueueConfig, options: ControllerOptions) -> int:
     settings = options.settings
     client = HttpClient(
@@ -211,7 +216,7 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
         runner, port = await _serve(_probes(ready), options.probe_host, options.health_port)
         runners.append(runner)
         print(f"{HEALTH_LINE}http://{options.probe_host}:{port}", flush=True)
-        runner, port = await start_metrics(
+        runner, port, metrics_context = await start_metrics(
             registry,
             client,
             host=options.metrics_host,
@@ -220,6 +225,11 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
             authentication=options.metrics_authentication,
         )
         runners.append(runner)
+        # mounted certificates (cert-manager's) are re-read when the kubelet swaps the files
+        if options.metrics_cert_dir is not None:
+            tasks.append(asyncio.create_task(_reload(options.metrics_cert_dir, metrics_context, "metrics")))
+        if bundle is None:
+            tasks.append(asyncio.create_task(_reload(cert_dir, context, "webhook")))
         shown = f"[{options.metrics_host}]" if ":" in options.metrics_host else options.metrics_host
         print(f"{METRICS_LINE}https://{shown}:{port}/metrics", flush=True)
         if options.leader_elect:
