@@ -3,7 +3,8 @@
 Real processes: ``pykueue up --no-kueue`` (with a ``--token-auth-file`` identity standing for a
 Prometheus service account, and an audit log) and ``pykueue controller`` against it. Scrapes go over
 TLS as a ServiceMonitor with a bearer token sends them; the audit log shows the controller asking the
-API server (TokenReview, SubjectAccessReview) once per token, not once per scrape.
+API server (TokenReview, SubjectAccessReview) once per token, not once per scrape. A mounted certificate
+(``--metrics-cert-dir``) is served, and a renewed one from the next handshake.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from pykueue.webhooks.certs import CertBundle, new_bundle
 from tests.e2e.controller_proc import Controller, free_port
 from tests.e2e.harness import Pykueue
 from tests.waiting import eventually_blocking
@@ -157,3 +159,31 @@ def test_unauthenticated_metrics_only_on_an_explicit_loopback_address(
         "error: --metrics-authentication=false requires metrics.bindAddress to be an explicit loopback IP and "
         "port (for example 127.0.0.1:8443 or [::1]:8443), got host (every address)"
     )
+
+
+def test_a_mounted_metrics_certificate_is_served_and_reloaded(cluster: tuple[Pykueue, Path], tmp_path: Path) -> None:
+    server, _ = cluster
+    certs = tmp_path / "metrics-certs"
+    certs.mkdir()
+
+    def mount(bundle: CertBundle) -> None:
+        (certs / "tls.crt").write_bytes(bundle.tls_crt)
+        (certs / "tls.key").write_bytes(bundle.tls_key)
+
+    def presented(url: str) -> bytes:
+        host, port = url.removeprefix("https://").split("/")[0].rsplit(":", 1)
+        return ssl.PEM_cert_to_DER_cert(ssl.get_server_certificate((host, int(port))))
+
+    first, renewed = new_bundle(("127.0.0.1",)), new_bundle(("127.0.0.1",))
+    mount(first)
+    controller = Controller(server.kubeconfig, ["--no-leader-elect", "--metrics-cert-dir", str(certs)]).start()
+    try:
+        url = metrics_url(controller)
+        assert presented(url) == ssl.PEM_cert_to_DER_cert(first.tls_crt.decode())
+        assert scrape(url, PROMETHEUS_TOKEN)[0] == 200
+        mount(renewed)  # cert-manager renewed it: served from the next handshake, without a restart
+        wanted = ssl.PEM_cert_to_DER_cert(renewed.tls_crt.decode())
+        assert eventually_blocking(lambda: presented(url) == wanted or None, within=40)
+        assert scrape(url, PROMETHEUS_TOKEN)[0] == 200
+    finally:
+        controller.stop()

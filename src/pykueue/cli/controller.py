@@ -98,7 +98,7 @@ def controller(
     metrics_cert_dir: Annotated[
         Path | None,
         typer.Option(
-            help="Where the metrics certificate files are (tls.crt, tls.key), read at start "
+            help="Where the metrics certificate files are (tls.crt, tls.key), re-read when they change "
             "[default: a self-signed certificate made at start]."
         ),
     ] = None,
