@@ -161,9 +161,11 @@ def test_unauthenticated_metrics_only_on_an_explicit_loopback_address(
     )
 
 
-def test_a_mounted_metrics_certificate_is_served_and_reloaded(cluster: tuple[Pykueue, Path], tmp_path: Path) -> None:
+@pytest.mark.parametrize("port", ["metrics", "webhook"])
+def test_a_mounted_certificate_is_served_and_reloaded(cluster: tuple[Pykueue, Path], tmp_path: Path, port: str) -> None:
+    """cert-manager's files: ``--metrics-cert-dir``, and ``--cert-dir`` with internal certificate management off."""
     server, _ = cluster
-    certs = tmp_path / "metrics-certs"
+    certs = tmp_path / "certs"
     certs.mkdir()
 
     def mount(bundle: CertBundle) -> None:
@@ -176,14 +178,20 @@ def test_a_mounted_metrics_certificate_is_served_and_reloaded(cluster: tuple[Pyk
 
     first, renewed = new_bundle(("127.0.0.1",)), new_bundle(("127.0.0.1",))
     mount(first)
-    controller = Controller(server.kubeconfig, ["--no-leader-elect", "--metrics-cert-dir", str(certs)]).start()
+    if port == "metrics":
+        args = ["--metrics-cert-dir", str(certs)]
+    else:
+        config = tmp_path / "config.yaml"
+        config.write_text("internalCertManagement:\n  enable: false\n")
+        args = ["--config", str(config), "--cert-dir", str(certs)]
+    controller = Controller(server.kubeconfig, ["--no-leader-elect", *args]).start()
     try:
-        url = metrics_url(controller)
+        url = metrics_url(controller) if port == "metrics" else controller.webhook_url
         assert presented(url) == ssl.PEM_cert_to_DER_cert(first.tls_crt.decode())
-        assert scrape(url, PROMETHEUS_TOKEN)[0] == 200
         mount(renewed)  # cert-manager renewed it: served from the next handshake, without a restart
         wanted = ssl.PEM_cert_to_DER_cert(renewed.tls_crt.decode())
         assert eventually_blocking(lambda: presented(url) == wanted or None, within=40)
-        assert scrape(url, PROMETHEUS_TOKEN)[0] == 200
+        if port == "metrics":
+            assert scrape(url, PROMETHEUS_TOKEN)[0] == 200
     finally:
         controller.stop()
