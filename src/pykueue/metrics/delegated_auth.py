@@ -15,17 +15,22 @@ Prometheus scraping every few seconds costs the API server two requests every fe
 - access reviews for :data:`ALLOW_TTL_S` (300 s) when allowed, :data:`DENY_TTL_S` (30 s) when not,
   keyed by the whole subject (user, uid, groups, extra) and the verb and path.
 
-A review the API server does not answer (unreachable, an error status, a timeout after
-:data:`REVIEW_TIMEOUT_S`) raises :class:`ReviewUnavailable` and is not cached: the caller answers that
-scrape with a 503, never with the metrics.
+A review the API server does not answer is retried as controller-runtime's webhook clients retry
+(:data:`RETRY_BACKOFF_S`: 0.5 s growing 1.5 times, jittered by up to 20 %, five attempts) when the
+failure may pass (no connection, a timeout, a 5xx, a 429), all within :data:`REVIEW_TIMEOUT_S`; then,
+or at once for any other refusal (a 403: the controller lacks the RBAC), it raises
+:class:`ReviewUnavailable` and nothing is cached: the caller answers that scrape with a 503, never with
+the metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -37,6 +42,7 @@ from pykueue.client import Client, GroupVersionResource
 __all__ = [
     "ALLOW_TTL_S",
     "DENY_TTL_S",
+    "RETRY_BACKOFF_S",
     "REVIEW_TIMEOUT_S",
     "SUBJECT_ACCESS_REVIEWS",
     "TOKEN_REVIEWS",
@@ -52,7 +58,10 @@ TOKEN_TTL_S = 60.0
 ALLOW_TTL_S = 300.0
 DENY_TTL_S = 30.0
 REVIEW_TIMEOUT_S = 10.0
+RETRY_BACKOFF_S = (0.5, 1.5, 0.2, 5)
+"""(first wait, growth factor, jitter fraction, attempts): controller-runtime's ``WebhookRetryBackoff``."""
 AUTHENTICATED_GROUP = "system:authenticated"
+log = logging.getLogger(__name__)
 _MAX_ENTRIES = 4096
 """Entries per cache; past it the expired ones are dropped, then the oldest (a flood of random
 tokens cannot grow the process)."""
@@ -60,6 +69,13 @@ tokens cannot grow the process)."""
 
 class ReviewUnavailable(Exception):
     """The API server did not answer a review (the scrape gets a 503)."""
+
+
+def _may_pass(exc: Exception) -> bool:
+    """Whether a failed review is worth retrying: no connection or a server-side error, not a refusal."""
+    if isinstance(exc, ApiError):
+        return exc.code >= 500 or exc.code == 429
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,24 +138,44 @@ class _TTLCache:
 class DelegatedAuth:
     """TokenReviews and SubjectAccessReviews through ``client``, cached."""
 
-    def __init__(self, client: Client, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._client = client
+        self._sleep = sleep
         self._tokens = _TTLCache(clock)
         self._decisions = _TTLCache(clock)
         self.reviews = 0
         """How many reviews were sent to the API server (the rest were answered from the caches)."""
 
     async def _create(self, resource: GroupVersionResource, body: dict[str, Any]) -> dict[str, Any]:
-        self.reviews += 1
         try:
             async with asyncio.timeout(REVIEW_TIMEOUT_S):
-                answer = await self._client.create(resource, body)
+                answer = await self._create_retrying(resource, body)
         except (ApiError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise ReviewUnavailable(f"{body['kind']}: {exc or type(exc).__name__}") from None
         status = answer.get("status")
         if not isinstance(status, dict):
             raise ReviewUnavailable(f"{body['kind']}: the answer has no status")
         return status
+
+    async def _create_retrying(self, resource: GroupVersionResource, body: dict[str, Any]) -> dict[str, Any]:
+        wait, factor, jitter, attempts = RETRY_BACKOFF_S
+        for attempt in range(1, int(attempts) + 1):
+            self.reviews += 1
+            try:
+                return await self._client.create(resource, body)
+            except (ApiError, aiohttp.ClientError, OSError) as exc:
+                if attempt == attempts or not _may_pass(exc):
+                    raise
+                log.debug("%s failed (%s); retrying in %.2f s", body["kind"], exc, wait)
+            await self._sleep(wait * (1 + jitter * random.random()))
+            wait *= factor
+        raise AssertionError("unreachable")
 
     async def authenticate(self, token: str) -> Identity | None:
         """The identity ``token`` belongs to (None: the API server does not know it)."""

@@ -18,7 +18,7 @@ import pytest
 from cryptography import x509
 from prometheus_client import CollectorRegistry, Counter
 
-from pykueue.api.meta.errors import ApiError
+from pykueue.api.meta.errors import ApiError, Forbidden
 from pykueue.cli.controller_metrics import metrics_ssl_context, parse_bool
 from pykueue.client import Client, GroupVersionResource
 from pykueue.metrics.delegated_auth import ALLOW_TTL_S, DENY_TTL_S, TOKEN_TTL_S, DelegatedAuth
@@ -33,12 +33,18 @@ class StubApiServer:
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
-        self.down = False
+        self.failures = 0
+        """How many of the next reviews fail with a 500 (the API server unwell)."""
+        self.forbidden = False
+        """Every review refused with a 403 (the controller lacks the RBAC to create reviews)."""
 
     async def create(self, res: GroupVersionResource, obj: dict[str, Any], namespace: str = "") -> dict[str, Any]:
         self.calls.append(obj)
-        if self.down:
-            raise ApiError("connection refused")
+        if self.forbidden:
+            raise Forbidden(f"{res.plural}.{res.group} is forbidden")
+        if self.failures > 0:
+            self.failures -= 1
+            raise ApiError("etcdserver: request timed out")
         spec = obj["spec"]
         if res.plural == "tokenreviews":
             user = USERS.get(spec["token"])
@@ -53,11 +59,17 @@ class StubApiServer:
 
 
 class Clock:
+    """The caches' clock, and the retries' sleep: a wait is recorded and passes at once."""
+
     def __init__(self) -> None:
         self.now = 1000.0
+        self.waits: list[float] = []
 
     def __call__(self) -> float:
         return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
 
 
 class Scraper:
@@ -80,7 +92,7 @@ def _registry() -> CollectorRegistry:
 @pytest.fixture
 async def endpoint() -> AsyncIterator[tuple[Scraper, StubApiServer, Clock]]:
     api, clock = StubApiServer(), Clock()
-    auth = DelegatedAuth(cast(Client, api), clock=clock)
+    auth = DelegatedAuth(cast(Client, api), clock=clock, sleep=clock.sleep)
     runner, port = await serve_secure_metrics(
         _registry(), "127.0.0.1", 0, ssl_context=metrics_ssl_context(None), auth=auth
     )
@@ -149,15 +161,35 @@ async def test_reviews_are_cached_as_controller_runtime_caches_them(
     assert api.kinds()[7:] == ["TokenReview", "SubjectAccessReview"]
 
 
+async def test_a_failing_review_is_retried_with_controller_runtimes_backoff(
+    endpoint: tuple[Scraper, StubApiServer, Clock],
+) -> None:
+    scraper, api, clock = endpoint
+    api.failures = 2
+    assert (await scraper.get("reader-token"))[0] == 200
+    assert api.kinds() == ["TokenReview"] * 3 + ["SubjectAccessReview"]
+    assert len(clock.waits) == 2
+    assert 0.5 <= clock.waits[0] <= 0.6
+    assert 0.75 <= clock.waits[1] <= 0.9
+
+
 async def test_an_unanswered_review_is_a_503_and_is_not_cached(endpoint: tuple[Scraper, StubApiServer, Clock]) -> None:
-    scraper, api, _ = endpoint
-    api.down = True
+    scraper, api, clock = endpoint
+    api.failures = 5
     status, text = await scraper.get("reader-token")
     assert status == 503
     assert "kueue_" not in text
-    api.down = False
+    assert api.kinds() == ["TokenReview"] * 5  # five attempts, then given up
+    assert len(clock.waits) == 4
     assert (await scraper.get("reader-token"))[0] == 200
-    assert api.kinds() == ["TokenReview", "TokenReview", "SubjectAccessReview"]
+    assert api.kinds()[5:] == ["TokenReview", "SubjectAccessReview"]
+
+
+async def test_a_refused_review_is_a_503_at_once(endpoint: tuple[Scraper, StubApiServer, Clock]) -> None:
+    scraper, api, clock = endpoint
+    api.forbidden = True
+    assert (await scraper.get("reader-token"))[0] == 503
+    assert (api.kinds(), clock.waits) == (["TokenReview"], [])  # a 403 does not pass by retrying
 
 
 async def test_the_port_speaks_tls_only_with_a_self_signed_certificate(
