@@ -71,7 +71,7 @@ def controller(
     namespace: Annotated[
         str, typer.Option(help="The namespace pykueue is installed in (Secret, Lease, webhook Service).")
     ] = "pykueue-system",
-    webhook_port: Annotated[int | None, typer.Option(help="HTTPS port of the webhooks [default: 9443].")] = None,
+    webhook_port: Annotated[int | None, typer.Option(help="HTTPS port of the webhooks (default: 9443).")] = None,
     webhook_url: Annotated[
         str | None,
         typer.Option(
@@ -80,11 +80,11 @@ def controller(
         ),
     ] = None,
     health_port: Annotated[
-        int | None, typer.Option(help="Port of /healthz and /readyz (plain HTTP) [default: 8081; 0 = any free port].")
+        int | None, typer.Option(help="Port of /healthz and /readyz (plain HTTP) (default: 8081; 0 = any free port).")
     ] = None,
     metrics_port: Annotated[
         int | None,
-        typer.Option(help="HTTPS port of /metrics [default: 8443, or metrics.bindAddress's; 0 = any free port]."),
+        typer.Option(help="HTTPS port of /metrics (default: 8443, or metrics.bindAddress's; 0 = any free port)."),
     ] = None,
     metrics_authentication: Annotated[
         str,
@@ -99,7 +99,7 @@ def controller(
         Path | None,
         typer.Option(
             help="Where the metrics certificate files are (tls.crt, tls.key), re-read when they change "
-            "[default: a self-signed certificate made at start]."
+            "(default: a self-signed certificate made at start)."
         ),
     ] = None,
     cert_dir: Annotated[

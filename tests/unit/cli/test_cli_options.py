@@ -145,3 +145,12 @@ async def test_progress_line_redraws_until_stopped_then_clears() -> None:
     assert out.startswith("\r\x1b[Kadmitted 0 · pending 5 · finished 0 · elapsed ")
     assert "\r\x1b[Kadmitted 2 · pending 3 · finished 0" in out
     assert out.endswith("\r\x1b[K")  # erased: the report that follows starts on a clean line
+
+
+def test_controller_help_shows_the_ports_defaults_and_the_metrics_options() -> None:
+    # rich reads "[...]" as markup and drops it: defaults are written in parentheses
+    text = " ".join(runner.invoke(app, ["controller", "--help"], env={"COLUMNS": "200"}).output.split())
+    for shown in ("(default: 9443)", "(default: 8081; 0 = any free port)", "(default: 8443, or metrics.bindAddress's"):
+        assert shown in text
+    assert "--metrics-authentication" in text
+    assert "(default: a self-signed certificate made at start)" in text
