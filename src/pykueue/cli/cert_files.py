@@ -8,6 +8,10 @@ certificate by rewriting its Secret, and the kubelet swaps the mounted files; ev
 and on a change the pair is loaded into the server's ``SSLContext``, so the next handshake presents
 it (connections already open keep theirs).
 
+The comparison starts from the files as they were when the server loaded them (:func:`files_stamp`,
+taken by the caller just before that load), not as they are when the watcher starts: a renewal that
+lands between the two would otherwise be taken as already loaded and never served.
+
 Fails safe: a pair that cannot be loaded (half written, a key that is not the certificate's) is
 logged and the certificate served so far stays; the next change is tried again.
 """
@@ -19,14 +23,19 @@ import logging
 import ssl
 from pathlib import Path
 
-__all__ = ["CHECK_EVERY_S", "reload_when_changed"]
+__all__ = ["CHECK_EVERY_S", "FilesStamp", "files_stamp", "reload_when_changed"]
 
 log = logging.getLogger(__name__)
 
 CHECK_EVERY_S = 10.0
 
 
-def _stamp(cert_file: Path, key_file: Path) -> tuple[int, int, int, int] | None:
+FilesStamp = tuple[int, int, int, int] | None
+"""The pair's modification times and sizes (None: one of them cannot be read)."""
+
+
+def files_stamp(cert_file: Path, key_file: Path) -> FilesStamp:
+    """What the pair looks like now; take it just before loading the pair, for :func:`reload_when_changed`."""
     try:
         cert, key = cert_file.stat(), key_file.stat()
     except OSError:
@@ -35,13 +44,20 @@ def _stamp(cert_file: Path, key_file: Path) -> tuple[int, int, int, int] | None:
 
 
 async def reload_when_changed(
-    cert_file: Path, key_file: Path, context: ssl.SSLContext, *, what: str, every: float = CHECK_EVERY_S
+    cert_file: Path,
+    key_file: Path,
+    context: ssl.SSLContext,
+    *,
+    what: str,
+    loaded: FilesStamp,
+    every: float = CHECK_EVERY_S,
 ) -> None:
-    """Load ``cert_file``/``key_file`` into ``context`` whenever they change (runs until cancelled)."""
-    loaded = _stamp(cert_file, key_file)
+    """Load ``cert_file``/``key_file`` into ``context`` whenever they differ from ``loaded`` (the
+    :func:`files_stamp` taken before ``context`` was loaded) and from each pair loaded since; runs
+    until cancelled."""
     while True:
         await asyncio.sleep(every)
-        stamp = _stamp(cert_file, key_file)
+        stamp = files_stamp(cert_file, key_file)
         if stamp is None or stamp == loaded:
             continue
         try:

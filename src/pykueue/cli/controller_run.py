@@ -28,7 +28,7 @@ from pathlib import Path
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
-from pykueue.cli.cert_files import reload_when_changed
+from pykueue.cli.cert_files import FilesStamp, files_stamp, reload_when_changed
 from pykueue.cli.controller_metrics import start_metrics
 from pykueue.cli.controller_settings import ClusterSettings
 from pykueue.client import HttpClient
@@ -159,8 +159,12 @@ async def _keep_certificate(
 INJECT_EVERY_S = 10.0
 
 
-async def _reload(directory: Path, context: ssl.SSLContext, what: str) -> None:
-    await reload_when_changed(directory / "tls.crt", directory / "tls.key", context, what=what)
+def _stamp(directory: Path) -> FilesStamp:
+    return files_stamp(directory / "tls.crt", directory / "tls.key")
+
+
+async def _reload(directory: Path, context: ssl.SSLContext, what: str, loaded: FilesStamp) -> None:
+    await reload_when_changed(directory / "tls.crt", directory / "tls.key", context, what=what, loaded=loaded)
 
 
 async def run_controller(connection: ConnectionConfig, config: KueueConfig, options: ControllerOptions) -> int:
@@ -190,6 +194,7 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
             missing = await inject_ca(client, bundle.ca_crt, options.webhook_url)
             if missing:
                 log.warning("not found yet (the CA is injected once they exist): %s", ", ".join(missing))
+        webhook_files = _stamp(cert_dir)  # before the files are loaded: a renewal from now on is seen
         context = server_ssl_context(cert_dir / "tls.crt", cert_dir / "tls.key")
         if bundle is not None:
             tasks.append(
@@ -216,6 +221,7 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
         runner, port = await _serve(_probes(ready), options.probe_host, options.health_port)
         runners.append(runner)
         print(f"{HEALTH_LINE}http://{options.probe_host}:{port}", flush=True)
+        metrics_files = _stamp(options.metrics_cert_dir) if options.metrics_cert_dir is not None else None
         runner, port, metrics_context = await start_metrics(
             registry,
             client,
@@ -227,9 +233,11 @@ async def run_controller(connection: ConnectionConfig, config: KueueConfig, opti
         runners.append(runner)
         # mounted certificates (cert-manager's) are re-read when the kubelet swaps the files
         if options.metrics_cert_dir is not None:
-            tasks.append(asyncio.create_task(_reload(options.metrics_cert_dir, metrics_context, "metrics")))
+            tasks.append(
+                asyncio.create_task(_reload(options.metrics_cert_dir, metrics_context, "metrics", metrics_files))
+            )
         if bundle is None:
-            tasks.append(asyncio.create_task(_reload(cert_dir, context, "webhook")))
+            tasks.append(asyncio.create_task(_reload(cert_dir, context, "webhook", webhook_files)))
         shown = f"[{options.metrics_host}]" if ":" in options.metrics_host else options.metrics_host
         print(f"{METRICS_LINE}https://{shown}:{port}/metrics", flush=True)
         if options.leader_elect:

@@ -16,7 +16,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from tests.waiting import eventually
 
-from pykueue.cli.cert_files import reload_when_changed
+from pykueue.cli.cert_files import files_stamp, reload_when_changed
 from pykueue.metrics.secure_endpoint import serve_secure_metrics
 from pykueue.webhooks.certs import CertBundle, new_bundle
 from pykueue.webhooks.server import server_ssl_context
@@ -35,10 +35,11 @@ def _same(pem: str, bundle: CertBundle) -> bool:
 async def served(tmp_path: Path) -> AsyncIterator[tuple[Path, int, CertBundle]]:
     first = new_bundle(("localhost", "127.0.0.1"))
     _write(tmp_path, first)
+    loaded = files_stamp(tmp_path / "tls.crt", tmp_path / "tls.key")
     context = server_ssl_context(tmp_path / "tls.crt", tmp_path / "tls.key")
     runner, port = await serve_secure_metrics(CollectorRegistry(), "127.0.0.1", 0, ssl_context=context, auth=None)
     watcher = asyncio.create_task(
-        reload_when_changed(tmp_path / "tls.crt", tmp_path / "tls.key", context, what="test", every=0.05)
+        reload_when_changed(tmp_path / "tls.crt", tmp_path / "tls.key", context, what="test", loaded=loaded, every=0.05)
     )
     try:
         yield tmp_path, port, first
@@ -79,3 +80,32 @@ async def test_a_broken_pair_is_logged_and_the_served_certificate_stays(
 
         await eventually(warned, within=10)
     assert _same(await _presented(port), first)
+
+
+async def test_a_renewal_before_the_watcher_starts_is_still_served(tmp_path: Path) -> None:
+    """The controller starts its watchers after it serves (a second or more under load); cert-manager
+    may renew in between. The watcher compares with the files as they were loaded, not as it finds them."""
+    first, renewed = new_bundle(("localhost", "127.0.0.1")), new_bundle(("localhost", "127.0.0.1"))
+    _write(tmp_path, first)
+    loaded = files_stamp(tmp_path / "tls.crt", tmp_path / "tls.key")
+    context = server_ssl_context(tmp_path / "tls.crt", tmp_path / "tls.key")
+    runner, port = await serve_secure_metrics(CollectorRegistry(), "127.0.0.1", 0, ssl_context=context, auth=None)
+    try:
+        assert _same(await _presented(port), first)
+        await asyncio.sleep(0.02)  # a later modification time, whatever the filesystem's resolution
+        _write(tmp_path, renewed)
+        watcher = asyncio.create_task(
+            reload_when_changed(
+                tmp_path / "tls.crt", tmp_path / "tls.key", context, what="test", loaded=loaded, every=0.05
+            )
+        )
+        try:
+
+            async def serves_renewed() -> bool:
+                return _same(await _presented(port), renewed)
+
+            await eventually(serves_renewed, within=10)
+        finally:
+            watcher.cancel()
+    finally:
+        await runner.cleanup()
