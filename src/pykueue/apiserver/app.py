@@ -5,8 +5,9 @@ or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz[/<check>]`` (:m
 ``/livez`` (open), discovery
 (``/api``, ``/apis``, ``/apis/<g>``, ``/api/v1``, ``/apis/<g>/<v>``), ``/openapi/v2``,
 ``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resource_handlers`),
-Kueue's visibility API once a backend is set (:mod:`.visibility`), ``TokenReview`` and
-``SubjectAccessReview`` creates (:mod:`.access_reviews`), pykueue's own write batches
+Kueue's visibility API once a backend is set (:mod:`.visibility`), the identity and access
+reviews (``TokenReview``, ``SelfSubjectReview``, ``SubjectAccessReview``,
+``SelfSubjectAccessReview`` creates: :mod:`.access_reviews`), pykueue's own write batches
 for its controller process (:mod:`.batch`), and ``/metrics`` when given a metrics endpoint
 (:mod:`.instrument`).
 
@@ -349,7 +350,7 @@ def create_app(
     app.router.add_get(vis + "/{version}", _visibility_version)
     app.router.add_get(vis + "/{version}/", _visibility_version)
     app.router.add_route("*", vis + "/{version}/{tail:.+}", _visibility_resources)
-    access_reviews.review_routes(app, state.authenticate)
+    access_reviews.review_routes(app, state.authenticate, lambda: format_time(registry.clock.now()))
     app.router.add_get("/apis/{group}", _api_group)
     app.router.add_get("/apis/{group}/{version}", _group_version)
     app.router.add_get("/apis/{group}/{version}/", _group_version)

@@ -22,6 +22,7 @@ __all__ = [
     "accepts_partial_metadata",
     "accepts_table",
     "error_response",
+    "field_validation",
     "json_response",
     "media_types",
     "partial_metadata",
@@ -104,6 +105,12 @@ def accepts_aggregated(accept: str) -> bool:
 
 def table_content_type(version: str) -> str:
     return TABLE_V1 if version == "v1" else TABLE_V1.replace("v=v1", "v=v1beta1")
+
+
+def field_validation(query: Any) -> str:
+    """The request's ``fieldValidation`` directive; kube-apiserver's default when the parameter is
+    absent is Warn (drop unknown fields, warn). The value is checked where it is used."""
+    return str(query.get("fieldValidation") or "Warn")
 
 
 def warning_headers(response: web.StreamResponse, warnings: list[str]) -> None:

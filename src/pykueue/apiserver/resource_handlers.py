@@ -25,6 +25,7 @@ from pykueue.registry.suspend import current_request, run_suspendable, set_reque
 from .http import (
     accepts_partial_metadata,
     accepts_table,
+    field_validation,
     json_response,
     partial_metadata,
     raw_json_response,
@@ -99,11 +100,6 @@ def _int(query: Any, key: str) -> int | None:
         return int(raw)
     except ValueError:
         raise BadRequest(f"invalid value for {key}: {raw!r}") from None
-
-
-def _field_validation(query: Any) -> str:
-    """kube-apiserver's default when the parameter is absent is Warn (drop unknown fields, warn)."""
-    return str(query.get("fieldValidation") or "Warn")
 
 
 def _field_manager(request: web.Request) -> str:
@@ -329,7 +325,7 @@ class ResourceHandler:
                 body,
                 version=target.version,
                 dry_run=dry_run,
-                field_validation=_field_validation(query),
+                field_validation=field_validation(query),
                 field_manager=_field_manager(request),
                 owned=True,
             ),
@@ -350,7 +346,7 @@ class ResourceHandler:
                 version=target.version,
                 subresource=target.subresource or None,
                 dry_run=_dry_run(query),
-                field_validation=_field_validation(query),
+                field_validation=field_validation(query),
                 field_manager=_field_manager(request),
                 owned=True,
             ),
@@ -376,7 +372,7 @@ class ResourceHandler:
                 dry_run=_dry_run(query),
                 field_manager=manager,
                 force=_flag(query.get("force")),
-                field_validation=_field_validation(query),
+                field_validation=field_validation(query),
             ),
         )
         await self.durable()

@@ -1,7 +1,9 @@
-"""TokenReview and SubjectAccessReview creates on the embedded server, answered as kube-apiserver answers them.
+"""The four review creates on the embedded server, answered as kube-apiserver answers them.
 
-A real server on a loopback port with an admin token and a ``--token-auth-file`` identity; every
-review goes over HTTP as controller-runtime's delegating authenticator and authorizer send it.
+TokenReview and SubjectAccessReview (what controller-runtime's delegating authenticator and
+authorizer send), SelfSubjectAccessReview (``kubectl auth can-i``) and SelfSubjectReview (``kubectl
+auth whoami``). A real server on a loopback port with an admin token and a ``--token-auth-file``
+identity; every review goes over HTTP.
 """
 
 from __future__ import annotations
@@ -29,7 +31,19 @@ ROBOT = UserInfo(
     groups=("system:serviceaccounts", "system:serviceaccounts:monitoring", "system:authenticated"),
 )
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+SELF_SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+KINDS = {
+    "authentication.k8s.io/v1": [("selfsubjectreviews", "SelfSubjectReview"), ("tokenreviews", "TokenReview")],
+    "authorization.k8s.io/v1": [
+        ("selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+        ("subjectaccessreviews", "SubjectAccessReview"),
+    ],
+}
+"""Each group's review kinds in kube-apiserver's discovery order (by resource name)."""
+NOW = "2027-01-15T08:00:00Z"
+"""The server's ManualClock(1_800_000_000) as kube writes a timestamp."""
 
 
 class Reviews:
@@ -40,12 +54,19 @@ class Reviews:
     async def post(
         self, path: str, body: Any, *, content_type: str = "application/json", token: str | None = ADMIN_TOKEN
     ) -> tuple[int, Any]:
+        status, answer, _ = await self.post_warned(path, body, content_type=content_type, token=token)
+        return status, answer
+
+    async def post_warned(
+        self, path: str, body: Any, *, content_type: str = "application/json", token: str | None = ADMIN_TOKEN
+    ) -> tuple[int, Any, list[str]]:
+        """The status, the body and the ``Warning`` headers of a POST."""
         headers = {"Content-Type": content_type}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         data = body if isinstance(body, bytes) else orjson.dumps(body)
         async with self.session.post(self.url + path, data=data, headers=headers) as response:
-            return response.status, orjson.loads(await response.read())
+            return response.status, orjson.loads(await response.read()), response.headers.getall("Warning", [])
 
     async def get(self, path: str) -> tuple[int, Any]:
         async with self.session.get(self.url + path, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as response:
@@ -77,6 +98,13 @@ def token_review(token: Any, **spec: Any) -> dict[str, Any]:
 
 def access_review(**spec: Any) -> dict[str, Any]:
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+
+
+def self_access_review(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": spec}
+
+
+SELF_REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
 
 
 async def test_a_known_token_is_authenticated_with_its_user(reviews: Reviews) -> None:
@@ -150,7 +178,7 @@ async def test_reviews_need_an_authenticated_caller_and_are_create_only(reviews:
     assert (status, body["reason"]) == (401, "Unauthorized")
     status, body = await reviews.post(TOKEN_REVIEWS, token_review(ROBOT_TOKEN), token="wrong")
     assert (status, body["reason"]) == (401, "Unauthorized")
-    for path in (TOKEN_REVIEWS, SUBJECT_ACCESS_REVIEWS):
+    for path in (TOKEN_REVIEWS, SELF_SUBJECT_REVIEWS, SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS):
         status, body = await reviews.get(path)
         assert (status, body["reason"]) == (405, "MethodNotAllowed")
     status, body = await reviews.post(TOKEN_REVIEWS, b"\x08\x01", content_type="application/vnd.kubernetes.protobuf")
@@ -242,6 +270,161 @@ async def test_a_wrongly_typed_access_review_is_a_400_naming_the_field(
     assert message in body["message"]
 
 
+@pytest.mark.parametrize(
+    ("token", "user"),
+    [
+        (ADMIN_TOKEN, {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]}),
+        (ROBOT_TOKEN, ROBOT.to_json()),
+    ],
+)
+async def test_a_self_subject_review_names_the_requester(reviews: Reviews, token: str, user: dict[str, Any]) -> None:
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, SELF_REVIEW, token=token)
+    assert status == 201
+    assert body == {
+        "kind": "SelfSubjectReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"creationTimestamp": NOW},
+        "status": {"userInfo": user},
+    }
+
+
+async def test_a_self_subject_review_keeps_nothing_of_the_body(reviews: Reviews) -> None:
+    # kube-apiserver answers with a new object: neither the sent metadata nor a claimed status survives
+    claimed = {**SELF_REVIEW, "metadata": {"name": "me"}, "status": {"userInfo": {"username": "root"}}}
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, claimed, token=ROBOT_TOKEN)
+    assert status == 201
+    assert body["metadata"] == {"creationTimestamp": NOW}
+    assert body["status"]["userInfo"]["username"] == ROBOT.username
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, {}, token=ROBOT_TOKEN)  # apiVersion/kind default
+    assert (status, body["status"]["userInfo"]["uid"]) == (201, "uid-7")
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, {**SELF_REVIEW, "kind": "TokenReview"})
+    assert (status, body["reason"]) == (400, "BadRequest")
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, {**SELF_REVIEW, "metadata": "me"})
+    assert (status, body["reason"]) == (400, "BadRequest")
+
+
+@pytest.mark.parametrize("token", [ADMIN_TOKEN, ROBOT_TOKEN])
+async def test_a_self_access_review_is_allowed_for_the_requester(reviews: Reviews, token: str) -> None:
+    review = self_access_review(
+        resourceAttributes={"verb": "create", "group": "kueue.x-k8s.io", "resource": "workloads", "namespace": "team-a"}
+    )
+    status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, review, token=token)
+    assert status == 201
+    assert body == {
+        **review,
+        "metadata": {"creationTimestamp": None},
+        "status": {"allowed": True, "reason": ALLOWED_REASON},
+    }
+    non_resource = self_access_review(nonResourceAttributes={"path": "/metrics", "verb": "get"})
+    status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, non_resource, token=token)
+    assert (status, body["spec"], body["status"]["allowed"]) == (201, non_resource["spec"], True)
+
+
+@pytest.mark.parametrize(
+    ("review", "field", "message"),
+    [
+        (
+            self_access_review(resourceAttributes={"verb": "get"}, nonResourceAttributes={"path": "/x"}),
+            "spec.nonResourceAttributes",
+            "cannot be specified in combination with resourceAttributes",
+        ),
+        (
+            self_access_review(),
+            "spec.resourceAttributes",
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        ),
+        (
+            {**self_access_review(nonResourceAttributes={"path": "/x"}), "metadata": {"name": "n"}},
+            "metadata",
+            "must be empty",
+        ),
+    ],
+)
+async def test_an_invalid_self_access_review_is_a_422_naming_the_field(
+    reviews: Reviews, review: dict[str, Any], field: str, message: str
+) -> None:
+    status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, review)
+    assert status == 422
+    assert body["reason"] == "Invalid"
+    assert body["details"]["kind"] == "SelfSubjectAccessReview"
+    assert body["details"]["group"] == "authorization.k8s.io"
+    assert [(c["field"], message in c["message"]) for c in body["details"]["causes"]] == [(field, True)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"resourceAttributes": {"verb": 1}}, "spec.resourceAttributes.verb: expected a string, got int"),
+        ({"resourceAttributes": {"fieldSelector": "a=b"}}, "spec.resourceAttributes.fieldSelector: expected an"),
+        ({"nonResourceAttributes": ["/metrics"]}, "spec.nonResourceAttributes: expected an object, got list"),
+    ],
+)
+async def test_a_wrongly_typed_self_access_review_is_a_400_naming_the_field(
+    reviews: Reviews, spec: dict[str, Any], message: str
+) -> None:
+    status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, self_access_review(**spec))
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert message in body["message"]
+
+
+UNKNOWN_FIELDS = [
+    (TOKEN_REVIEWS, {**token_review(ROBOT_TOKEN, ttl="1h")}, "spec.ttl"),
+    (SELF_SUBJECT_REVIEWS, {**SELF_REVIEW, "spec": {"user": "root"}}, "spec"),
+    (
+        SUBJECT_ACCESS_REVIEWS,
+        access_review(user="u", nonResourceAttributes={"path": "/metrics", "verb": "get", "method": "GET"}),
+        "spec.nonResourceAttributes.method",
+    ),
+    (
+        SELF_SUBJECT_ACCESS_REVIEWS,
+        self_access_review(resourceAttributes={"verb": "list", "fieldSelector": {"rawSelector": "a=b", "raw": "a"}}),
+        "spec.resourceAttributes.fieldSelector.raw",
+    ),
+    (
+        SELF_SUBJECT_ACCESS_REVIEWS,
+        {**self_access_review(nonResourceAttributes={}), "metadata": {"nam": "x"}},
+        "metadata.nam",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "review", "field"), UNKNOWN_FIELDS)
+async def test_strict_field_validation_rejects_an_unknown_field_by_name(
+    reviews: Reviews, path: str, review: dict[str, Any], field: str
+) -> None:
+    status, body = await reviews.post(path + "?fieldValidation=Strict", review)
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == f'strict decoding error: unknown field "{field}"'
+
+
+@pytest.mark.parametrize(("path", "review", "field"), UNKNOWN_FIELDS)
+@pytest.mark.parametrize("query", ["", "?fieldValidation=Warn"])
+async def test_warn_field_validation_drops_an_unknown_field_with_a_warning(
+    reviews: Reviews, path: str, review: dict[str, Any], field: str, query: str
+) -> None:
+    status, body, warnings = await reviews.post_warned(path + query, review)  # no parameter: Warn, as kube's
+    assert status == 201
+    assert warnings == [f'299 - "unknown field \\"{field}\\""']
+    *parents, name = field.split(".")
+    echoed = body
+    for key in parents:
+        echoed = echoed.get(key) or {}
+    assert name not in echoed
+
+
+async def test_ignore_field_validation_drops_unknown_fields_silently_and_a_bad_directive_is_a_400(
+    reviews: Reviews,
+) -> None:
+    review = token_review(ROBOT_TOKEN, ttl="1h")
+    status, body, warnings = await reviews.post_warned(TOKEN_REVIEWS + "?fieldValidation=Ignore", review)
+    assert (status, warnings, body["spec"]) == (201, [], {"token": ROBOT_TOKEN})
+    status, body = await reviews.post(TOKEN_REVIEWS + "?fieldValidation=Loose", review)
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert 'invalid fieldValidation directive: "Loose"' in body["message"]
+    status, body, warnings = await reviews.post_warned(SELF_SUBJECT_REVIEWS + "?fieldValidation=Strict", SELF_REVIEW)
+    assert (status, warnings) == (201, [])  # a known body passes Strict
+
+
 async def test_both_groups_are_discoverable(reviews: Reviews) -> None:
     status, groups = await reviews.get("/apis")
     assert status == 200
@@ -250,14 +433,12 @@ async def test_both_groups_are_discoverable(reviews: Reviews) -> None:
     assert "authorization.k8s.io" in names
     status, group = await reviews.get("/apis/authorization.k8s.io")
     assert (status, group["preferredVersion"]["groupVersion"]) == (200, "authorization.k8s.io/v1")
-    for group_version, resource, kind in (
-        ("authentication.k8s.io/v1", "tokenreviews", "TokenReview"),
-        ("authorization.k8s.io/v1", "subjectaccessreviews", "SubjectAccessReview"),
-    ):
+    for group_version, kinds in KINDS.items():
         status, listing = await reviews.get(f"/apis/{group_version}")
         assert status == 200
         assert listing["resources"] == [
-            {"name": resource, "singularName": resource[:-1], "namespaced": False, "kind": kind, "verbs": ["create"]}
+            {"name": plural, "singularName": plural[:-1], "namespaced": False, "kind": kind, "verbs": ["create"]}
+            for plural, kind in kinds
         ]
     status, _ = await reviews.get("/apis/authentication.k8s.io/v1beta1")
     assert status == 404
@@ -270,23 +451,37 @@ async def test_both_groups_are_discoverable(reviews: Reviews) -> None:
     ) as response:
         aggregated = orjson.loads(await response.read())
     by_name = {item["metadata"]["name"]: item for item in aggregated["items"]}
-    resources = by_name["authentication.k8s.io"]["versions"][0]["resources"]
-    assert [(r["resource"], r["verbs"], r["scope"]) for r in resources] == [("tokenreviews", ["create"], "Cluster")]
+    for group_version, kinds in KINDS.items():
+        resources = by_name[group_version.split("/")[0]]["versions"][0]["resources"]
+        assert [(r["resource"], r["responseKind"]["kind"], r["verbs"], r["scope"]) for r in resources] == [
+            (plural, kind, ["create"], "Cluster") for plural, kind in kinds
+        ]
 
 
 async def test_both_groups_have_openapi_v3_documents_for_explain(reviews: Reviews) -> None:
     status, root = await reviews.get("/openapi/v3")
     assert status == 200
-    for group, kind, plural in (
-        ("authentication.k8s.io", "TokenReview", "tokenreviews"),
-        ("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews"),
-    ):
-        url = root["paths"][f"apis/{group}/v1"]["serverRelativeURL"]
+    for group_version, kinds in KINDS.items():
+        group = group_version.split("/")[0]
+        url = root["paths"][f"apis/{group_version}"]["serverRelativeURL"]
         status, document = await reviews.get(url)
         assert status == 200
-        (schema,) = document["components"]["schemas"].values()
-        assert schema["x-kubernetes-group-version-kind"] == [{"group": group, "version": "v1", "kind": kind}]
-        assert {"spec", "status", "metadata"} <= set(schema["properties"])
-        (path,) = document["paths"]
-        assert path == f"/apis/{group}/v1/{plural}"
-        assert list(document["paths"][path]) == ["post"]  # create only, as kube-apiserver's document
+        schemas = document["components"]["schemas"]
+        assert sorted(s["x-kubernetes-group-version-kind"][0]["kind"] for s in schemas.values()) == sorted(
+            kind for _, kind in kinds
+        )
+        for schema in schemas.values():
+            assert {"status", "metadata"} <= set(schema["properties"])
+        assert sorted(document["paths"]) == sorted(f"/apis/{group_version}/{plural}" for plural, _ in kinds)
+        for path, operations in document["paths"].items():
+            assert list(operations) == ["post"], path  # create only, as kube-apiserver's document
+        assert all(s["x-kubernetes-group-version-kind"][0]["group"] == group for s in schemas.values())
+    status, document = await reviews.get(root["paths"]["apis/authentication.k8s.io/v1"]["serverRelativeURL"])
+    self_review = document["components"]["schemas"]["io.k8s.api.authentication.v1.SelfSubjectReview"]
+    assert "spec" not in self_review["properties"]  # a SelfSubjectReview asks nothing: no spec to explain
+    assert set(self_review["properties"]["status"]["properties"]["userInfo"]["properties"]) == {
+        "username",
+        "uid",
+        "groups",
+        "extra",
+    }
