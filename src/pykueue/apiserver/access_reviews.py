@@ -18,7 +18,8 @@ kube's. Fails closed as kube-apiserver does: a TokenReview without ``spec.token`
 review naming neither or both of ``resourceAttributes``/``nonResourceAttributes``, a
 SubjectAccessReview naming neither a user nor a group, or either access review with metadata, is a
 422 naming the field; a field of the wrong JSON type a 400 naming it; a body of another kind or
-version a 400; any other method a 405. Unknown fields follow ``?fieldValidation`` as every other
+version a 400; any other method a 405. Bodies may be JSON, YAML or protobuf (:mod:`.protobuf`; what
+client-go's typed clients, kubectl's included, send). Unknown fields follow ``?fieldValidation`` as every other
 write does (:func:`pykueue.registry.decode.check_fields`): Strict -> 400 naming them, Warn (the
 default) -> dropped with a ``Warning`` header each, Ignore -> dropped.
 
@@ -54,6 +55,8 @@ from pykueue.registry.suspend import UserInfo
 
 from .audit import USER_KEY
 from .http import field_validation, json_response, read_body
+from .protobuf import PROTOBUF, decode_protobuf
+from .protobuf_layout import REVIEW_KINDS
 
 __all__ = [
     "ALLOWED_REASON",
@@ -118,6 +121,9 @@ ANONYMOUS_USER = "system:anonymous"
 UNAUTHENTICATED_GROUP = "system:unauthenticated"
 ALLOWED_REASON = "pykueue's API server enforces no RBAC: every authenticated user may make every request"
 ANONYMOUS_REASON = "pykueue's API server serves no anonymous requests"
+
+_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
+"""What a review body may be: client-go's typed clients (kubectl auth can-i, whoami) send protobuf."""
 
 Authenticate = Callable[[str], UserInfo | None]
 """A bearer token -> the user it authenticates (None: unknown), as the server's own request check."""
@@ -292,9 +298,11 @@ def _review_body(body: JSONDict, review: Review) -> JSONDict:
 async def _read(request: web.Request, review: Review) -> tuple[JSONDict, list[str]]:
     """The request's review body and the warnings its unknown fields raise (fieldValidation=Warn)."""
     media = media_type(request.headers.get("Content-Type", ""))
-    if media not in (JSON, YAML):
-        raise unsupported((JSON, YAML))
-    body = _review_body(decode_object(await read_body(request), media), review)
+    if media not in _MEDIA_TYPES:
+        raise unsupported(_MEDIA_TYPES)
+    data = await read_body(request)
+    decoded = decode_protobuf(data, REVIEW_KINDS) if media == PROTOBUF else decode_object(data, media)
+    body = _review_body(decoded, review)
     _object(body.get("metadata"), "metadata")
     warnings = check_fields(_KINDS[review], body, VERSION, field_validation(request.query))
     return body, warnings

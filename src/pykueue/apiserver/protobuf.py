@@ -1,6 +1,7 @@
 """Decoding of ``application/vnd.kubernetes.protobuf`` request bodies, for the kinds clients send that way.
 
-Owned by ``apiserver/``; called by ``resources`` for request bodies with the protobuf media type.
+Owned by ``apiserver/``; called by ``resources`` for request bodies with the protobuf media type, and by
+``access_reviews`` for the reviews' (``kubectl auth can-i`` and ``whoami`` send theirs as protobuf).
 kubectl's typed subcommands (``create namespace|configmap|secret|priorityclass|job``) and client-go's
 typed clients (controllers, the event recorder, leader election) send built-in objects, and the
 ``DeleteOptions`` of typed deletes, as Kubernetes protobuf and do not fall back to JSON on a 415.
@@ -21,6 +22,7 @@ table does not know (data is never dropped silently), 415 for a kind or a field 
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pykueue.api.meta.clock import format_time
@@ -265,12 +267,13 @@ def _envelope(data: bytes) -> tuple[tuple[str, str], bytes]:
     return (type_meta.get("apiVersion", ""), type_meta.get("kind", "")), raw
 
 
-def decode_protobuf(data: bytes) -> dict[str, Any]:
+def decode_protobuf(data: bytes, kinds: Mapping[tuple[str, str], str] = KINDS) -> dict[str, Any]:
     """The JSON form of a protobuf-encoded object, or 400 (malformed) / 415 (a kind kube-apiserver does
-    not take as protobuf either: custom resources, or a field not decoded)."""
+    not take as protobuf either: custom resources, or a field not decoded). ``kinds``: the (apiVersion,
+    kind) the caller takes -> their messages (the stored built-in kinds unless told)."""
     try:
         key, raw = _envelope(data)
-        message = KINDS.get(key)
+        message = kinds.get(key)
         if message is None:
             named = f"{key[1]} ({key[0]})" if key[1] else "an object without a kind"
             raise UnsupportedMediaType(

@@ -12,7 +12,7 @@ Field numbers are Kubernetes' own (stable across releases: protobuf never renumb
 
 from __future__ import annotations
 
-__all__ = ["KINDS", "LAYOUT"]
+__all__ = ["KINDS", "LAYOUT", "REVIEW_KINDS"]
 
 # Notation: "<number> <jsonName><flags>[:<type>]", comma separated. Flags: "*" repeated, "?" kept
 # even when zero (Go pointer, or a field without omitempty). "<number> ^<Message>" embeds a message
@@ -273,6 +273,26 @@ LAYOUT: dict[str, str] = {
     "EndpointHints": "1 forZones*:ForZone, 2 forNodes*:ForZone",  # ForNode has ForZone's layout
     "ForZone": "1 name",
     "EndpointPort": "1 name?, 2 protocol?, 3 port?:i, 4 appProtocol?",
+    # authentication.k8s.io/v1 and authorization.k8s.io/v1: the reviews (never stored); ExtraValue maps
+    # are not decoded (kubectl and controller-runtime send none)
+    "TokenReview": "1 metadata:ObjectMeta, 2 spec:TokenReviewSpec, 3 status:TokenReviewStatus",
+    "TokenReviewSpec": "1 token, 2 audiences*",
+    "TokenReviewStatus": "1 authenticated:b, 2 user:UserInfo, 3 error, 4 audiences*",
+    "UserInfo": "1 username, 2 uid, 3 groups*, 4 extra:-",
+    "SelfSubjectReview": "1 metadata:ObjectMeta, 2 status:SelfSubjectReviewStatus",
+    "SelfSubjectReviewStatus": "1 userInfo:UserInfo",
+    "SubjectAccessReview": "1 metadata:ObjectMeta, 2 spec:SubjectAccessReviewSpec, 3 status:SubjectAccessReviewStatus",
+    "SubjectAccessReviewSpec": "1 resourceAttributes:ResourceAttributes, "
+    "2 nonResourceAttributes:NonResourceAttributes, 3 user, 4 groups*, 5 extra:-, 6 uid",
+    "SelfSubjectAccessReview": "1 metadata:ObjectMeta, 2 spec:SelfSubjectAccessReviewSpec, "
+    "3 status:SubjectAccessReviewStatus",
+    "SelfSubjectAccessReviewSpec": "1 resourceAttributes:ResourceAttributes, "
+    "2 nonResourceAttributes:NonResourceAttributes",
+    "ResourceAttributes": "1 namespace, 2 verb, 3 group, 4 version, 5 resource, 6 subresource, 7 name, "
+    "8 fieldSelector:SelectorAttributes, 9 labelSelector:SelectorAttributes",
+    "SelectorAttributes": "1 rawSelector, 2 requirements*:LabelSelectorRequirement",  # field's has the same layout
+    "NonResourceAttributes": "1 path, 2 verb",
+    "SubjectAccessReviewStatus": "1 allowed?:b, 2 reason, 3 evaluationError, 4 denied:b",
 }
 
 KINDS: dict[tuple[str, str], str] = {
@@ -300,3 +320,12 @@ KINDS: dict[tuple[str, str], str] = {
     ("discovery.k8s.io/v1", "EndpointSlice"): "EndpointSlice",
 }
 """(apiVersion, kind) of an object client-go may send as protobuf -> its message in :data:`LAYOUT`."""
+
+REVIEW_KINDS: dict[tuple[str, str], str] = {
+    ("authentication.k8s.io/v1", "TokenReview"): "TokenReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): "SubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+}
+"""The reviews client-go's typed clients send as protobuf (``kubectl auth can-i`` and ``whoami`` do):
+decoded only on their own endpoints (:mod:`pykueue.apiserver.access_reviews`), never as stored kinds."""

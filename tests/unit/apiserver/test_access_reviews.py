@@ -19,9 +19,12 @@ import yaml
 from pykueue.api.meta.clock import ManualClock
 from pykueue.apiserver import serve
 from pykueue.apiserver.access_reviews import ALLOWED_REASON, ANONYMOUS_REASON
+from pykueue.apiserver.protobuf import PROTOBUF
 from pykueue.registry import Registry
 from pykueue.registry.suspend import UserInfo
 from pykueue.store import Store
+
+from .test_protobuf_kinds import _bool, _envelope, _meta, _msg, _str
 
 ADMIN_TOKEN = "admin-token-for-the-review-tests"
 ROBOT_TOKEN = "robot-token-for-the-review-tests"
@@ -181,8 +184,10 @@ async def test_reviews_need_an_authenticated_caller_and_are_create_only(reviews:
     for path in (TOKEN_REVIEWS, SELF_SUBJECT_REVIEWS, SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS):
         status, body = await reviews.get(path)
         assert (status, body["reason"]) == (405, "MethodNotAllowed")
-    status, body = await reviews.post(TOKEN_REVIEWS, b"\x08\x01", content_type="application/vnd.kubernetes.protobuf")
+    status, body = await reviews.post(TOKEN_REVIEWS, b"token", content_type="text/plain")
     assert status == 415
+    status, body = await reviews.post(TOKEN_REVIEWS, b"\x08\x01", content_type=PROTOBUF)
+    assert (status, body["reason"]) == (400, "BadRequest")  # protobuf without kube's envelope
 
 
 async def test_an_access_review_is_allowed_for_any_named_user(reviews: Reviews) -> None:
@@ -365,6 +370,65 @@ async def test_a_wrongly_typed_self_access_review_is_a_400_naming_the_field(
     status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, self_access_review(**spec))
     assert (status, body["reason"]) == (400, "BadRequest")
     assert message in body["message"]
+
+
+def _protobuf_self_access_review(*spec: bytes) -> bytes:
+    """A SelfSubjectAccessReview as ``kubectl auth can-i`` sends it: gogo-protobuf writes every
+    non-pointer field, empty strings, the empty metadata and the empty status included."""
+    status = _msg(3, _bool(1, False), _str(2, ""), _str(3, ""), _bool(4, False))
+    return _envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview", _meta(""), _msg(2, *spec), status)
+
+
+async def test_kubectls_protobuf_self_reviews_are_answered(reviews: Reviews) -> None:
+    resource = _msg(
+        1,
+        *(_str(number, text) for number, text in enumerate(["team-a", "create", "kueue.x-k8s.io", "", "workloads"], 1)),
+        _str(6, ""),
+        _str(7, ""),
+    )
+    status, body = await reviews.post(
+        SELF_SUBJECT_ACCESS_REVIEWS, _protobuf_self_access_review(resource), content_type=PROTOBUF, token=ROBOT_TOKEN
+    )
+    assert status == 201
+    assert body["spec"] == {
+        "resourceAttributes": {
+            "namespace": "team-a",
+            "verb": "create",
+            "group": "kueue.x-k8s.io",
+            "resource": "workloads",
+        }
+    }
+    assert body["status"] == {"allowed": True, "reason": ALLOWED_REASON}
+    non_resource = _msg(2, _str(1, "/metrics"), _str(2, "get"))
+    status, body = await reviews.post(
+        SELF_SUBJECT_ACCESS_REVIEWS, _protobuf_self_access_review(non_resource), content_type=PROTOBUF
+    )
+    assert (status, body["spec"]) == (201, {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
+    whoami = _envelope(
+        "authentication.k8s.io/v1", "SelfSubjectReview", _meta(""), _msg(2, _msg(1, _str(1, ""), _str(2, "")))
+    )
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, whoami, content_type=PROTOBUF, token=ROBOT_TOKEN)
+    assert (status, body["status"]["userInfo"]) == (201, ROBOT.to_json())
+
+
+async def test_a_protobuf_body_of_another_kind_or_with_undecoded_fields_is_refused(reviews: Reviews) -> None:
+    pod = _envelope("v1", "Pod", _meta("p"))
+    status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, pod, content_type=PROTOBUF)
+    assert (status, body["reason"]) == (415, "UnsupportedMediaType")  # not a review: never decoded here
+    token_review = _envelope("authentication.k8s.io/v1", "TokenReview", _meta(""), _msg(2, _str(1, ROBOT_TOKEN)))
+    status, body = await reviews.post(SELF_SUBJECT_REVIEWS, token_review, content_type=PROTOBUF)
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert "does not match the expected kind (SelfSubjectReview)" in body["message"]
+    extra = _msg(5, _str(1, "scopes"), _msg(2, _str(1, "a")))
+    access = _envelope(
+        "authorization.k8s.io/v1",
+        "SubjectAccessReview",
+        _meta(""),
+        _msg(2, _msg(2, _str(1, "/x")), _str(3, "u"), extra),
+    )
+    status, body = await reviews.post(SUBJECT_ACCESS_REVIEWS, access, content_type=PROTOBUF)
+    assert (status, body["reason"]) == (415, "UnsupportedMediaType")  # extra is not decoded: refused, not dropped
+    assert "spec.extra" in body["message"]
 
 
 UNKNOWN_FIELDS = [

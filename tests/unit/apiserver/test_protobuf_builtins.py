@@ -15,8 +15,9 @@ import pytest
 from pykueue.api.catalogue import build_catalogue
 from pykueue.api.meta.errors import BadRequest, UnsupportedMediaType
 from pykueue.apiserver import protobuf
+from pykueue.apiserver.access_reviews import openapi_documents
 from pykueue.apiserver.protobuf import PROTOBUF, decode_delete_options, decode_protobuf
-from pykueue.apiserver.protobuf_layout import KINDS
+from pykueue.apiserver.protobuf_layout import KINDS, REVIEW_KINDS
 
 from .conftest import Api
 from .test_protobuf_kinds import _bool, _container, _entry, _envelope, _int, _meta, _msg, _pod_spec, _str
@@ -84,6 +85,17 @@ def test_the_layout_names_every_field_of_the_kinds_schema(api_version: str, kind
     group, _, version = api_version.rpartition("/")
     missing = _missing(KINDS[(api_version, kind)], schema_for(group, kind, version), set())
     assert missing - _NOT_YET_IN_THE_TABLE == set()
+
+
+@pytest.mark.parametrize(("api_version", "kind"), sorted(REVIEW_KINDS))
+def test_the_review_layouts_name_every_field_of_the_served_review_schemas(api_version: str, kind: str) -> None:
+    documents = openapi_documents({"type": "object"})
+    (schema,) = (
+        s
+        for s in documents[f"apis/{api_version}"]["components"]["schemas"].values()
+        if s["x-kubernetes-group-version-kind"][0]["kind"] == kind
+    )
+    assert _missing(REVIEW_KINDS[(api_version, kind)], schema, set()) == set()
 
 
 def test_every_built_in_kind_of_an_install_manifest_is_decoded() -> None:
