@@ -80,3 +80,14 @@ def test_whoami_names_a_token_file_user_with_its_groups(server: Pykueue, tmp_pat
     assert rows["Username"] == ROBOT
     assert rows["UID"] == "uid-7"
     assert rows["Groups"] == "[" + " ".join(groups) + "]"
+
+
+def test_explain_finds_both_self_reviews(server: Pykueue) -> None:
+    spec = server.kubectl("explain", "selfsubjectaccessreviews.spec").stdout
+    assert "GROUP:      authorization.k8s.io" in spec
+    assert "resourceAttributes" in spec
+    assert "nonResourceAttributes" in spec
+    user_info = server.kubectl("explain", "selfsubjectreviews.status.userInfo").stdout
+    assert "KIND:       SelfSubjectReview" in user_info
+    for field in ("username", "uid", "groups", "extra"):
+        assert field in user_info
