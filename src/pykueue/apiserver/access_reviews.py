@@ -351,13 +351,9 @@ def self_subject_review(body: JSONDict, requester: UserInfo, now: str) -> JSONDi
 
 def _access_spec(spec: JSONDict, errors: list[fe.FieldError]) -> None:
     """Check what both access reviews ask about: exactly one of the two attribute sets, each typed."""
-    resource = (
-        _object(spec.get("resourceAttributes"), "spec.resourceAttributes") if "resourceAttributes" in spec else None
-    )
-    non_resource = (
-        _object(spec.get("nonResourceAttributes"), "spec.nonResourceAttributes")
-        if "nonResourceAttributes" in spec
-        else None
+    resource, non_resource = (
+        None if spec.get(key) is None else _object(spec[key], f"spec.{key}")  # null: absent, as Go's nil pointer
+        for key in ("resourceAttributes", "nonResourceAttributes")
     )
     for section, path in ((resource, "spec.resourceAttributes"), (non_resource, "spec.nonResourceAttributes")):
         for key, value in (section or {}).items():

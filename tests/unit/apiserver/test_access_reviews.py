@@ -323,6 +323,9 @@ async def test_a_self_access_review_is_allowed_for_the_requester(reviews: Review
     non_resource = self_access_review(nonResourceAttributes={"path": "/metrics", "verb": "get"})
     status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, non_resource, token=token)
     assert (status, body["spec"], body["status"]["allowed"]) == (201, non_resource["spec"], True)
+    with_null = self_access_review(resourceAttributes=None, nonResourceAttributes={"path": "/metrics", "verb": "get"})
+    status, body = await reviews.post(SELF_SUBJECT_ACCESS_REVIEWS, with_null, token=token)
+    assert (status, body["status"]["allowed"]) == (201, True)  # null is an absent attribute set, as in Go
 
 
 @pytest.mark.parametrize(
