@@ -1,6 +1,7 @@
 """``kubectl auth can-i`` and ``kubectl auth whoami`` against ``pykueue up``, with the real kubectl.
 
-kubectl sends a SelfSubjectAccessReview and a SelfSubjectReview; the server answers for whoever the
+kubectl sends a SelfSubjectAccessReview (``--list``: a SelfSubjectRulesReview) and a SelfSubjectReview,
+as protobuf; the server answers for whoever the
 request's bearer token authenticates: the kubeconfig's admin, or a ``--token-auth-file`` user. The
 server enforces no RBAC, so every authenticated user may do everything (``yes``, exit 0).
 """
@@ -57,6 +58,13 @@ def test_can_i_answers_yes_for_every_authenticated_user(server: Pykueue, tmp_pat
             answer = who.kubectl("auth", "can-i", *question, check=False)
             assert (answer.returncode, answer.stdout) == (0, "yes\n"), (question, answer.stderr)
             assert "doesn't have a resource type" not in answer.stderr  # kubectl found it through discovery
+
+
+def test_can_i_list_shows_every_rule(server: Pykueue, tmp_path: Path) -> None:
+    for who in (server, _as_robot(server, tmp_path)):
+        table = who.kubectl("auth", "can-i", "--list", "--namespace", "team-a").stdout.splitlines()
+        assert table[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+        assert [line.split() for line in table[1:]] == [["*.*", "[]", "[]", "[*]"], ["[*]", "[]", "[*]"]]
 
 
 def test_whoami_names_the_kubeconfig_user(server: Pykueue) -> None:

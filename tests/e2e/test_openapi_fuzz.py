@@ -4,7 +4,7 @@ schemathesis reads ``/openapi/v3/api/v1``, ``/openapi/v3/apis/batch/v1`` and
 ``/openapi/v3/apis/kueue.x-k8s.io/v1beta2`` (and the authentication and authorization documents) over
 HTTPS, unpatched (path parameters, request bodies and responses are whatever the server declares), and
 sends schema-valid and schema-violating requests to every operation of ConfigMaps, Pods, Namespaces,
-Jobs, Kueue's kinds and the four reviews. Every answer must be a
+Jobs, Kueue's kinds and the five reviews. Every answer must be a
 response (no dropped connection) below 500, and the server's log must hold no traceback.
 
 The server runs without controllers (``--no-kueue`` plus Kueue's CRDs): fuzzed Pods must never be
@@ -36,7 +36,7 @@ CHEAP = 15
 OBJECT_BODIES = 2
 """Examples per create or replace: drawing a whole Pod or Workload from its schema takes ~1 s."""
 REVIEW_BODIES = 25
-"""Examples per review create (Token, SelfSubject, SubjectAccess, SelfSubjectAccess): small bodies, quick to draw."""
+"""Examples per review create (the five review kinds): small bodies, quick to draw."""
 MIN_REQUESTS = 2000
 
 

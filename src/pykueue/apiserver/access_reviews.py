@@ -1,27 +1,30 @@
-"""The identity and access reviews: ``TokenReview``, ``SubjectAccessReview`` and their "self" forms.
+"""The identity and access reviews: ``TokenReview``, ``SubjectAccessReview`` and the "self" reviews.
 
 Owned by ``apiserver/``. A component that serves its own HTTPS endpoint behind Kubernetes identities
 (``pykueue controller``'s metrics, Kueue's controller-manager's through controller-runtime) does not
 know the cluster's tokens or its RBAC; it asks the API server. A user asks about itself:
-``kubectl auth can-i`` sends a SelfSubjectAccessReview, ``kubectl auth whoami`` a SelfSubjectReview.
-All four are answered as kube-apiserver answers them::
+``kubectl auth can-i`` sends a SelfSubjectAccessReview (``--list``: a SelfSubjectRulesReview),
+``kubectl auth whoami`` a SelfSubjectReview. All are answered as kube-apiserver answers them::
 
     POST /apis/authentication.k8s.io/v1/tokenreviews              -> 201, status.authenticated / user
     POST /apis/authentication.k8s.io/v1/selfsubjectreviews        -> 201, status.userInfo (the requester)
     POST /apis/authorization.k8s.io/v1/subjectaccessreviews       -> 201, status.allowed / denied / reason
     POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews   -> 201, the same, for the requester
+    POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews    -> 201, status.resourceRules / ...
 
 All are create-only and cluster-scoped; nothing is stored. The answer is the request object with its
 ``status`` filled in (and ``metadata: {creationTimestamp: null}``, as kube's encoder writes an
-unstored object); a SelfSubjectReview's answer is a new object, stamped with the time it was made, as
-kube's. Fails closed as kube-apiserver does: a TokenReview without ``spec.token`` is a 400; an access
-review naming neither or both of ``resourceAttributes``/``nonResourceAttributes``, a
-SubjectAccessReview naming neither a user nor a group, or either access review with metadata, is a
-422 naming the field; a field of the wrong JSON type a 400 naming it; a body of another kind or
-version a 400; any other method a 405. Bodies may be JSON, YAML or protobuf (:mod:`.protobuf`; what
-client-go's typed clients, kubectl's included, send). Unknown fields follow ``?fieldValidation`` as every other
-write does (:func:`pykueue.registry.decode.check_fields`): Strict -> 400 naming them, Warn (the
-default) -> dropped with a ``Warning`` header each, Ignore -> dropped.
+unstored object); a SelfSubjectReview's and a SelfSubjectRulesReview's answers are new objects (the
+former stamped with the time it was made), as kube's.
+
+Fails closed as kube-apiserver does: a TokenReview without ``spec.token`` or a SelfSubjectRulesReview
+without ``spec.namespace`` is a 400; an access review naming neither or both of
+``resourceAttributes``/``nonResourceAttributes`` or with metadata, or a SubjectAccessReview naming
+neither a user nor a group, is a 422 naming the field; a field of the wrong JSON type a 400 naming it;
+a body of another kind or version a 400; any other method a 405. Bodies may be JSON, YAML or protobuf
+(:mod:`.protobuf`: what client-go's typed clients, kubectl's included, send). Unknown fields follow
+``?fieldValidation`` as every other write's (:func:`pykueue.registry.decode.check_fields`): Strict ->
+400 naming them, Warn (the default) -> dropped with a ``Warning`` header each, Ignore -> dropped.
 
 What the embedded server answers:
 
@@ -34,11 +37,14 @@ What the embedded server answers:
 - SubjectAccessReview and SelfSubjectAccessReview: the server enforces no RBAC (every identity it
   authenticates may do everything), so the review is ``allowed`` for every subject but an anonymous
   one (``system:anonymous`` or the group ``system:unauthenticated``), which the server never serves;
-  a self review's subject is the requester, who is always authenticated, so it is always allowed.
+  a self review's subject is the requester, who is always authenticated, so it is always allowed;
+- SelfSubjectRulesReview: the rules of kube's ``cluster-admin`` (every verb on every resource of
+  every group, every verb on every non-resource URL), for every requester in every namespace.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +73,7 @@ __all__ = [
     "REVIEWS",
     "SELF_SUBJECT_ACCESS_REVIEW",
     "SELF_SUBJECT_REVIEW",
+    "SELF_SUBJECT_RULES_REVIEW",
     "SUBJECT_ACCESS_REVIEW",
     "TOKEN_REVIEW",
     "VERSION",
@@ -79,6 +86,7 @@ __all__ = [
     "review_routes",
     "self_subject_access_review",
     "self_subject_review",
+    "self_subject_rules_review",
     "subject_access_review",
     "token_review",
 ]
@@ -114,13 +122,26 @@ TOKEN_REVIEW = Review(AUTHENTICATION, "tokenreviews", "TokenReview")
 SELF_SUBJECT_REVIEW = Review(AUTHENTICATION, "selfsubjectreviews", "SelfSubjectReview")
 SUBJECT_ACCESS_REVIEW = Review(AUTHORIZATION, "subjectaccessreviews", "SubjectAccessReview")
 SELF_SUBJECT_ACCESS_REVIEW = Review(AUTHORIZATION, "selfsubjectaccessreviews", "SelfSubjectAccessReview")
-REVIEWS = (SELF_SUBJECT_REVIEW, TOKEN_REVIEW, SELF_SUBJECT_ACCESS_REVIEW, SUBJECT_ACCESS_REVIEW)
+SELF_SUBJECT_RULES_REVIEW = Review(AUTHORIZATION, "selfsubjectrulesreviews", "SelfSubjectRulesReview")
+REVIEWS = (
+    SELF_SUBJECT_REVIEW,
+    TOKEN_REVIEW,
+    SELF_SUBJECT_ACCESS_REVIEW,
+    SELF_SUBJECT_RULES_REVIEW,
+    SUBJECT_ACCESS_REVIEW,
+)
 """In kube-apiserver's discovery order (by resource name within each group)."""
 
 ANONYMOUS_USER = "system:anonymous"
 UNAUTHENTICATED_GROUP = "system:unauthenticated"
 ALLOWED_REASON = "pykueue's API server enforces no RBAC: every authenticated user may make every request"
 ANONYMOUS_REASON = "pykueue's API server serves no anonymous requests"
+EVERYTHING: JSONDict = {
+    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+    "incomplete": False,
+}
+"""A SelfSubjectRulesReview's status for everyone: kube's ``cluster-admin`` rules (no RBAC is enforced)."""
 
 _MEDIA_TYPES = (JSON, YAML, PROTOBUF)
 """What a review body may be: client-go's typed clients (kubectl auth can-i, whoami) send protobuf."""
@@ -226,6 +247,33 @@ _SCHEMAS: dict[Review, JSONDict] = {
             },
         },
         "status": _ACCESS_STATUS,
+    },
+    SELF_SUBJECT_RULES_REVIEW: {
+        "spec": {
+            "type": "object",
+            "description": "SelfSubjectRulesReviewSpec names the namespace to list the requester's rules in.",
+            "properties": {"namespace": _STRING},
+        },
+        "status": {
+            "type": "object",
+            "description": "SubjectRulesReviewStatus: what the requester may do (resource and non-resource rules).",
+            "required": ["resourceRules", "nonResourceRules", "incomplete"],
+            "properties": {
+                "resourceRules": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {key: _STRINGS for key in ("verbs", "apiGroups", "resources", "resourceNames")},
+                    },
+                },
+                "nonResourceRules": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"verbs": _STRINGS, "nonResourceURLs": _STRINGS}},
+                },
+                "incomplete": {"type": "boolean"},
+                "evaluationError": _STRING,
+            },
+        },
     },
 }
 _KINDS = {
@@ -416,18 +464,35 @@ def self_subject_access_review(body: JSONDict, requester: UserInfo) -> JSONDict:
     return _answer(body, SELF_SUBJECT_ACCESS_REVIEW, spec, _access_status(requester.username, list(requester.groups)))
 
 
+def self_subject_rules_review(body: JSONDict) -> JSONDict:
+    """The SelfSubjectRulesReview ``body`` answered: everything, in any namespace (BadRequest without one).
+
+    As kube-apiserver, the answer is a new object: its spec is empty."""
+    spec = _object(body.get("spec"), "spec")
+    if not _string(spec.get("namespace"), "spec.namespace"):
+        raise BadRequest("no namespace on request")
+    return {
+        "kind": SELF_SUBJECT_RULES_REVIEW.kind,
+        "apiVersion": SELF_SUBJECT_RULES_REVIEW.api_version,
+        "metadata": {"creationTimestamp": None},
+        "spec": {},
+        "status": copy.deepcopy(EVERYTHING),
+    }
+
+
 Answer = Callable[[JSONDict, UserInfo], JSONDict]
 """A review body and the requester -> the answer."""
 
 
 def review_routes(app: web.Application, authenticate: Authenticate, now: Callable[[], str]) -> None:
-    """Serve the four reviews on ``app`` (before its generic ``/apis/{group}/...`` routes); ``now``:
+    """Serve the reviews on ``app`` (before its generic ``/apis/{group}/...`` routes); ``now``:
     the server clock's time, formatted, for a SelfSubjectReview's creationTimestamp."""
     answers: dict[Review, Answer] = {
         TOKEN_REVIEW: lambda body, _: token_review(body, authenticate),
         SELF_SUBJECT_REVIEW: lambda body, requester: self_subject_review(body, requester, now()),
         SUBJECT_ACCESS_REVIEW: lambda body, _: subject_access_review(body),
         SELF_SUBJECT_ACCESS_REVIEW: self_subject_access_review,
+        SELF_SUBJECT_RULES_REVIEW: lambda body, _: self_subject_rules_review(body),
     }
     for review, answer in answers.items():
         app.router.add_route("*", review.path, _handler(review, answer))

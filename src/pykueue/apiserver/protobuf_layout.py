@@ -293,6 +293,13 @@ LAYOUT: dict[str, str] = {
     "SelectorAttributes": "1 rawSelector, 2 requirements*:LabelSelectorRequirement",  # field's has the same layout
     "NonResourceAttributes": "1 path, 2 verb",
     "SubjectAccessReviewStatus": "1 allowed?:b, 2 reason, 3 evaluationError, 4 denied:b",
+    "SelfSubjectRulesReview": "1 metadata:ObjectMeta, 2 spec:SelfSubjectRulesReviewSpec, "
+    "3 status:SubjectRulesReviewStatus",
+    "SelfSubjectRulesReviewSpec": "1 namespace",
+    "SubjectRulesReviewStatus": "1 resourceRules*:ResourceRule, 2 nonResourceRules*:NonResourceRule, "
+    "3 incomplete?:b, 4 evaluationError",
+    "ResourceRule": "1 verbs*, 2 apiGroups*, 3 resources*, 4 resourceNames*",
+    "NonResourceRule": "1 verbs*, 2 nonResourceURLs*",
 }
 
 KINDS: dict[tuple[str, str], str] = {
@@ -326,6 +333,7 @@ REVIEW_KINDS: dict[tuple[str, str], str] = {
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
     ("authorization.k8s.io/v1", "SubjectAccessReview"): "SubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
 }
 """The reviews client-go's typed clients send as protobuf (``kubectl auth can-i`` and ``whoami`` do):
 decoded only on their own endpoints (:mod:`pykueue.apiserver.access_reviews`), never as stored kinds."""

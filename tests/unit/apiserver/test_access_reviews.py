@@ -1,9 +1,9 @@
-"""The four review creates on the embedded server, answered as kube-apiserver answers them.
+"""The review creates on the embedded server, answered as kube-apiserver answers them.
 
 TokenReview and SubjectAccessReview (what controller-runtime's delegating authenticator and
-authorizer send), SelfSubjectAccessReview (``kubectl auth can-i``) and SelfSubjectReview (``kubectl
-auth whoami``). A real server on a loopback port with an admin token and a ``--token-auth-file``
-identity; every review goes over HTTP.
+authorizer send), SelfSubjectAccessReview and SelfSubjectRulesReview (``kubectl auth can-i [--list]``)
+and SelfSubjectReview (``kubectl auth whoami``). A real server on a loopback port with an admin token
+and a ``--token-auth-file`` identity; every review goes over HTTP.
 """
 
 from __future__ import annotations
@@ -37,10 +37,12 @@ TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 SELF_SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SELF_SUBJECT_RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 KINDS = {
     "authentication.k8s.io/v1": [("selfsubjectreviews", "SelfSubjectReview"), ("tokenreviews", "TokenReview")],
     "authorization.k8s.io/v1": [
         ("selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+        ("selfsubjectrulesreviews", "SelfSubjectRulesReview"),
         ("subjectaccessreviews", "SubjectAccessReview"),
     ],
 }
@@ -108,6 +110,18 @@ def self_access_review(**spec: Any) -> dict[str, Any]:
 
 
 SELF_REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+
+def rules_review(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": spec}
+
+
+CLUSTER_ADMIN_RULES = {
+    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+    "incomplete": False,
+}
+"""What kube-apiserver lists for a cluster-admin: everything (this server enforces no RBAC)."""
 
 
 async def test_a_known_token_is_authenticated_with_its_user(reviews: Reviews) -> None:
@@ -181,7 +195,13 @@ async def test_reviews_need_an_authenticated_caller_and_are_create_only(reviews:
     assert (status, body["reason"]) == (401, "Unauthorized")
     status, body = await reviews.post(TOKEN_REVIEWS, token_review(ROBOT_TOKEN), token="wrong")
     assert (status, body["reason"]) == (401, "Unauthorized")
-    for path in (TOKEN_REVIEWS, SELF_SUBJECT_REVIEWS, SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_ACCESS_REVIEWS):
+    for path in (
+        TOKEN_REVIEWS,
+        SELF_SUBJECT_REVIEWS,
+        SUBJECT_ACCESS_REVIEWS,
+        SELF_SUBJECT_ACCESS_REVIEWS,
+        SELF_SUBJECT_RULES_REVIEWS,
+    ):
         status, body = await reviews.get(path)
         assert (status, body["reason"]) == (405, "MethodNotAllowed")
     status, body = await reviews.post(TOKEN_REVIEWS, b"token", content_type="text/plain")
@@ -434,7 +454,47 @@ async def test_a_protobuf_body_of_another_kind_or_with_undecoded_fields_is_refus
     assert "spec.extra" in body["message"]
 
 
+@pytest.mark.parametrize("token", [ADMIN_TOKEN, ROBOT_TOKEN])
+async def test_a_rules_review_lists_everything_in_any_namespace(reviews: Reviews, token: str) -> None:
+    status, body = await reviews.post(SELF_SUBJECT_RULES_REVIEWS, rules_review(namespace="team-a"), token=token)
+    assert status == 201
+    assert body == {
+        "kind": "SelfSubjectRulesReview",
+        "apiVersion": "authorization.k8s.io/v1",
+        "metadata": {"creationTimestamp": None},
+        "spec": {},  # a new object, as kube-apiserver's answer
+        "status": CLUSTER_ADMIN_RULES,
+    }
+    protobuf = _envelope(
+        "authorization.k8s.io/v1",
+        "SelfSubjectRulesReview",
+        _meta(""),
+        _msg(2, _str(1, "default")),
+        _msg(3, _bool(3, False), _str(4, "")),
+    )
+    status, body = await reviews.post(SELF_SUBJECT_RULES_REVIEWS, protobuf, content_type=PROTOBUF, token=token)
+    assert (status, body["status"]) == (201, CLUSTER_ADMIN_RULES)
+
+
+@pytest.mark.parametrize(
+    ("review", "message"),
+    [
+        (rules_review(), "no namespace on request"),
+        (rules_review(namespace=""), "no namespace on request"),
+        (rules_review(namespace=["a"]), "spec.namespace: expected a string, got list"),
+        ({**rules_review(namespace="a"), "spec": "a"}, "spec: expected an object, got str"),
+    ],
+)
+async def test_a_rules_review_without_a_namespace_is_a_400(
+    reviews: Reviews, review: dict[str, Any], message: str
+) -> None:
+    status, body = await reviews.post(SELF_SUBJECT_RULES_REVIEWS, review)
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert message in body["message"]
+
+
 UNKNOWN_FIELDS = [
+    (SELF_SUBJECT_RULES_REVIEWS, rules_review(namespace="a", nameSpace="b"), "spec.nameSpace"),
     (TOKEN_REVIEWS, {**token_review(ROBOT_TOKEN, ttl="1h")}, "spec.ttl"),
     (SELF_SUBJECT_REVIEWS, {**SELF_REVIEW, "spec": {"user": "root"}}, "spec"),
     (
