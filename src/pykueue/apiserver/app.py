@@ -7,7 +7,7 @@ or :func:`serve`. Routing: ``/version``, ``/healthz``, ``/readyz[/<check>]`` (:m
 ``/openapi/v3[/...]``, the read-only CRD listing, every kind's REST paths (:mod:`.resource_handlers`),
 Kueue's visibility API once a backend is set (:mod:`.visibility`), the identity and access
 reviews (``TokenReview``, ``SelfSubjectReview``, ``SubjectAccessReview``,
-``SelfSubjectAccessReview`` creates: :mod:`.access_reviews`), pykueue's own write batches
+``SelfSubjectAccessReview``, ``SelfSubjectRulesReview`` creates: :mod:`.access_reviews`), pykueue's own write batches
 for its controller process (:mod:`.batch`), and ``/metrics`` when given a metrics endpoint
 (:mod:`.instrument`).
 
