@@ -32,6 +32,7 @@ from aiohttp.typedefs import Middleware
 from pykueue.api.meta.clock import format_time
 from pykueue.api.meta.errors import ApiError, MethodNotAllowed, NotAcceptable, NotFound, Unauthorized
 from pykueue.api.schema.structural import compile_rules
+from pykueue.listening import start_site
 from pykueue.metrics import ApiServerMetrics, MetricsEndpoint
 from pykueue.registry import Registry
 from pykueue.registry.suspend import RequestContext, UserInfo, set_request
@@ -485,11 +486,5 @@ async def serve(
         context.load_cert_chain(tls_cert, tls_key)
         if tls_options is not None:
             tls_options.apply(context)
-    site = web.TCPSite(runner, host, port, ssl_context=context)
-    await site.start()
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-            break
+    bound = await start_site(runner, host, port, ssl_context=context)
     return Server(runner, app, host, bound, context is not None)

@@ -26,6 +26,7 @@ from aiohttp import web
 
 from pykueue.api.meta.errors import ApiError, BadRequest, MethodNotAllowed, NotFound, Unauthorized, from_status
 from pykueue.api.meta.json_types import JSONDict
+from pykueue.listening import start_site
 
 from .discovery import storage_version_hash
 from .http import error_response, json_response
@@ -335,11 +336,5 @@ async def serve_backend(backend: Backend, token: str, host: str = "127.0.0.1") -
     """Listen on a free loopback port; returns the runner (``await runner.cleanup()``) and the URL."""
     runner = web.AppRunner(backend_app(backend, token), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    site = web.TCPSite(runner, host, 0)
-    await site.start()
-    port = 0
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            port = int(address[1])
-            break
+    port = await start_site(runner, host, 0)
     return runner, f"http://{host}:{port}"

@@ -139,6 +139,8 @@ def _configmap(name: str, ns: str, pad: int = 200) -> dict[str, Any]:
 async def _echo_app(tls: ssl.SSLContext) -> tuple[Any, int]:
     from aiohttp import web
 
+    from pykueue.listening import start_site
+
     blobs: dict[int, bytes] = {}
 
     async def echo(request: web.Request) -> web.StreamResponse:
@@ -169,10 +171,7 @@ async def _echo_app(tls: ssl.SSLContext) -> tuple[Any, int]:
     app.router.add_get("/stream", stream)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls)
-    await site.start()
-    port = next(int(a[1]) for a in runner.addresses if isinstance(a, tuple))
-    return runner, port
+    return runner, await start_site(runner, "127.0.0.1", 0, ssl_context=tls)
 
 
 async def _child(mode: str, directory: Path, certs: Path, token: str) -> None:

@@ -36,6 +36,7 @@ from pykueue.client.kubeconfig import ConnectionConfig
 from pykueue.client.leader import LeaderElector, LeaseConfig
 from pykueue.controllers.config import KueueConfig
 from pykueue.controllers.manager import ControllerManager
+from pykueue.listening import start_site
 from pykueue.webhooks.catalogue import WEBHOOKS
 from pykueue.webhooks.certs import CertBundle, serving_names
 from pykueue.webhooks.injection import ensure_secret, inject_ca, refresh_certificate, write_bundle
@@ -112,13 +113,7 @@ def exit_now(code: int) -> None:
 async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-            break
-    return runner, bound
+    return runner, await start_site(runner, host, port)
 
 
 def _probes(ready: asyncio.Event) -> web.Application:

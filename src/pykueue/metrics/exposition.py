@@ -24,6 +24,8 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from pykueue.listening import start_site
+
 __all__ = ["CONTENT_TYPE", "MetricsEndpoint", "RemoteSource", "serve_metrics"]
 
 log = logging.getLogger(__name__)
@@ -94,11 +96,4 @@ async def serve_metrics(registry: CollectorRegistry, host: str, port: int, *, to
     app.router.add_get("/metrics", metrics)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-            break
-    return runner, bound
+    return runner, await start_site(runner, host, port)

@@ -27,6 +27,8 @@ import ssl
 from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 
+from pykueue.listening import start_site
+
 from .delegated_auth import DelegatedAuth, ReviewUnavailable
 from .exposition import CONTENT_TYPE
 
@@ -89,10 +91,4 @@ async def serve_secure_metrics(
     """Serve :func:`secure_metrics_app` over TLS on ``host:port`` (0: a free port); the runner and the bound port."""
     runner = web.AppRunner(secure_metrics_app(registry, auth), access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port, ssl_context=ssl_context).start()
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-            break
-    return runner, bound
+    return runner, await start_site(runner, host, port, ssl_context=ssl_context)

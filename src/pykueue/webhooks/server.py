@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
+from pykueue.listening import start_site
 from pykueue.webhooks.catalogue import CONVERT_PATH, Webhook
 from pykueue.webhooks.review import BadReview, ReviewHandler, convert_review
 
@@ -100,12 +101,6 @@ async def serve_webhooks(
     runner = web.AppRunner(webhook_app(handler, webhooks), access_log=None)
     await runner.setup()
     context = ssl_context if ssl_context is not None else server_ssl_context(cert_file, key_file)
-    site = web.TCPSite(runner, host, port, ssl_context=context)
-    await site.start()
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-            break
+    bound = await start_site(runner, host, port, ssl_context=context)
     log.info("webhooks served at https://%s:%d (%d paths and %s)", host, bound, len(webhooks), CONVERT_PATH)
     return runner, bound
