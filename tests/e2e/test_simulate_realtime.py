@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e.harness import Pykueue
-from tests.unit.simulate.conftest import OBJECTS, TEN_TASKS, write_four_cpu_case
+from tests.unit.simulate.conftest import OBJECTS, TEN_TASKS, cpu_task, write_four_cpu_case, write_trace
 
 
 def _simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -23,25 +23,14 @@ def _simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_realtime_run_admits_in_the_replayed_order(pykueue: Pykueue, tmp_path: Path) -> None:
     objects = tmp_path / "one-queue.yaml"
     objects.write_text(OBJECTS)
-    trace = tmp_path / "nine.jsonl"
     # the hand-computed trace without t08 (which never fits), so the run ends when all have finished
-    trace.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "name": name,
-                    "submit": submit,
-                    "runtime": runtime,
-                    "namespace": "team",
-                    "queue": "lq",
-                    "priorityClass": "batch",
-                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": str(cpu)}}],
-                }
-            )
-            + "\n"
+    trace = write_trace(
+        tmp_path / "nine.jsonl",
+        (
+            cpu_task(name, submit, runtime, cpu, priorityClass="batch")
             for name, cpu, submit, runtime in TEN_TASKS
             if name != "t08"
-        )
+        ),
     )
     virtual = _simulate("run", "--objects", objects, "--trace", trace, "--report", tmp_path / "virtual")
     assert virtual.returncode == 0, virtual.stderr

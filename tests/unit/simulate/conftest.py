@@ -37,6 +37,27 @@ metadata: {name: lq, namespace: team}
 spec: {clusterQueue: cq}
 """
 
+
+def cpu_task(name: str, submit: float, runtime: float, cpu: int, **fields: object) -> dict[str, object]:
+    """One task of a JSONL trace: one pod of ``cpu`` cpu in LocalQueue ``team/lq``; ``fields`` add its
+    priority (``priority`` or ``priorityClass``)."""
+    return {
+        "name": name,
+        "submit": submit,
+        "runtime": runtime,
+        "namespace": "team",
+        "queue": "lq",
+        **fields,
+        "podSets": [{"name": "main", "count": 1, "requests": {"cpu": str(cpu)}}],
+    }
+
+
+def write_trace(path: Path, tasks: Iterable[dict[str, object]]) -> Path:
+    """Write ``tasks`` (see :func:`cpu_task`) as a JSONL trace at ``path``."""
+    path.write_text("".join(json.dumps(task) + "\n" for task in tasks))
+    return path
+
+
 FOUR_CPU_QUEUE = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -72,23 +93,9 @@ def write_four_cpu_case(
     preemption = "\n  preemption: {withinClusterQueue: LowerPriority}" if preempt_lower_priority else ""
     objects = directory / "objects.yaml"
     objects.write_text(FOUR_CPU_QUEUE.format(preemption=preemption))
-    trace = directory / "trace.jsonl"
-    trace.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "name": name,
-                    "submit": submit,
-                    "runtime": runtime,
-                    "namespace": "team",
-                    "queue": "lq",
-                    "priority": priority,
-                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": "4"}}],
-                }
-            )
-            + "\n"
-            for name, submit, runtime, priority in tasks
-        )
+    trace = write_trace(
+        directory / "trace.jsonl",
+        (cpu_task(name, submit, runtime, 4, priority=priority) for name, submit, runtime, priority in tasks),
     )
     return objects, trace
 
@@ -117,25 +124,10 @@ def objects_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ten_task_trace(tmp_path: Path) -> Path:
-    path = tmp_path / "ten.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "name": name,
-                    "submit": submit,
-                    "runtime": runtime,
-                    "namespace": "team",
-                    "queue": "lq",
-                    "priorityClass": "batch",
-                    "podSets": [{"name": "main", "count": 1, "requests": {"cpu": str(cpu)}}],
-                }
-            )
-            + "\n"
-            for name, cpu, submit, runtime in TEN_TASKS
-        )
+    return write_trace(
+        tmp_path / "ten.jsonl",
+        (cpu_task(name, submit, runtime, cpu, priorityClass="batch") for name, cpu, submit, runtime in TEN_TASKS),
     )
-    return path
 
 
 OPENB_PODS = """\
