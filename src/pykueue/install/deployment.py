@@ -159,13 +159,27 @@ def controller_objects(options: InstallOptions) -> list[JSONDict]:
     ]
 
 
+def _certificate(name: str, service: str, secret: str, options: InstallOptions) -> JSONDict:
+    """A cert-manager Certificate from the self-signed Issuer for ``service`` in the install namespace,
+    stored in ``secret``."""
+    host = f"{service}.{options.namespace}.svc"
+    return {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": _meta(name, options),
+        "spec": {
+            "dnsNames": [host, f"{host}.cluster.local"],
+            "issuerRef": {"kind": "Issuer", "name": ISSUER},
+            "secretName": secret,
+        },
+    }
+
+
 def cert_manager_objects(options: InstallOptions) -> list[JSONDict]:
     """A self-signed Issuer, the webhook Service's and the metrics Service's Certificates, stored in the
     Secrets the Deployment mounts."""
     if not options.cert_manager:
         return []
-    service = f"{WEBHOOK_SERVICE}.{options.namespace}.svc"
-    metrics = f"{METRICS_SERVICE}.{options.namespace}.svc"
     return [
         {
             "apiVersion": "cert-manager.io/v1",
@@ -173,24 +187,6 @@ def cert_manager_objects(options: InstallOptions) -> list[JSONDict]:
             "metadata": _meta(ISSUER, options),
             "spec": {"selfSigned": {}},
         },
-        {
-            "apiVersion": "cert-manager.io/v1",
-            "kind": "Certificate",
-            "metadata": _meta(CERTIFICATE, options),
-            "spec": {
-                "dnsNames": [service, f"{service}.cluster.local"],
-                "issuerRef": {"kind": "Issuer", "name": ISSUER},
-                "secretName": SECRET,
-            },
-        },
-        {
-            "apiVersion": "cert-manager.io/v1",
-            "kind": "Certificate",
-            "metadata": _meta(METRICS_CERTIFICATE, options),
-            "spec": {
-                "dnsNames": [metrics, f"{metrics}.cluster.local"],
-                "issuerRef": {"kind": "Issuer", "name": ISSUER},
-                "secretName": METRICS_SECRET,
-            },
-        },
+        _certificate(CERTIFICATE, WEBHOOK_SERVICE, SECRET, options),
+        _certificate(METRICS_CERTIFICATE, METRICS_SERVICE, METRICS_SECRET, options),
     ]
